@@ -1,0 +1,49 @@
+/* A fork-join helper. Threads live for one call: batches are long enough
+ * that a pool's complexity would buy nothing measurable. */
+#include "backend.h"
+#include "../core/internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+unsigned cckey_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+typedef struct worker {
+    pthread_t thread;
+    void (*fn)(void *, unsigned);
+    void *arg;
+    unsigned tid;
+} worker;
+
+static void *trampoline(void *p)
+{
+    worker *w = p;
+    w->fn(w->arg, w->tid);
+    return NULL;
+}
+
+cckey_status cckey_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned tid), void *arg)
+{
+    if (threads <= 1) {
+        fn(arg, 0);
+        return CCKEY_OK;
+    }
+    worker *w = calloc(threads, sizeof *w);
+    if (!w) return cckey_fail(CCKEY_ERR_NO_MEMORY, "thread table");
+    unsigned started = 1;
+    for (unsigned t = 1; t < threads; t++) {
+        w[t] = (worker){.fn = fn, .arg = arg, .tid = t};
+        if (pthread_create(&w[t].thread, NULL, trampoline, &w[t]) != 0) break;
+        started++;
+    }
+    /* Work is claimed dynamically, so fewer threads still finish the job. */
+    fn(arg, 0);
+    for (unsigned t = 1; t < started; t++) pthread_join(w[t].thread, NULL);
+    free(w);
+    return CCKEY_OK;
+}

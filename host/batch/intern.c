@@ -1,0 +1,100 @@
+/* Open-addressing intern table. Long strings are hashed on a sample (both
+ * ends and strided windows) and told apart by a full memcmp only when
+ * length and sample agree: deduplication stays much cheaper than MD5 and is
+ * still exact. */
+#include "intern.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 31);
+}
+
+static uint64_t hash_span(uint64_t h, const uint8_t *p, size_t len)
+{
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = mix(h, w);
+        p += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, len);
+    return mix(h, w ^ ((uint64_t)len << 56));
+}
+
+uint64_t cckey_hash_bytes(const void *ptr, size_t len)
+{
+    const uint8_t *p = ptr;
+    uint64_t h = mix(0x452821e638d01377u, len);
+    if (len <= 4096) return hash_span(h, p, len);
+    h = hash_span(h, p, 2048);
+    h = hash_span(h, p + len - 2048, 2048);
+    size_t middle = len - 4096;
+    if (middle < 64 * 32) return hash_span(h, p + 2048, middle);
+    for (size_t i = 0; i < 32; i++) h = hash_span(h, p + 2048 + (middle - 64) / 31 * i, 64);
+    return h;
+}
+
+void cckey_intern_free(cckey_intern *t)
+{
+    free(t->slots);
+    free(t->slot_hash);
+    free(t->msgs);
+    memset(t, 0, sizeof *t);
+}
+
+static int grow(cckey_intern *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    uint64_t *hash = malloc(cap * sizeof *hash);
+    if (!slots || !hash) {
+        free(slots);
+        free(hash);
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i]) continue;
+        size_t j = t->slot_hash[i] & (cap - 1);
+        while (slots[j]) j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
+        hash[j] = t->slot_hash[i];
+    }
+    free(t->slots);
+    free(t->slot_hash);
+    t->slots = slots;
+    t->slot_hash = hash;
+    t->cap = cap;
+    return 0;
+}
+
+uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len)
+{
+    if (t->n * 2 >= t->cap && grow(t)) return CCKEY_INTERN_NOMEM;
+    uint64_t h = cckey_hash_bytes(ptr, len);
+    size_t j = h & (t->cap - 1);
+    for (; t->slots[j]; j = (j + 1) & (t->cap - 1)) {
+        if (t->slot_hash[j] != h) continue;
+        const cckey_msg *m = &t->msgs[t->slots[j] - 1];
+        if (m->len == len && (m->ptr == ptr || len == 0 || memcmp(m->ptr, ptr, len) == 0))
+            return t->slots[j] - 1;
+    }
+    if (t->n >= UINT32_MAX - 1) return CCKEY_INTERN_NOMEM;
+    if (t->n == t->msgs_cap) {
+        size_t cap = t->msgs_cap ? t->msgs_cap * 2 : 1024;
+        cckey_msg *m = realloc(t->msgs, cap * sizeof *m);
+        if (!m) return CCKEY_INTERN_NOMEM;
+        t->msgs = m;
+        t->msgs_cap = cap;
+    }
+    uint32_t id = (uint32_t)t->n++;
+    t->msgs[id] = (cckey_msg){ptr, len};
+    t->slots[j] = id + 1;
+    t->slot_hash[j] = h;
+    return id;
+}

@@ -1,0 +1,28 @@
+/* Distinct byte strings of a batch: each gets an id, equal content the
+ * same id, so each is digested once. */
+#ifndef CCKEY_INTERN_H
+#define CCKEY_INTERN_H
+
+#include "../md5/md5.h"
+
+#include <stdint.h>
+
+typedef struct cckey_intern {
+    uint32_t *slots;     /* id + 1; 0 is empty */
+    uint64_t *slot_hash;
+    size_t cap;          /* power of two */
+    cckey_msg *msgs;     /* by id */
+    size_t n, msgs_cap;
+} cckey_intern;
+
+#define CCKEY_INTERN_NOMEM UINT32_MAX
+
+void cckey_intern_free(cckey_intern *t);
+/* The id of these bytes, adding them if new; CCKEY_INTERN_NOMEM on failure.
+ * The bytes are borrowed: they must outlive the table. */
+uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len);
+/* Generic id-sequence variant used for option sets: hash and equality over
+ * uint32 words. */
+uint64_t cckey_hash_bytes(const void *ptr, size_t len);
+
+#endif

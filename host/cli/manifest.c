@@ -1,0 +1,292 @@
+/* The manifest format: one JSON object a line, parsed by jansson.
+ *
+ *   {"device": S, "name": S, "source": S | "source_file": PATH,
+ *    "options": [[K, V], ...] | {K: V, ...}}
+ *
+ * Strings may hold \u0000; the bytes digested are their UTF-8. Unknown
+ * members are ignored; blank lines are skipped. */
+#include "manifest.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int manifest_open(manifest *m, const char *path)
+{
+    *m = (manifest){0};
+    if (strcmp(path, "-") == 0) {
+        m->f = stdin;
+        m->label = strdup("<stdin>");
+        m->base_dir = strdup(".");
+    } else {
+        m->f = fopen(path, "rb");
+        if (!m->f) {
+            cli_error("%s: %s", path, strerror(errno));
+            return -1;
+        }
+        char *copy = strdup(path);
+        m->label = strdup(path);
+        m->base_dir = copy ? strdup(dirname(copy)) : NULL;
+        free(copy);
+    }
+    if (!m->label || !m->base_dir) {
+        cli_error("out of memory");
+        manifest_close(m);
+        return -1;
+    }
+    return 0;
+}
+
+void manifest_close(manifest *m)
+{
+    if (m->f && m->f != stdin) fclose(m->f);
+    free(m->label);
+    free(m->base_dir);
+    free(m->buf);
+    *m = (manifest){0};
+}
+
+void manifest_item_clear(manifest_item *item)
+{
+    json_decref(item->root);
+    free(item->opts);
+    *item = (manifest_item){0};
+}
+
+void manifest_files_clear(manifest_files *files)
+{
+    for (size_t i = 0; i < files->n; i++) {
+        free(files->paths[i]);
+        cli_file_unmap(&files->files[i]);
+    }
+    free(files->paths);
+    free(files->files);
+    *files = (manifest_files){0};
+}
+
+/* 1-based character column of a top-level member's key in the raw line, so
+ * that errors about a value point at it; 1 when it cannot be found. jansson
+ * keeps no positions for values, hence this small scan. */
+static size_t member_column(const char *line, size_t len, const char *key)
+{
+    size_t klen = strlen(key), col = 1;
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if ((c & 0xc0) != 0x80) col++;
+        if (c == '{' || c == '[') depth++;
+        else if (c == '}' || c == ']') depth--;
+        else if (c == '"') {
+            size_t start = i, start_col = col - 1;
+            for (i++; i < len && line[i] != '"'; i++) {
+                if ((line[i] & 0xc0) != 0x80) col++;
+                if (line[i] == '\\' && i + 1 < len) i++, col++;
+            }
+            col++;
+            size_t j = i + 1;
+            while (j < len && (line[j] == ' ' || line[j] == '\t')) j++;
+            if (depth == 1 && j < len && line[j] == ':' && i - start - 1 == klen &&
+                memcmp(line + start + 1, key, klen) == 0)
+                return start_col;
+        }
+    }
+    return 1;
+}
+
+typedef struct line_ctx {
+    const char *line;
+    size_t len;
+    const char *label;
+    size_t line_no;
+    char *err;
+    size_t err_len;
+} line_ctx;
+
+static int bad(const line_ctx *c, const char *member, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(const line_ctx *c, const char *member, const char *fmt, ...)
+{
+    size_t col = member ? member_column(c->line, c->len, member) : 1;
+    int n = snprintf(c->err, c->err_len, "%s:%zu:%zu: ", c->label, c->line_no, col);
+    if (n < 0 || (size_t)n >= c->err_len) return MANIFEST_BAD;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err + n, c->err_len - (size_t)n, fmt, ap);
+    va_end(ap);
+    return MANIFEST_BAD;
+}
+
+static cckey_bytes bytes_of(json_t *s) { return (cckey_bytes){json_string_value(s), json_string_length(s)}; }
+
+static const char *type_name(json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE: case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+static int string_member(const line_ctx *c, json_t *root, const char *key, json_t **out)
+{
+    json_t *v = json_object_get(root, key);
+    if (!v) return bad(c, NULL, "missing \"%s\" (a string)", key);
+    if (!json_is_string(v)) return bad(c, key, "\"%s\" must be a string, not %s", key, type_name(v));
+    *out = v;
+    return 0;
+}
+
+static int parse_options(const line_ctx *c, json_t *v, manifest_item *item)
+{
+    if (!v || json_is_null(v)) return 0;
+    size_t n = json_is_array(v) ? json_array_size(v) : json_is_object(v) ? json_object_size(v) : 0;
+    if (!json_is_array(v) && !json_is_object(v))
+        return bad(c, "options", "\"options\" must be an array of [key, value] string pairs or an object of strings, not %s",
+                   type_name(v));
+    if (n == 0) return 0;
+    item->opts = calloc(n, sizeof *item->opts);
+    if (!item->opts) return bad(c, NULL, "out of memory");
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < n; i++) {
+            json_t *pair = json_array_get(v, i);
+            if (!json_is_array(pair) || json_array_size(pair) != 2)
+                return bad(c, "options", "\"options\"[%zu] must be a [key, value] pair of strings", i);
+            json_t *k = json_array_get(pair, 0), *val = json_array_get(pair, 1);
+            if (!json_is_string(k) || !json_is_string(val))
+                return bad(c, "options", "\"options\"[%zu]: key and value must both be strings", i);
+            item->opts[i] = (cckey_option){bytes_of(k), bytes_of(val)};
+        }
+    } else {
+        const char *k;
+        size_t klen, i = 0;
+        json_t *val;
+        json_object_keylen_foreach(v, k, klen, val)
+        {
+            if (!json_is_string(val))
+                return bad(c, "options", "\"options\" member \"%.*s\" must be a string, not %s",
+                           (int)(klen > 64 ? 64 : klen), k, type_name(val));
+            item->opts[i++] = (cckey_option){{k, klen}, bytes_of(val)};
+        }
+    }
+    item->tuple.options = item->opts;
+    item->tuple.n_options = n;
+    return 0;
+}
+
+static int map_source(const line_ctx *c, json_t *pathv, const char *base_dir, manifest_files *files,
+                      cckey_bytes *out)
+{
+    const char *rel = json_string_value(pathv);
+    size_t rel_len = json_string_length(pathv);
+    if (rel_len == 0) return bad(c, "source_file", "\"source_file\" is empty");
+    if (memchr(rel, '\0', rel_len)) return bad(c, "source_file", "\"source_file\" holds a NUL byte");
+    size_t n = strlen(base_dir) + rel_len + 2;
+    char *path = malloc(n);
+    if (!path) return bad(c, NULL, "out of memory");
+    if (rel[0] == '/') snprintf(path, n, "%s", rel);
+    else snprintf(path, n, "%s/%s", base_dir, rel);
+    for (size_t i = 0; i < files->n; i++)
+        if (strcmp(files->paths[i], path) == 0) {
+            free(path);
+            *out = (cckey_bytes){files->files[i].ptr, files->files[i].len};
+            return 0;
+        }
+    if (files->n == files->cap) {
+        size_t cap = files->cap ? files->cap * 2 : 16;
+        char **p = realloc(files->paths, cap * sizeof *p);
+        if (p) files->paths = p;
+        cli_file *f = realloc(files->files, cap * sizeof *f);
+        if (f) files->files = f;
+        if (!p || !f) {
+            free(path);
+            return bad(c, NULL, "out of memory");
+        }
+        files->cap = cap;
+    }
+    char why[256];
+    cli_file f;
+    if (cli_file_map(path, &f, why, sizeof why) != 0) {
+        int r = bad(c, "source_file", "cannot read source_file \"%s\": %s", path, why);
+        free(path);
+        return r;
+    }
+    files->paths[files->n] = path;
+    files->files[files->n++] = f;
+    files->bytes += f.len;
+    *out = (cckey_bytes){f.ptr, f.len};
+    return 0;
+}
+
+int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
+                        const char *base_dir, manifest_item *item, manifest_files *files,
+                        char *err, size_t err_len)
+{
+    line_ctx c = {line, len, label, line_no, err, err_len};
+    *item = (manifest_item){.line = line_no};
+    json_error_t je;
+    /* Duplicate members would make "which device?" ambiguous: reject them. */
+    json_t *root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        snprintf(err, err_len, "%s:%zu:%d: invalid JSON: %s", label, line_no, je.column > 0 ? je.column : 1,
+                 je.text);
+        return MANIFEST_BAD;
+    }
+    item->root = root;
+    if (!json_is_object(root)) {
+        int r = bad(&c, NULL, "expected a JSON object, found %s", type_name(root));
+        manifest_item_clear(item);
+        return r;
+    }
+    json_t *dev, *name, *src = json_object_get(root, "source"), *file = json_object_get(root, "source_file");
+    int r = string_member(&c, root, "device", &dev);
+    if (!r) r = string_member(&c, root, "name", &name);
+    if (!r && src && file) r = bad(&c, "source_file", "give \"source\" or \"source_file\", not both");
+    if (!r && !src && !file) r = bad(&c, NULL, "missing \"source\" (a string) or \"source_file\" (a path)");
+    if (!r) r = string_member(&c, root, src ? "source" : "source_file", src ? &src : &file);
+    if (!r) r = parse_options(&c, json_object_get(root, "options"), item);
+    if (!r) {
+        item->tuple.device = bytes_of(dev);
+        item->tuple.name = bytes_of(name);
+        if (src) item->tuple.source = bytes_of(src);
+        else r = map_source(&c, file, base_dir, files, &item->tuple.source);
+    }
+    if (r) {
+        manifest_item_clear(item);
+        return r;
+    }
+    return MANIFEST_ITEM;
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n' && s[i] != '\f' && s[i] != '\v') return false;
+    return true;
+}
+
+int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len)
+{
+    for (;;) {
+        errno = 0;
+        ssize_t n = getline(&m->buf, &m->cap, m->f);
+        if (n < 0) {
+            if (ferror(m->f)) {
+                snprintf(err, err_len, "%s: read error: %s", m->label, strerror(errno ? errno : EIO));
+                return MANIFEST_IO;
+            }
+            return MANIFEST_EOF;
+        }
+        m->line++;
+        size_t len = (size_t)n;
+        if (len && m->buf[len - 1] == '\n') len--;
+        if (len && m->buf[len - 1] == '\r') len--;   /* CRLF manifests */
+        if (blank(m->buf, len)) continue;
+        return manifest_parse_line(m->buf, len, m->label, m->line, m->base_dir, item, files, err, err_len);
+    }
+}

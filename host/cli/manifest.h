@@ -1,0 +1,56 @@
+/* Reading a JSON Lines manifest one tuple at a time, so a manifest larger
+ * than memory streams through in bounded chunks. */
+#ifndef CCKEY_MANIFEST_H
+#define CCKEY_MANIFEST_H
+
+#include "cli.h"
+
+#include <jansson.h>
+
+typedef struct manifest {
+    FILE *f;
+    char *label;      /* the name used in messages: the path, or "<stdin>" */
+    char *base_dir;   /* relative source_file paths resolve against this */
+    size_t line;      /* number of the line last read */
+    char *buf;
+    size_t cap;
+} manifest;
+
+/* One parsed tuple. Its byte strings point into root and into the files of
+ * the manifest_files it was read with: keep both until the keys are made. */
+typedef struct manifest_item {
+    size_t line;
+    json_t *root;
+    cckey_option *opts;
+    cckey_tuple tuple;
+} manifest_item;
+
+/* source_file mappings shared by the items of one chunk: the same file named
+ * on many lines is mapped once (and so deduplicated by address). */
+typedef struct manifest_files {
+    char **paths;
+    cli_file *files;
+    size_t n, cap;
+    uint64_t bytes;   /* total bytes mapped */
+} manifest_files;
+
+enum { MANIFEST_ITEM = 1, MANIFEST_EOF = 0, MANIFEST_BAD = -1, MANIFEST_IO = -2 };
+
+/* path "-" reads standard input. 0, or -1 with the error printed. */
+int manifest_open(manifest *m, const char *path);
+void manifest_close(manifest *m);
+
+/* Read the next non-blank line. MANIFEST_BAD leaves "FILE:LINE:COLUMN: what"
+ * in err; the reader stays usable, so a caller may go on to the next line. */
+int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len);
+
+/* Parse one line (no newline) as a tuple: the parser proper, also the fuzz
+ * target's entry point. line_no and label are for messages. */
+int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
+                        const char *base_dir, manifest_item *item, manifest_files *files,
+                        char *err, size_t err_len);
+
+void manifest_item_clear(manifest_item *item);
+void manifest_files_clear(manifest_files *files);
+
+#endif

@@ -1,0 +1,247 @@
+/*
+ * cckey — standardized compile-cache keys for GPU kernels.
+ *
+ * A key names one compiled kernel: the device it was built for, the entry
+ * point, the source it came from and the build options. It is
+ *
+ *   hex(md5(device)) ":" hex(md5(name)) ":" hex(md5(source)) ":" hex(md5(canon(options)))
+ *
+ * where hex() is lowercase hexadecimal (32 characters) and canon(options)
+ * sorts the option pairs stably by key (keys compared as unsigned bytes, a
+ * proper prefix first), writes each pair as hex(md5(k)) "=" hex(md5(v)) and
+ * joins the pairs with ",".  No options gives the empty string.
+ *
+ * Guarantees, in plain words:
+ *  - Every key is exactly CCKEY_KEY_LEN (131) bytes plus a NUL terminator.
+ *  - Every field is arbitrary bytes: NUL, ':', ',', '=' and invalid UTF-8 are
+ *    all fine; per-field digests make the join unambiguous.
+ *  - Identical output on every platform, every backend (CPU scalar, CPU
+ *    SIMD, OpenCL, CUDA) and every entry point (cckey_make_key,
+ *    cckey_source_key, cckey_make_keys): byte for byte the same key as the
+ *    OCaml reference implementation.
+ *  - No function here crashes on bad arguments it can detect: NULL outputs,
+ *    {NULL, n > 0} byte strings and NULL option arrays with a non-zero count
+ *    return CCKEY_ERR_INVALID_ARG.
+ *  - Every function is safe to call from many threads at once, on distinct
+ *    or shared objects, unless its comment says otherwise.
+ *
+ * Errors: every fallible function returns a cckey_status. cckey_strerror()
+ * names the status; cckey_last_error() gives the detail of the most recent
+ * failure on the calling thread (a device driver's message, for example).
+ */
+#ifndef CCKEY_H
+#define CCKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define CCKEY_API
+#else
+#define CCKEY_API __attribute__((visibility("default")))
+#endif
+
+#define CCKEY_VERSION_MAJOR 0
+#define CCKEY_VERSION_MINOR 1
+#define CCKEY_VERSION_PATCH 0
+#define CCKEY_VERSION_STRING "0.1.0"
+
+/** Length of a key in bytes, not counting the NUL terminator. */
+#define CCKEY_KEY_LEN 131
+/** Length of one hex digest inside a key. */
+#define CCKEY_HEX_LEN 32
+
+/** A byte string. {NULL, 0} is the empty string; {NULL, n > 0} is an error. */
+typedef struct cckey_bytes {
+    const void *ptr;
+    size_t len;
+} cckey_bytes;
+
+/** One build option: a key and a value, both arbitrary bytes. */
+typedef struct cckey_option {
+    cckey_bytes key, value;
+} cckey_option;
+
+/** Status codes. CCKEY_OK is 0; every error is non-zero. */
+typedef enum cckey_status {
+    CCKEY_OK = 0,
+    CCKEY_ERR_INVALID_ARG = 1,   /**< a NULL output, {NULL, n>0}, bad config value */
+    CCKEY_ERR_NO_MEMORY = 2,     /**< an allocation failed */
+    CCKEY_ERR_IO = 3,            /**< a file could not be read or written */
+    CCKEY_ERR_UNAVAILABLE = 4,   /**< the requested backend is not usable here */
+    CCKEY_ERR_DEVICE = 5,        /**< a device call failed (detail: cckey_last_error) */
+    CCKEY_ERR_VERIFY = 6,        /**< a backend digest differed from the CPU reference */
+    CCKEY_ERR_INTERNAL = 7,      /**< a bug in cckey; please report it */
+    CCKEY_ERR_THREAD = 8,        /**< a thread could not be started */
+    CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
+    CCKEY_ERR_CORRUPT = 10       /**< stored data failed its checks */
+} cckey_status;
+
+/**
+ * Name a status in plain words.
+ * @return a static, NUL-terminated string; never NULL (unknown codes give
+ *         "unknown status").
+ */
+CCKEY_API const char *cckey_strerror(cckey_status status);
+
+/**
+ * Detail of the most recent failure on the calling thread, e.g. a driver's
+ * error message or the first mismatching tuple of a verify failure.
+ * @return a thread-local string, valid until the next cckey call on this
+ *         thread; "" when there is no detail.
+ */
+CCKEY_API const char *cckey_last_error(void);
+
+/** The library's version string, e.g. "0.1.0". */
+CCKEY_API const char *cckey_version(void);
+
+/**
+ * Compute one key.
+ * @param out        receives CCKEY_KEY_LEN characters and a NUL; not NULL.
+ * @param device     device identity (e.g. "NVIDIA H200|580.159.04").
+ * @param name       kernel entry-point name.
+ * @param source     kernel source text.
+ * @param options    n_options build options, in any order; may be NULL when
+ *                   n_options is 0. Equal keys keep their relative order.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG (out is then left untouched).
+ */
+CCKEY_API cckey_status cckey_make_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device,
+                                      cckey_bytes name, cckey_bytes source,
+                                      const cckey_option *options, size_t n_options);
+
+/* ------------------------------------------------------------------------ */
+/* Memoised keys for one source                                              */
+/* ------------------------------------------------------------------------ */
+
+/** A source and its memo. Opaque; owns its memory. */
+typedef struct cckey_source cckey_source;
+
+/** cckey_source_new flag: copy the source bytes (the default). */
+#define CCKEY_SOURCE_COPY 0u
+/** cckey_source_new flag: borrow the bytes; the caller keeps them alive and
+ *  unchanged until cckey_source_free. */
+#define CCKEY_SOURCE_BORROW 1u
+
+/** Memo capacity of one handle, in keys. */
+#define CCKEY_MEMO_ENTRIES 64
+/** Largest (device, name, options) material, in bytes, that is memoised.
+ *  The material is the fields plus 8 bytes of length per field. Larger
+ *  tuples still get correct keys, computed without the memo. */
+#define CCKEY_MEMO_MAX_MATERIAL 448
+
+/**
+ * Create a source handle. The source is digested here, once; no later call
+ * on this handle digests it again.
+ *
+ * Memo bound: at most CCKEY_MEMO_ENTRIES keys per handle (about 40 KiB,
+ * allocated on the first cckey_source_key). The memo is 4-way set
+ * associative; a full set evicts an entry not used since the set's clock hand
+ * last passed it (approximate least-recently-used).
+ *
+ * @param out    receives the handle; not NULL.
+ * @param source the source bytes.
+ * @param flags  CCKEY_SOURCE_COPY or CCKEY_SOURCE_BORROW.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG or CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new(cckey_source **out, cckey_bytes source, unsigned flags);
+
+/** Free a handle and its memo. NULL is a no-op. No other thread may be using it. */
+CCKEY_API void cckey_source_free(cckey_source *src);
+
+/**
+ * The key of (device, name, this source, options): byte-identical to
+ * cckey_make_key with the same fields. A memo hit computes no MD5 at all.
+ * Safe to call from many threads on the same handle at once.
+ * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for src == NULL.
+ */
+CCKEY_API cckey_status cckey_source_key(char out[CCKEY_KEY_LEN + 1], cckey_source *src,
+                                        cckey_bytes device, cckey_bytes name,
+                                        const cckey_option *options, size_t n_options);
+
+/** The hex digest of the handle's source (32 characters and a NUL). */
+CCKEY_API cckey_status cckey_source_digest(char out[CCKEY_HEX_LEN + 1], const cckey_source *src);
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** One tuple of a batch. */
+typedef struct cckey_tuple {
+    cckey_bytes device, name, source;
+    const cckey_option *options;
+    size_t n_options;
+} cckey_tuple;
+
+/** Where digests are computed. */
+typedef enum cckey_backend_kind {
+    CCKEY_BACKEND_AUTO = 0,  /**< the device only where it is faster; else CPU */
+    CCKEY_BACKEND_CPU = 1,   /**< CPU, SIMD multi-buffer on every thread */
+    CCKEY_BACKEND_OPENCL = 2,
+    CCKEY_BACKEND_CUDA = 3
+} cckey_backend_kind;
+
+/** How much of a device's output is recomputed on the CPU reference. */
+typedef enum cckey_verify_mode {
+    CCKEY_VERIFY_NONE = 0,
+    CCKEY_VERIFY_ALL = 1,     /**< every digest */
+    CCKEY_VERIFY_SAMPLE = 2   /**< a random sample */
+} cckey_verify_mode;
+
+/** Batch settings. Opaque; create with cckey_batch_config_new. */
+typedef struct cckey_batch_config cckey_batch_config;
+
+/** Progress callback: done and total count work units (bytes digested). */
+typedef void (*cckey_progress_fn)(void *user, uint64_t done, uint64_t total);
+
+/** Create a config holding the defaults: AUTO backend, all cores, no verify. */
+CCKEY_API cckey_status cckey_batch_config_new(cckey_batch_config **out);
+/** Free a config. NULL is a no-op. */
+CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
+/** Choose the backend. @return CCKEY_ERR_INVALID_ARG for an unknown kind. */
+CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
+/** Worker threads; 0 means one per online core. */
+CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
+/** Verification of device digests against the CPU reference. */
+CCKEY_API cckey_status cckey_batch_config_set_verify(cckey_batch_config *cfg, cckey_verify_mode mode);
+/** Progress reporting, called from the calling thread; fn may be NULL. */
+CCKEY_API cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user);
+/** Which backend the last cckey_make_keys with this config used ("cpu",
+ *  "opencl", "cuda", "cpu+cuda", ...); "" before the first batch. The
+ *  string is owned by the config. Not thread-safe with a concurrent batch on
+ *  the same config. */
+CCKEY_API const char *cckey_batch_config_used(const cckey_batch_config *cfg);
+
+/** The warning of the last batch with this config, e.g. a device that failed
+ *  in mid-batch and left the rest to the CPU; "" when there was none. */
+CCKEY_API const char *cckey_batch_config_warning(const cckey_batch_config *cfg);
+
+/** Parse a backend name ("auto", "cpu", "opencl", "cuda").
+ *  @return CCKEY_ERR_INVALID_ARG for anything else. */
+CCKEY_API cckey_status cckey_backend_from_name(const char *name, cckey_backend_kind *out);
+/** The name of a backend kind, or "unknown". */
+CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
+
+/**
+ * Compute the keys of n tuples. out[i] receives the key of tuples[i].
+ * Each distinct field value is digested once across the batch.
+ * @param out    n key buffers; may be NULL only when n is 0.
+ * @param tuples n tuples; may be NULL only when n is 0.
+ * @param config NULL for the defaults.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a bad tuple: cckey_last_error
+ *         names its index); CCKEY_ERR_UNAVAILABLE when an explicitly chosen
+ *         backend cannot run here; CCKEY_ERR_VERIFY; CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD. A device failure in mid-batch is not an error:
+ *         the rest runs on the CPU and the keys are still right.
+ *         On error the contents of out are unspecified.
+ */
+CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                       size_t n, const cckey_batch_config *config);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CCKEY_H */
