@@ -1,0 +1,139 @@
+/* Loading libOpenCL at run time; see cl_loader.h for why. */
+#include "cl_loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cckey_cl_api api;
+static const cckey_cl_api *loaded;
+static char reason[512];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* Required entries first, then the optional ones; the offsets keep one list
+ * of names next to one struct instead of a hand-written assignment per
+ * function that could drift from the header. */
+typedef struct entry {
+    const char *symbol;
+    size_t offset;
+    int optional;
+} entry;
+
+#define REQ(f) {"cl" #f, offsetof(cckey_cl_api, f), 0}
+#define OPT(f) {"cl" #f, offsetof(cckey_cl_api, f), 1}
+
+static const entry entries[] = {
+    REQ(GetPlatformIDs), REQ(GetPlatformInfo), REQ(GetDeviceIDs), REQ(GetDeviceInfo),
+    REQ(CreateContext), REQ(ReleaseContext), REQ(CreateCommandQueue), REQ(ReleaseCommandQueue),
+    REQ(CreateProgramWithSource), REQ(CreateProgramWithBinary), REQ(BuildProgram), REQ(GetProgramInfo),
+    REQ(GetProgramBuildInfo), REQ(ReleaseProgram), REQ(CreateKernel), REQ(ReleaseKernel),
+    REQ(SetKernelArg), REQ(GetKernelWorkGroupInfo), REQ(CreateBuffer), REQ(ReleaseMemObject),
+    REQ(EnqueueWriteBuffer), REQ(EnqueueReadBuffer), REQ(EnqueueMapBuffer), REQ(EnqueueUnmapMemObject),
+    REQ(EnqueueNDRangeKernel), REQ(Flush), REQ(Finish), REQ(WaitForEvents), REQ(ReleaseEvent),
+    REQ(GetEventProfilingInfo),
+    OPT(CompileProgram), OPT(LinkProgram),
+};
+
+static void load(void)
+{
+    const char *path = getenv("CCKEY_OPENCL_LIBRARY");
+    if (!path || !*path) path = "libOpenCL.so.1";
+    dlerror();
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(reason, sizeof reason, "no OpenCL runtime: %s", e ? e : path);
+        return;
+    }
+    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
+        void *sym = dlsym(lib, entries[i].symbol);
+        if (!sym && !entries[i].optional) {
+            snprintf(reason, sizeof reason, "%s lacks %s (OpenCL older than 1.1?)", path, entries[i].symbol);
+            dlclose(lib);
+            return;
+        }
+        /* POSIX guarantees a data pointer from dlsym converts to a function
+         * pointer; memcpy avoids the ISO C warning about the cast. */
+        memcpy((char *)&api + entries[i].offset, &sym, sizeof sym);
+    }
+    loaded = &api;   /* the library stays open for the life of the process */
+}
+
+const cckey_cl_api *cckey_cl_load(const char **why)
+{
+    pthread_once(&once, load);
+    if (!loaded && why) *why = reason;
+    return loaded;
+}
+
+const char *cckey_cl_status_name(cl_int status)
+{
+    switch (status) {
+#define NAME(c) case c: return #c
+    NAME(CL_SUCCESS);
+    NAME(CL_DEVICE_NOT_FOUND);
+    NAME(CL_DEVICE_NOT_AVAILABLE);
+    NAME(CL_COMPILER_NOT_AVAILABLE);
+    NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    NAME(CL_OUT_OF_RESOURCES);
+    NAME(CL_OUT_OF_HOST_MEMORY);
+    NAME(CL_PROFILING_INFO_NOT_AVAILABLE);
+    NAME(CL_MEM_COPY_OVERLAP);
+    NAME(CL_IMAGE_FORMAT_MISMATCH);
+    NAME(CL_IMAGE_FORMAT_NOT_SUPPORTED);
+    NAME(CL_BUILD_PROGRAM_FAILURE);
+    NAME(CL_MAP_FAILURE);
+    NAME(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    NAME(CL_COMPILE_PROGRAM_FAILURE);
+    NAME(CL_LINKER_NOT_AVAILABLE);
+    NAME(CL_LINK_PROGRAM_FAILURE);
+    NAME(CL_DEVICE_PARTITION_FAILED);
+    NAME(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+    NAME(CL_INVALID_VALUE);
+    NAME(CL_INVALID_DEVICE_TYPE);
+    NAME(CL_INVALID_PLATFORM);
+    NAME(CL_INVALID_DEVICE);
+    NAME(CL_INVALID_CONTEXT);
+    NAME(CL_INVALID_QUEUE_PROPERTIES);
+    NAME(CL_INVALID_COMMAND_QUEUE);
+    NAME(CL_INVALID_HOST_PTR);
+    NAME(CL_INVALID_MEM_OBJECT);
+    NAME(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+    NAME(CL_INVALID_IMAGE_SIZE);
+    NAME(CL_INVALID_SAMPLER);
+    NAME(CL_INVALID_BINARY);
+    NAME(CL_INVALID_BUILD_OPTIONS);
+    NAME(CL_INVALID_PROGRAM);
+    NAME(CL_INVALID_PROGRAM_EXECUTABLE);
+    NAME(CL_INVALID_KERNEL_NAME);
+    NAME(CL_INVALID_KERNEL_DEFINITION);
+    NAME(CL_INVALID_KERNEL);
+    NAME(CL_INVALID_ARG_INDEX);
+    NAME(CL_INVALID_ARG_VALUE);
+    NAME(CL_INVALID_ARG_SIZE);
+    NAME(CL_INVALID_KERNEL_ARGS);
+    NAME(CL_INVALID_WORK_DIMENSION);
+    NAME(CL_INVALID_WORK_GROUP_SIZE);
+    NAME(CL_INVALID_WORK_ITEM_SIZE);
+    NAME(CL_INVALID_GLOBAL_OFFSET);
+    NAME(CL_INVALID_EVENT_WAIT_LIST);
+    NAME(CL_INVALID_EVENT);
+    NAME(CL_INVALID_OPERATION);
+    NAME(CL_INVALID_GL_OBJECT);
+    NAME(CL_INVALID_BUFFER_SIZE);
+    NAME(CL_INVALID_MIP_LEVEL);
+    NAME(CL_INVALID_GLOBAL_WORK_SIZE);
+    NAME(CL_INVALID_PROPERTY);
+    NAME(CL_INVALID_IMAGE_DESCRIPTOR);
+    NAME(CL_INVALID_COMPILER_OPTIONS);
+    NAME(CL_INVALID_LINKER_OPTIONS);
+    NAME(CL_INVALID_DEVICE_PARTITION_COUNT);
+#undef NAME
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";   /* the ICD loader's "no platforms" */
+    }
+    return "CL_<unknown>";
+}
