@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what cckey needs to build, test and benchmark on Debian/Ubuntu.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config clang
+  libjansson-dev          # manifest parsing
+  libcriterion-dev        # tests
+  libssl-dev              # OpenSSL's MD5: test oracle and benchmark baseline only
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
+  python3                 # independent vector generator in tests/
+  gnuplot-nox             # benchmark plot
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: everything is already installed"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
