@@ -42,6 +42,19 @@ typedef struct slot {
     char *error;   /* set for a bad line kept with --keep-going */
 } slot;
 
+typedef struct batch_progress {
+    cli_progress bar;
+    size_t items;   /* tuples read so far */
+} batch_progress;
+
+/* Within one chunk the library reports bytes digested; between chunks the
+ * manifest position is the better measure. Both feed the same bar. */
+static void on_progress(void *user, uint64_t done, uint64_t total)
+{
+    batch_progress *p = user;
+    cli_progress_update(&p->bar, done, total, p->items);
+}
+
 typedef struct batch_opts {
     const char *input, *output;
     bool jsonl, keep_going, quiet;
@@ -57,9 +70,9 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
         return;
     }
     if (s->error) {
-        json_t *j = json_pack("{s:I,s:s}", "line", (json_int_t)s->item.line, "error", s->error);
-        char *txt = j ? json_dumps(j, JSON_COMPACT) : NULL;
-        fprintf(out, "%s\n", txt ? txt : "{\"error\": \"out of memory\"}");
+        json_t *j = json_string(s->error);
+        char *txt = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+        fprintf(out, "{\"line\": %zu, \"error\": %s}\n", s->item.line, txt ? txt : "\"out of memory\"");
         free(txt);
         json_decref(j);
         return;
@@ -105,9 +118,12 @@ static int run(const batch_opts *o)
     cckey_tuple *tuples = calloc(o->chunk, sizeof *tuples);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(o->chunk, sizeof *keys);
     manifest_files files = {0};
-    cli_progress bar;
-    cli_progress_init(&bar, "batch");
-    if (o->quiet) bar.enabled = false;
+    batch_progress prog;
+    cli_progress *bar = &prog.bar;
+    cli_progress_init(bar, "batch");
+    prog.items = 0;
+    if (o->quiet) bar->enabled = false;
+    if (bar->enabled) cckey_batch_config_set_progress(o->cfg, on_progress, &prog);
     int rc = CLI_OK;
     size_t n = 0, bad = 0, total = 0, warned = 0;
     uint64_t inline_bytes = 0;
@@ -125,7 +141,7 @@ static int run(const batch_opts *o)
             break;
         }
         if (r == MANIFEST_BAD) {
-            cli_progress_finish(&bar);
+            cli_progress_finish(bar);
             fprintf(stderr, "%s\n", err);
             bad++;
             if (!o->keep_going) {
@@ -142,6 +158,7 @@ static int run(const batch_opts *o)
         if (r == MANIFEST_ITEM) {
             inline_bytes += slots[n].item.tuple.source.len;
             total++;
+            prog.items = total;
         }
         if (r != MANIFEST_EOF) n++;
         if (n && (r == MANIFEST_EOF || n == o->chunk || inline_bytes + files.bytes >= CHUNK_BYTES)) {
@@ -157,11 +174,12 @@ static int run(const batch_opts *o)
             manifest_files_clear(&files);
             n = 0;
             inline_bytes = 0;
-            cli_progress_update(&bar, (uint64_t)ftello(m.f), input_size, total);
+            prog.items = total;
+            cli_progress_update(bar, (uint64_t)ftello(m.f), input_size, total);
         }
         if (r == MANIFEST_EOF) break;
     }
-    cli_progress_finish(&bar);
+    cli_progress_finish(bar);
     if (rc == CLI_OK && bad) {
         cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", bad, bad == 1 ? "" : "s",
                   total);
