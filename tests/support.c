@@ -1,0 +1,116 @@
+#include "support.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t cckey_test_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+size_t cckey_test_below(uint64_t *state, size_t n) { return n ? (size_t)(cckey_test_rand(state) % n) : 0; }
+
+void cckey_test_fill(uint64_t *state, void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len) {
+        uint64_t r = cckey_test_rand(state);
+        size_t k = len < 8 ? len : 8;
+        memcpy(p, &r, k);
+        p += k;
+        len -= k;
+    }
+}
+
+void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1])
+{
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0;
+    if (!EVP_Digest(len ? data : "", len, d, &dl, EVP_md5(), NULL) || dl != 16) abort();
+    for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static int ref_cmp(cckey_bytes a, cckey_bytes b)
+{
+    const unsigned char *x = a.ptr, *y = b.ptr;
+    for (size_t i = 0; i < a.len && i < b.len; i++)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return a.len < b.len ? -1 : a.len > b.len;
+}
+
+void cckey_test_ref_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device, cckey_bytes name,
+                        cckey_bytes source, const cckey_option *options, size_t n)
+{
+    const cckey_option **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    char *canon = malloc(n * 66 + 1);
+    if (!sorted || !canon) abort();
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        /* Strictly greater only: equal keys keep their order. */
+        while (j && ref_cmp(sorted[j - 1]->key, options[i].key) > 0) {
+            sorted[j] = sorted[j - 1];
+            j--;
+        }
+        sorted[j] = &options[i];
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char h[33];
+        if (i) canon[len++] = ',';
+        cckey_test_md5_hex(sorted[i]->key.ptr, sorted[i]->key.len, h);
+        memcpy(canon + len, h, 32);
+        canon[len + 32] = '=';
+        cckey_test_md5_hex(sorted[i]->value.ptr, sorted[i]->value.len, h);
+        memcpy(canon + len + 33, h, 32);
+        len += 65;
+    }
+    char f[4][33];
+    cckey_test_md5_hex(device.ptr, device.len, f[0]);
+    cckey_test_md5_hex(name.ptr, name.len, f[1]);
+    cckey_test_md5_hex(source.ptr, source.len, f[2]);
+    cckey_test_md5_hex(canon, len, f[3]);
+    snprintf(out, CCKEY_KEY_LEN + 1, "%s:%s:%s:%s", f[0], f[1], f[2], f[3]);
+    free(sorted);
+    free(canon);
+}
+
+void *cckey_test_alloc(cckey_test_arena *a, size_t len)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        a->blocks = realloc(a->blocks, a->cap * sizeof *a->blocks);
+        if (!a->blocks) abort();
+    }
+    void *p = malloc(len ? len : 1);
+    if (!p) abort();
+    a->blocks[a->n++] = p;
+    return p;
+}
+
+cckey_bytes cckey_test_random_bytes(cckey_test_arena *a, uint64_t *state, size_t len)
+{
+    if (len == 0 && (cckey_test_rand(state) & 1)) return (cckey_bytes){NULL, 0};
+    void *p = cckey_test_alloc(a, len);
+    cckey_test_fill(state, p, len);
+    return (cckey_bytes){p, len};
+}
+
+cckey_bytes cckey_test_dup(cckey_test_arena *a, cckey_bytes b)
+{
+    if (!b.len) return b;
+    void *p = cckey_test_alloc(a, b.len);
+    memcpy(p, b.ptr, b.len);
+    return (cckey_bytes){p, b.len};
+}
+
+void cckey_test_arena_free(cckey_test_arena *a)
+{
+    for (size_t i = 0; i < a->n; i++) free(a->blocks[i]);
+    free(a->blocks);
+    *a = (cckey_test_arena){0};
+}

@@ -1,0 +1,40 @@
+/* Helpers shared by the Criterion suites: a seeded generator (so a failure
+ * reproduces) and a reference key made with OpenSSL, which shares no code
+ * with the library. */
+#ifndef CCKEY_TEST_SUPPORT_H
+#define CCKEY_TEST_SUPPORT_H
+
+#include "cckey.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* splitmix64: tiny, and good enough to spread lengths and bytes. */
+uint64_t cckey_test_rand(uint64_t *state);
+/* A value in [0, n). */
+size_t cckey_test_below(uint64_t *state, size_t n);
+void cckey_test_fill(uint64_t *state, void *buf, size_t len);
+
+/* hex(md5(data)) by OpenSSL, NUL-terminated. */
+void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1]);
+
+/* The key recipe from its definition, on OpenSSL's MD5 and a plain stable
+ * insertion sort: the oracle for the suites that do not use the Python
+ * vectors. */
+void cckey_test_ref_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device, cckey_bytes name,
+                        cckey_bytes source, const cckey_option *options, size_t n);
+
+/* A pool of heap blocks freed together, for random tuples' fields. */
+typedef struct cckey_test_arena {
+    void **blocks;
+    size_t n, cap;
+} cckey_test_arena;
+void *cckey_test_alloc(cckey_test_arena *a, size_t len);
+/* len random bytes in a fresh block. For len 0 it gives {NULL, 0} half of
+ * the time and a non-NULL empty string otherwise: both forms are legal. */
+cckey_bytes cckey_test_random_bytes(cckey_test_arena *a, uint64_t *state, size_t len);
+/* A copy of b at a fresh address. */
+cckey_bytes cckey_test_dup(cckey_test_arena *a, cckey_bytes b);
+void cckey_test_arena_free(cckey_test_arena *a);
+
+#endif
