@@ -1,14 +1,16 @@
 /* cckey batch: keys for every tuple of a manifest, streamed in bounded
  * chunks so that manifests larger than memory work. */
 #include "manifest.h"
+#include "../backends/backend.h"
 
+#include <stdatomic.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define DEFAULT_CHUNK_LINES 65536
-#define CHUNK_BYTES (1ull << 30)   /* bytes of sources held (mapped) per chunk */
+#define CHUNK_BYTES (256u << 20)   /* bytes of manifest text held per chunk */
 
 static void usage(FILE *f)
 {
@@ -39,7 +41,7 @@ static void usage(FILE *f)
 
 typedef struct slot {
     manifest_item item;
-    char *error;   /* set for a bad line kept with --keep-going */
+    char *error;   /* "FILE:LINE:COLUMN: what" for a bad line */
 } slot;
 
 typedef struct batch_progress {
@@ -59,8 +61,63 @@ typedef struct batch_opts {
     const char *input, *output;
     bool jsonl, keep_going, quiet;
     unsigned long chunk;
+    unsigned threads;
     cckey_batch_config *cfg;
 } batch_opts;
+
+/* The raw lines of one chunk, copied out of the reader's buffer so that they
+ * can be parsed in parallel. Offsets, not pointers: the arena grows. */
+typedef struct raw_lines {
+    char *arena;
+    size_t used, cap;
+    size_t *off, *len, *line;
+    size_t n;
+} raw_lines;
+
+static int raw_push(raw_lines *r, const char *line, size_t len, size_t line_no)
+{
+    if (r->used + len > r->cap) {
+        size_t cap = r->cap ? r->cap : 1 << 20;
+        while (cap < r->used + len) cap *= 2;
+        char *a = realloc(r->arena, cap);
+        if (!a) return -1;
+        r->arena = a;
+        r->cap = cap;
+    }
+    memcpy(r->arena + r->used, line, len);
+    r->off[r->n] = r->used;
+    r->len[r->n] = len;
+    r->line[r->n++] = line_no;
+    r->used += len;
+    return 0;
+}
+
+typedef struct parse_work {
+    const raw_lines *raw;
+    const manifest *m;
+    slot *slots;
+    _Atomic size_t next;
+} parse_work;
+
+/* jansson parsing is most of a batch's time when sources are inline: spread
+ * the lines of a chunk over the cores. */
+static void parse_worker(void *arg, unsigned tid)
+{
+    (void)tid;
+    parse_work *w = arg;
+    char err[1024];
+    for (;;) {
+        size_t i = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
+        if (i >= w->raw->n) return;
+        const raw_lines *r = w->raw;
+        if (manifest_parse_line(r->arena + r->off[i], r->len[i], w->m->label, r->line[i], w->m->base_dir,
+                                &w->slots[i].item, NULL, err, sizeof err) != MANIFEST_ITEM) {
+            w->slots[i].item.line = r->line[i];
+            w->slots[i].error = strdup(err);
+            if (!w->slots[i].error) w->slots[i].error = (char *)"out of memory";
+        }
+    }
+}
 
 static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key)
 {
@@ -83,22 +140,65 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
             s->item.line, key, key, key + 33, key + 66, key + 99);
 }
 
-/* Make and write the keys of one chunk. */
-static int flush_chunk(const batch_opts *o, FILE *out, slot *slots, size_t n, cckey_tuple *tuples,
-                       char (*keys)[CCKEY_KEY_LEN + 1], size_t *warned)
+static void clear_slots(slot *slots, size_t n)
 {
+    for (size_t i = 0; i < n; i++) {
+        manifest_item_clear(&slots[i].item);
+        if (slots[i].error && strcmp(slots[i].error, "out of memory") != 0) free(slots[i].error);
+        slots[i].error = NULL;
+    }
+}
+
+typedef struct chunk_state {
+    slot *slots;
+    cckey_tuple *tuples;
+    char (*keys)[CCKEY_KEY_LEN + 1];
+    raw_lines raw;
+    manifest_files files;
+    size_t bad, total, warned;
+} chunk_state;
+
+/* Parse, map, key and write one chunk. CLI_OK, CLI_USAGE (a bad line and
+ * no --keep-going) or CLI_FAIL. */
+static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chunk_state *c)
+{
+    size_t n = c->raw.n;
+    parse_work pw = {.raw = &c->raw, .m = m, .slots = c->slots};
+    atomic_init(&pw.next, 0);
+    unsigned threads = o->threads ? o->threads : cckey_cpu_count();
+    if (threads > n / 64 + 1) threads = (unsigned)(n / 64 + 1);
+    if (cckey_parallel_run(threads, parse_worker, &pw) != CCKEY_OK) {
+        cli_error("batch: %s", cckey_last_error());
+        return CLI_FAIL;
+    }
+    char err[1024];
     size_t good = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!slots[i].error) tuples[good++] = slots[i].item.tuple;
-    cckey_status st = cckey_make_keys(keys, tuples, good, o->cfg);
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &c->slots[i];
+        if (!s->error && manifest_resolve(&s->item, &c->files, m->label, err, sizeof err) != MANIFEST_ITEM) {
+            s->item.line = c->raw.line[i];
+            s->error = strdup(err);
+            if (!s->error) return CLI_FAIL;
+        }
+        if (s->error) {
+            fprintf(stderr, "%s\n", s->error);
+            c->bad++;
+            if (!o->keep_going) return CLI_USAGE;
+            continue;
+        }
+        c->tuples[good++] = s->item.tuple;
+    }
+    c->total += good;
+    cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
     if (st != CCKEY_OK) {
         cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
-        return -1;
+        return CLI_FAIL;
     }
     const char *warning = cckey_batch_config_warning(o->cfg);
-    if (*warning && !(*warned)++) cli_warn("%s", warning);
-    for (size_t i = 0, k = 0; i < n; i++) write_result(out, o, &slots[i], slots[i].error ? NULL : keys[k++]);
-    return 0;
+    if (*warning && !c->warned++) cli_warn("%s", warning);
+    for (size_t i = 0, k = 0; i < n; i++)
+        write_result(out, o, &c->slots[i], c->slots[i].error ? NULL : c->keys[k++]);
+    return CLI_OK;
 }
 
 static int run(const batch_opts *o)
@@ -114,91 +214,73 @@ static int run(const batch_opts *o)
     struct stat st;
     if (fstat(fileno(m.f), &st) == 0 && S_ISREG(st.st_mode)) input_size = (uint64_t)st.st_size;
 
-    slot *slots = calloc(o->chunk, sizeof *slots);
-    cckey_tuple *tuples = calloc(o->chunk, sizeof *tuples);
-    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(o->chunk, sizeof *keys);
-    manifest_files files = {0};
-    batch_progress prog;
+    chunk_state c = {0};
+    c.slots = calloc(o->chunk, sizeof *c.slots);
+    c.tuples = calloc(o->chunk, sizeof *c.tuples);
+    c.keys = calloc(o->chunk, sizeof *c.keys);
+    c.raw.off = calloc(o->chunk, sizeof *c.raw.off);
+    c.raw.len = calloc(o->chunk, sizeof *c.raw.len);
+    c.raw.line = calloc(o->chunk, sizeof *c.raw.line);
+    batch_progress prog = {.items = 0};
     cli_progress *bar = &prog.bar;
     cli_progress_init(bar, "batch");
-    prog.items = 0;
     if (o->quiet) bar->enabled = false;
     if (bar->enabled) cckey_batch_config_set_progress(o->cfg, on_progress, &prog);
     int rc = CLI_OK;
-    size_t n = 0, bad = 0, total = 0, warned = 0;
-    uint64_t inline_bytes = 0;
     char err[1024];
-    if (!slots || !tuples || !keys) {
+    if (!c.slots || !c.tuples || !c.keys || !c.raw.off || !c.raw.len || !c.raw.line) {
         cli_error("batch: out of memory");
         rc = CLI_FAIL;
-        goto out;
     }
-    for (;;) {
-        int r = manifest_next(&m, &slots[n].item, &files, err, sizeof err);
-        if (r == MANIFEST_IO) {
-            cli_error("%s", err);
-            rc = CLI_FAIL;
-            break;
-        }
-        if (r == MANIFEST_BAD) {
-            cli_progress_finish(bar);
-            fprintf(stderr, "%s\n", err);
-            bad++;
-            if (!o->keep_going) {
-                rc = CLI_USAGE;
+    for (bool eof = false; rc == CLI_OK && !eof;) {
+        /* Fill a chunk: bounded in lines and in bytes of line text. */
+        while (c.raw.n < o->chunk && c.raw.used < CHUNK_BYTES) {
+            const char *line;
+            size_t len;
+            int r = manifest_read_line(&m, &line, &len, err, sizeof err);
+            if (r == MANIFEST_EOF) {
+                eof = true;
                 break;
             }
-            slots[n].item.line = m.line;
-            slots[n].error = strdup(strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
-            if (!slots[n].error) {
+            if (r == MANIFEST_IO) {
+                cli_error("%s", err);
+                rc = CLI_FAIL;
+                break;
+            }
+            if (raw_push(&c.raw, line, len, m.line) != 0) {
+                cli_error("batch: out of memory (line %zu of %s)", m.line, m.label);
                 rc = CLI_FAIL;
                 break;
             }
         }
-        if (r == MANIFEST_ITEM) {
-            inline_bytes += slots[n].item.tuple.source.len;
-            total++;
-            prog.items = total;
-        }
-        if (r != MANIFEST_EOF) n++;
-        if (n && (r == MANIFEST_EOF || n == o->chunk || inline_bytes + files.bytes >= CHUNK_BYTES)) {
-            if (flush_chunk(o, out.f, slots, n, tuples, keys, &warned) != 0) {
-                rc = CLI_FAIL;
-                break;
-            }
-            for (size_t i = 0; i < n; i++) {
-                manifest_item_clear(&slots[i].item);
-                free(slots[i].error);
-                slots[i].error = NULL;
-            }
-            manifest_files_clear(&files);
-            n = 0;
-            inline_bytes = 0;
-            prog.items = total;
-            cli_progress_update(bar, (uint64_t)ftello(m.f), input_size, total);
-        }
-        if (r == MANIFEST_EOF) break;
+        if (rc != CLI_OK || c.raw.n == 0) break;
+        rc = process_chunk(o, &m, out.f, &c);
+        clear_slots(c.slots, c.raw.n);
+        manifest_files_clear(&c.files);
+        c.raw.n = c.raw.used = 0;
+        prog.items = c.total;
+        cli_progress_update(bar, (uint64_t)ftello(m.f), input_size, c.total);
     }
     cli_progress_finish(bar);
-    if (rc == CLI_OK && bad) {
-        cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", bad, bad == 1 ? "" : "s",
-                  total);
+    bool complete = rc == CLI_OK;   /* every line has its output line */
+    if (rc == CLI_OK && c.bad) {
+        cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", c.bad,
+                  c.bad == 1 ? "" : "s", c.total);
         rc = CLI_USAGE;
     }
-    /* -o only ever holds a complete batch: any failure leaves no file. */
-    if (rc == CLI_OK || (o->keep_going && rc == CLI_USAGE && !out.path)) {
+    /* -o only ever holds a complete batch: any failure leaves no file. With
+     * --keep-going, bad lines are part of the result (one placeholder each). */
+    if (complete) {
         if (cli_output_commit(&out) != 0) rc = CLI_FAIL;
-    } else {
+    } else if (out.path) {
         cli_output_abort(&out);
+    } else {
+        fflush(stdout);
     }
-out:
-    for (size_t i = 0; slots && i < n; i++) {
-        manifest_item_clear(&slots[i].item);
-        free(slots[i].error);
-    }
-    if (out.f || out.path) cli_output_abort(&out);
-    manifest_files_clear(&files);
-    free(slots), free(tuples), free(keys);
+    clear_slots(c.slots, c.raw.n);
+    manifest_files_clear(&c.files);
+    free(c.slots), free(c.tuples), free(c.keys);
+    free(c.raw.arena), free(c.raw.off), free(c.raw.len), free(c.raw.line);
     manifest_close(&m);
     return rc;
 }
@@ -244,6 +326,7 @@ int cckey_cmd_batch(int argc, char **argv)
                 goto out;
             }
             cckey_batch_config_set_threads(o.cfg, (unsigned)v);
+            o.threads = (unsigned)v;
             break;
         case OPT_VERIFY:
             if (!optarg || strcmp(optarg, "all") == 0) cckey_batch_config_set_verify(o.cfg, CCKEY_VERIFY_ALL);

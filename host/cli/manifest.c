@@ -52,6 +52,7 @@ void manifest_item_clear(manifest_item *item)
 {
     json_decref(item->root);
     free(item->opts);
+    free(item->source_path);
     *item = (manifest_item){0};
 }
 
@@ -63,6 +64,7 @@ void manifest_files_clear(manifest_files *files)
     }
     free(files->paths);
     free(files->files);
+    free(files->index);
     *files = (manifest_files){0};
 }
 
@@ -179,48 +181,97 @@ static int parse_options(const line_ctx *c, json_t *v, manifest_item *item)
     return 0;
 }
 
-static int map_source(const line_ctx *c, json_t *pathv, const char *base_dir, manifest_files *files,
-                      cckey_bytes *out)
+static int source_path(const line_ctx *c, json_t *pathv, const char *base_dir, manifest_item *item)
 {
     const char *rel = json_string_value(pathv);
     size_t rel_len = json_string_length(pathv);
     if (rel_len == 0) return bad(c, "source_file", "\"source_file\" is empty");
     if (memchr(rel, '\0', rel_len)) return bad(c, "source_file", "\"source_file\" holds a NUL byte");
     size_t n = strlen(base_dir) + rel_len + 2;
-    char *path = malloc(n);
-    if (!path) return bad(c, NULL, "out of memory");
-    if (rel[0] == '/') snprintf(path, n, "%s", rel);
-    else snprintf(path, n, "%s/%s", base_dir, rel);
-    for (size_t i = 0; i < files->n; i++)
-        if (strcmp(files->paths[i], path) == 0) {
-            free(path);
-            *out = (cckey_bytes){files->files[i].ptr, files->files[i].len};
-            return 0;
-        }
+    item->source_path = malloc(n);
+    if (!item->source_path) return bad(c, NULL, "out of memory");
+    if (rel[0] == '/') snprintf(item->source_path, n, "%s", rel);
+    else snprintf(item->source_path, n, "%s/%s", base_dir, rel);
+    item->source_col = member_column(c->line, c->len, "source_file");
+    return 0;
+}
+
+static size_t path_hash(const char *p)
+{
+    size_t h = 1469598103934665603u;
+    while (*p) h = (h ^ (unsigned char)*p++) * 1099511628211u;
+    return h;
+}
+
+/* Room for one more file: both arrays and the index (kept at most half full). */
+static int grow_files(manifest_files *files)
+{
     if (files->n == files->cap) {
         size_t cap = files->cap ? files->cap * 2 : 16;
         char **p = realloc(files->paths, cap * sizeof *p);
         if (p) files->paths = p;
         cli_file *f = realloc(files->files, cap * sizeof *f);
         if (f) files->files = f;
-        if (!p || !f) {
-            free(path);
-            return bad(c, NULL, "out of memory");
-        }
+        if (!p || !f) return -1;
         files->cap = cap;
+    }
+    if (2 * (files->n + 1) > files->index_cap) {
+        size_t cap = files->index_cap ? files->index_cap * 2 : 64;
+        size_t *index = calloc(cap, sizeof *index);
+        if (!index) return -1;
+        for (size_t i = 0; i < files->n; i++) {
+            size_t s = path_hash(files->paths[i]) & (cap - 1);
+            while (index[s]) s = (s + 1) & (cap - 1);
+            index[s] = i + 1;
+        }
+        free(files->index);
+        files->index = index;
+        files->index_cap = cap;
+    }
+    return 0;
+}
+
+int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
+                     size_t err_len)
+{
+    if (!item->source_path) return MANIFEST_ITEM;
+    const char *path = item->source_path;
+    size_t h = path_hash(path), slot = 0;
+    if (files->index_cap) {
+        for (slot = h & (files->index_cap - 1); files->index[slot]; slot = (slot + 1) & (files->index_cap - 1)) {
+            size_t i = files->index[slot] - 1;
+            if (strcmp(files->paths[i], path) == 0) {
+                item->tuple.source = (cckey_bytes){files->files[i].ptr, files->files[i].len};
+                goto done;
+            }
+        }
+    }
+    if (files->n == files->cap || 2 * (files->n + 1) > files->index_cap) {
+        if (grow_files(files) != 0) {
+            snprintf(err, err_len, "%s:%zu:%zu: out of memory", label, item->line, item->source_col);
+            manifest_item_clear(item);
+            return MANIFEST_BAD;
+        }
+        for (slot = h & (files->index_cap - 1); files->index[slot]; slot = (slot + 1) & (files->index_cap - 1)) {}
     }
     char why[256];
     cli_file f;
     if (cli_file_map(path, &f, why, sizeof why) != 0) {
-        int r = bad(c, "source_file", "cannot read source_file \"%s\": %s", path, why);
-        free(path);
-        return r;
+        snprintf(err, err_len, "%s:%zu:%zu: cannot read source_file \"%s\": %s", label, item->line,
+                 item->source_col, path, why);
+        manifest_item_clear(item);
+        return MANIFEST_BAD;
     }
-    files->paths[files->n] = path;
+    files->paths[files->n] = item->source_path;
+    item->source_path = NULL;   /* the table owns it now */
     files->files[files->n++] = f;
+    files->index[slot] = files->n;
     files->bytes += f.len;
-    *out = (cckey_bytes){f.ptr, f.len};
-    return 0;
+    item->tuple.source = (cckey_bytes){f.ptr, f.len};
+done:
+    free(item->source_path);
+    item->source_path = NULL;
+    return MANIFEST_ITEM;
 }
 
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
@@ -254,13 +305,13 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
         item->tuple.device = bytes_of(dev);
         item->tuple.name = bytes_of(name);
         if (src) item->tuple.source = bytes_of(src);
-        else r = map_source(&c, file, base_dir, files, &item->tuple.source);
+        else r = source_path(&c, file, base_dir, item);
     }
     if (r) {
         manifest_item_clear(item);
         return r;
     }
-    return MANIFEST_ITEM;
+    return files ? manifest_resolve(item, files, label, err, err_len) : MANIFEST_ITEM;
 }
 
 static bool blank(const char *s, size_t n)
@@ -270,7 +321,7 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
-int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len)
+int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, size_t err_len)
 {
     for (;;) {
         errno = 0;
@@ -283,10 +334,21 @@ int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char 
             return MANIFEST_EOF;
         }
         m->line++;
-        size_t len = (size_t)n;
-        if (len && m->buf[len - 1] == '\n') len--;
-        if (len && m->buf[len - 1] == '\r') len--;   /* CRLF manifests */
-        if (blank(m->buf, len)) continue;
-        return manifest_parse_line(m->buf, len, m->label, m->line, m->base_dir, item, files, err, err_len);
+        size_t l = (size_t)n;
+        if (l && m->buf[l - 1] == '\n') l--;
+        if (l && m->buf[l - 1] == '\r') l--;   /* CRLF manifests */
+        if (blank(m->buf, l)) continue;
+        *line = m->buf;
+        *len = l;
+        return MANIFEST_ITEM;
     }
+}
+
+int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len)
+{
+    const char *line;
+    size_t len;
+    int r = manifest_read_line(m, &line, &len, err, err_len);
+    if (r != MANIFEST_ITEM) return r;
+    return manifest_parse_line(line, len, m->label, m->line, m->base_dir, item, files, err, err_len);
 }

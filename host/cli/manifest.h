@@ -23,6 +23,8 @@ typedef struct manifest_item {
     json_t *root;
     cckey_option *opts;
     cckey_tuple tuple;
+    char *source_path;    /* a source_file not mapped yet (see manifest_resolve) */
+    size_t source_col;    /* its column, for messages */
 } manifest_item;
 
 /* source_file mappings shared by the items of one chunk: the same file named
@@ -31,6 +33,8 @@ typedef struct manifest_files {
     char **paths;
     cli_file *files;
     size_t n, cap;
+    size_t *index;        /* open addressing over paths: entry + 1, 0 empty */
+    size_t index_cap;
     uint64_t bytes;   /* total bytes mapped */
 } manifest_files;
 
@@ -40,15 +44,28 @@ enum { MANIFEST_ITEM = 1, MANIFEST_EOF = 0, MANIFEST_BAD = -1, MANIFEST_IO = -2 
 int manifest_open(manifest *m, const char *path);
 void manifest_close(manifest *m);
 
-/* Read the next non-blank line. MANIFEST_BAD leaves "FILE:LINE:COLUMN: what"
- * in err; the reader stays usable, so a caller may go on to the next line. */
+/* The next non-blank line, without its line ending: MANIFEST_ITEM with *line
+ * and *len set (valid until the next call; m->line is its number),
+ * MANIFEST_EOF, or MANIFEST_IO with the reason in err. */
+int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, size_t err_len);
+
+/* Read and parse the next non-blank line. MANIFEST_BAD leaves
+ * "FILE:LINE:COLUMN: what" in err; the reader stays usable, so a caller may
+ * go on to the next line. */
 int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len);
 
 /* Parse one line (no newline) as a tuple: the parser proper, also the fuzz
- * target's entry point. line_no and label are for messages. */
+ * target's entry point. line_no and label are for messages. With files
+ * NULL, a source_file is left in item->source_path for manifest_resolve, so
+ * that lines can be parsed on many threads and mapped on one. */
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
                         const char *base_dir, manifest_item *item, manifest_files *files,
                         char *err, size_t err_len);
+
+/* Map a pending source_file (a no-op for other items). MANIFEST_ITEM or
+ * MANIFEST_BAD with err set; a bad item is cleared. */
+int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
+                     size_t err_len);
 
 void manifest_item_clear(manifest_item *item);
 void manifest_files_clear(manifest_files *files);
