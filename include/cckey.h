@@ -241,6 +241,114 @@ CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
 
+/* ------------------------------------------------------------------------ */
+/* A store of compiled kernels on disk, addressed by key                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One folder holds one store. Entries live in DIR/xy/NAME, where NAME is the
+ * key with each ':' replaced by '-' and xy is the first byte, in hex, of
+ * md5(key) (the key's own prefix is the device digest, so a one-device cache
+ * would otherwise fall into one folder). An entry is a 192-byte header (magic,
+ * format version, full key, payload length, MD5 over header and payload)
+ * followed by the payload.
+ *
+ * Many threads and processes may use one folder at once: a write goes to a
+ * temporary file in the entry's folder, is fsync'ed and renamed over the
+ * entry (then the folder is fsync'ed), so a reader sees the old entry, the
+ * new one, or none, and a writer killed at any moment leaves at most a
+ * temporary file that is never served. An entry that fails its checks
+ * (truncated, a flipped byte, another key, another format version) is
+ * never served: the look-up that finds it removes it and reports a miss.
+ *
+ * Size limit: least recently used first. A successful get sets the entry's
+ * modification time to now; when a handle's puts push the folder past
+ * max_bytes (the sizes of the entry files), it removes the entries with the
+ * oldest modification times until the folder is at 90% of the limit. The
+ * limit is soft: each handle counts its own writes between full recounts
+ * (every 256 puts and whenever its count passes the limit), so writers in
+ * several processes can overshoot it briefly.
+ */
+
+/** A store handle. Opaque; safe to share between threads. */
+typedef struct cckey_store cckey_store;
+
+/** What a store folder holds (cckey_store_stats). */
+typedef struct cckey_store_usage {
+    uint64_t entries;     /**< entry files (not checked; see cckey_store_verify) */
+    uint64_t bytes;       /**< their total size, headers included */
+    uint64_t max_bytes;   /**< this handle's limit; 0 for none */
+    uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
+    uint64_t temp_bytes;  /**< their total size */
+} cckey_store_usage;
+
+/** What cckey_store_verify found. */
+typedef struct cckey_store_report {
+    uint64_t ok;             /**< entries that passed every check */
+    uint64_t removed;        /**< entries that failed a check and were removed */
+    uint64_t temps_removed;  /**< temporary files of dead writers removed */
+} cckey_store_report;
+
+/**
+ * Open (and create, with missing parents) the store in folder dir.
+ * @param out        receives the handle; not NULL.
+ * @param dir        the folder; not NULL.
+ * @param max_bytes  size limit for this handle's writes; 0 for none.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
+ *         CCKEY_ERR_IO when dir cannot be created or is not a folder.
+ */
+CCKEY_API cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes);
+
+/** Close a handle. NULL is a no-op. No other thread may be using it. */
+CCKEY_API void cckey_store_close(cckey_store *s);
+
+/**
+ * Read the payload stored under key, checking every byte of the entry, and
+ * mark the entry as just used.
+ * @param key  a key as cckey_make_key writes it (CCKEY_KEY_LEN characters,
+ *             NUL-terminated); anything else is CCKEY_ERR_INVALID_ARG.
+ * @param buf  receives a new buffer (free it with cckey_store_free_buffer);
+ *             set to NULL on any error. A 0-byte payload gives a non-NULL
+ *             buffer.
+ * @param len  receives the payload's length.
+ * @return CCKEY_OK; CCKEY_ERR_NOT_FOUND (no entry); CCKEY_ERR_CORRUPT (an
+ *         entry failed its checks and was removed: a miss too);
+ *         CCKEY_ERR_IO; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_INVALID_ARG.
+ */
+CCKEY_API cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len);
+
+/** Free a buffer from cckey_store_get. NULL is a no-op. */
+CCKEY_API void cckey_store_free_buffer(void *buf);
+
+/**
+ * Store len bytes under key, replacing any entry it has, atomically and
+ * durably (see above). May then evict least recently used entries.
+ * @param data  may be NULL only when len is 0.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a malformed key, or an entry larger
+ *         than the handle's limit); CCKEY_ERR_IO (nothing was stored).
+ */
+CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len);
+
+/** Count the entries and temporary files of the folder (no checks). */
+CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
+
+/**
+ * Check every entry as cckey_store_get would, removing those that fail, and
+ * remove temporary files whose writer is gone (its process no longer exists,
+ * or the file is over an hour old). out may be NULL.
+ * @return CCKEY_OK, or CCKEY_ERR_IO when the folder cannot be read.
+ */
+CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out);
+
+/**
+ * Remove every entry, the temporary files of dead writers and then the
+ * empty shard folders. Only files named as the store names them are
+ * touched: other files in the folder stay. removed (may be NULL) receives
+ * the number of entries removed.
+ * @return CCKEY_OK, or CCKEY_ERR_IO when something could not be removed.
+ */
+CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,173 @@
+/* Entry files: names, the header, and the checks a read must pass. */
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+bool cckey_store_key_ok(const char *key)
+{
+    if (!key) return false;
+    for (size_t i = 0; i < CCKEY_KEY_LEN; i++) {
+        bool colon = i % (CCKEY_HEX_LEN + 1) == CCKEY_HEX_LEN;
+        if (colon ? key[i] != ':' : !is_hex(key[i])) return false;
+    }
+    return key[CCKEY_KEY_LEN] == '\0';
+}
+
+void cckey_store_key_to_name(char name[CCKEY_NAME_LEN + 1], const char *key)
+{
+    for (size_t i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
+    name[CCKEY_NAME_LEN] = '\0';
+}
+
+bool cckey_store_name_to_key(char key[CCKEY_KEY_LEN + 1], const char *name)
+{
+    if (strlen(name) != CCKEY_NAME_LEN) return false;
+    for (size_t i = 0; i < CCKEY_KEY_LEN; i++) {
+        if (name[i] == ':') return false;
+        key[i] = name[i] == '-' ? ':' : name[i];
+    }
+    key[CCKEY_KEY_LEN] = '\0';
+    return cckey_store_key_ok(key);
+}
+
+void cckey_store_shard_of(char shard[3], const char *key)
+{
+    uint8_t d[CCKEY_MD5_DIGEST];
+    char hex[32];
+    cckey_md5(key, CCKEY_KEY_LEN, d);
+    cckey_hex(hex, d);
+    shard[0] = hex[0], shard[1] = hex[1], shard[2] = '\0';
+}
+
+static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t len)
+{
+    memset(hdr, 0, CCKEY_ENTRY_HEADER);
+    memcpy(hdr, CCKEY_ENTRY_MAGIC, 8);
+    cckey_put_le32(hdr + 8, CCKEY_ENTRY_VERSION);
+    cckey_put_le32(hdr + 12, CCKEY_ENTRY_HEADER);
+    cckey_put_le64(hdr + 16, len);
+    memcpy(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN);
+}
+
+void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *payload, uint64_t len)
+{
+    header_fields(hdr, key, len);
+    cckey_md5_ctx ctx;
+    cckey_md5_init(&ctx);
+    cckey_md5_update(&ctx, hdr, CCKEY_ENTRY_HEADER);
+    cckey_md5_update(&ctx, payload, (size_t)len);
+    cckey_md5_final(&ctx, hdr + CCKEY_ENTRY_SUM_AT);
+}
+
+/* Read exactly len bytes at off; false on a short file or an error. */
+static bool read_at(int fd, void *buf, size_t len, uint64_t off, int *err)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *err = n < 0 ? errno : 0;
+            return false;
+        }
+        p += n, len -= (size_t)n, off += (uint64_t)n;
+    }
+    return true;
+}
+
+cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len)
+{
+    if (payload) *payload = NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) return cckey_fail(CCKEY_ERR_IO, "stat: %s", strerror(errno));
+    uint64_t size = (uint64_t)st.st_size;
+    if (size < CCKEY_ENTRY_HEADER)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry: %llu bytes, less than its header",
+                          (unsigned long long)size);
+    uint8_t hdr[CCKEY_ENTRY_HEADER], want[CCKEY_ENTRY_HEADER];
+    int err = 0;
+    if (!read_at(fd, hdr, sizeof hdr, 0, &err)) {
+        if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
+        return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry (shrank while read)");
+    }
+    uint64_t plen = cckey_get_le64(hdr + 16);
+    if (memcmp(hdr, CCKEY_ENTRY_MAGIC, 8) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry (bad magic)");
+    if (cckey_get_le32(hdr + 8) != CCKEY_ENTRY_VERSION)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry format version %u, not %u", cckey_get_le32(hdr + 8),
+                          CCKEY_ENTRY_VERSION);
+    if (cckey_get_le32(hdr + 12) != CCKEY_ENTRY_HEADER) return cckey_fail(CCKEY_ERR_CORRUPT, "bad header size");
+    if (memcmp(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
+    if (plen != size - CCKEY_ENTRY_HEADER)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "payload of %llu bytes, header says %llu (truncated?)",
+                          (unsigned long long)(size - CCKEY_ENTRY_HEADER), (unsigned long long)plen);
+    if (plen > SIZE_MAX - 1) return cckey_fail(CCKEY_ERR_NO_MEMORY, "entry too large for this process");
+
+    /* Recompute the checksum over the header as written (sum zeroed). */
+    header_fields(want, key, plen);
+    memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
+    if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
+    memset(want + CCKEY_ENTRY_SUM_AT, 0, CCKEY_MD5_DIGEST);
+    cckey_md5_ctx ctx;
+    cckey_md5_init(&ctx);
+    cckey_md5_update(&ctx, want, CCKEY_ENTRY_HEADER);
+
+    uint8_t *out = NULL, *scratch = NULL;
+    size_t step = CCKEY_STORE_CHUNK;
+    if (payload) {
+        out = malloc(plen ? (size_t)plen : 1);
+        if (!out) return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)plen);
+    } else {
+        scratch = malloc(step);
+        if (!scratch) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    for (uint64_t off = 0; off < plen;) {
+        size_t n = plen - off < step ? (size_t)(plen - off) : step;
+        uint8_t *dst = out ? out + off : scratch;
+        if (!read_at(fd, dst, n, CCKEY_ENTRY_HEADER + off, &err)) {
+            free(out), free(scratch);
+            if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
+            return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry (shrank while read)");
+        }
+        cckey_md5_update(&ctx, dst, n);
+        off += n;
+    }
+    free(scratch);
+    uint8_t sum[CCKEY_MD5_DIGEST];
+    cckey_md5_final(&ctx, sum);
+    if (memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0) {
+        free(out);
+        return cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
+    }
+    if (payload) *payload = out;
+    if (len) *len = (size_t)plen;
+    return CCKEY_OK;
+}
+
+void cckey_store_unlink_same(const char *path, const struct stat *seen)
+{
+    struct stat now;
+    if (stat(path, &now) == 0 && now.st_dev == seen->st_dev && now.st_ino == seen->st_ino) unlink(path);
+}
+
+bool cckey_store_temp_stale(const char *name, const struct stat *st)
+{
+    if (time(NULL) - st->st_mtime > 3600) return true;
+    /* ".tmp-HOST-PID-...": the pid means something only on this host. */
+    const char *p = name + strlen(CCKEY_TEMP_PREFIX), *host = cckey_store_host_tag();
+    size_t hl = strlen(host);
+    if (strncmp(p, host, hl) != 0 || p[hl] != '-') return false;
+    char *end;
+    long pid = strtol(p + hl + 1, &end, 10);
+    if (end == p + hl + 1 || *end != '-' || pid <= 0) return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}

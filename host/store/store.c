@@ -1,0 +1,222 @@
+/* The store: open, get, put. Layout and guarantees are in cckey.h. */
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void (*cckey_store_test_hook)(int stage);
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static char host_tag[9];
+
+static void make_host_tag(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    uint8_t d[CCKEY_MD5_DIGEST];
+    char hex[32];
+    cckey_md5(name, strlen(name), d);
+    cckey_hex(hex, d);
+    memcpy(host_tag, hex, 8);
+}
+
+const char *cckey_store_host_tag(void)
+{
+    pthread_once(&host_once, make_host_tag);
+    return host_tag;
+}
+
+/* mkdir -p: each missing component in turn. */
+static int make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) return ENOMEM;
+    int err = 0;
+    for (char *q = p + 1;; q++) {
+        if (*q == '/' || *q == '\0') {
+            char c = *q;
+            *q = '\0';
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) err = errno;
+            *q = c;
+            if (!c || err) break;
+        }
+    }
+    free(p);
+    return err;
+}
+
+/* Backup tools know this file: a cache need not be backed up. */
+static void tag_cache_dir(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/CACHEDIR.TAG", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return;
+    static const char tag[] = "Signature: 8a477f597d28d172789f06886806bc55\n"
+                              "# This folder is a cckey kernel cache; see cckey cache --help.\n";
+    ssize_t w = write(fd, tag, sizeof tag - 1);
+    (void)w;
+    close(fd);
+}
+
+cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes)
+{
+    if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    if (!dir || !*dir) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no store folder given");
+    if (strlen(dir) > 3000) return cckey_fail(CCKEY_ERR_INVALID_ARG, "store folder path too long");
+    int err = make_dirs(dir);
+    struct stat st;
+    if (err == 0 && stat(dir, &st) != 0) err = errno;
+    if (err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
+    if (!S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
+    cckey_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->dir = strdup(dir))) {
+        free(s);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    size_t n = strlen(s->dir);
+    while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
+    s->max_bytes = max_bytes;
+    pthread_mutex_init(&s->lock, NULL);
+    tag_cache_dir(s->dir);
+    *out = s;
+    return CCKEY_OK;
+}
+
+void cckey_store_close(cckey_store *s)
+{
+    if (!s) return;
+    pthread_mutex_destroy(&s->lock);
+    free(s->dir);
+    free(s);
+}
+
+void cckey_store_free_buffer(void *buf) { free(buf); }
+
+/* DIR/xy and DIR/xy/NAME for a key. */
+static void paths_of(const cckey_store *s, const char *key, char *shard_dir, char *path, size_t cap)
+{
+    char shard[3], name[CCKEY_NAME_LEN + 1];
+    cckey_store_shard_of(shard, key);
+    cckey_store_key_to_name(name, key);
+    snprintf(shard_dir, cap, "%s/%s", s->dir, shard);
+    snprintf(path, cap, "%s/%s/%s", s->dir, shard, name);
+}
+
+cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)
+{
+    if (buf) *buf = NULL;
+    if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
+    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    char shard_dir[4096], path[4096];
+    paths_of(s, key, shard_dir, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    cckey_status st = cckey_entry_read(fd, key, buf, len);
+    if (st == CCKEY_ERR_CORRUPT) {
+        struct stat seen;
+        if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
+    } else if (st == CCKEY_OK) {
+        /* Mark as used for the eviction order (see cckey.h). Both times set
+         * to now, as that needs only write access, not ownership. */
+        futimens(fd, NULL);
+    }
+    close(fd);
+    return st;
+}
+
+static bool write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            return false;
+        }
+        p += n, len -= (size_t)n;
+    }
+    return true;
+}
+
+static void hook(int stage)
+{
+    if (cckey_store_test_hook) cckey_store_test_hook(stage);
+}
+
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
+    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER;
+    if (s->max_bytes && total > s->max_bytes)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
+                          (unsigned long long)total, (unsigned long long)s->max_bytes);
+    char shard_dir[4096], path[4096], tmp[4200];
+    paths_of(s, key, shard_dir, path, sizeof path);
+    if (mkdir(shard_dir, 0777) == 0) sync_dir(s->dir);
+    else if (errno != EEXIST) return cckey_fail(CCKEY_ERR_IO, "%s: %s", shard_dir, strerror(errno));
+
+    static atomic_uint serial;
+    uint8_t rnd[CCKEY_MD5_DIGEST];
+    char hex[32];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned n = atomic_fetch_add(&serial, 1);
+    uint64_t seed[4] = {(uint64_t)now.tv_sec, (uint64_t)now.tv_nsec, n, (uint64_t)(uintptr_t)&now};
+    cckey_md5(seed, sizeof seed, rnd);
+    cckey_hex(hex, rnd);
+    snprintf(tmp, sizeof tmp, "%s/" CCKEY_TEMP_PREFIX "%s-%ld-%.12s", shard_dir, cckey_store_host_tag(),
+             (long)getpid(), hex);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* A concurrent clear may have removed the shard folder just now. */
+    if (fd < 0 && errno == ENOENT && (mkdir(shard_dir, 0777) == 0 || errno == EEXIST))
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno));
+    hook(CCKEY_STORE_STAGE_OPENED);
+    uint8_t hdr[CCKEY_ENTRY_HEADER];
+    cckey_entry_header(hdr, key, data, len);
+    bool ok = write_all(fd, hdr, sizeof hdr);
+    for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
+        size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
+        ok = write_all(fd, (const uint8_t *)data + off, step);
+        hook(CCKEY_STORE_STAGE_CHUNK);
+    }
+    ok = ok && fsync(fd) == 0;
+    int err = errno;
+    if (close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok) hook(CCKEY_STORE_STAGE_SYNCED);
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok) err = errno;
+        unlink(tmp);
+        return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", path, strerror(err));
+    }
+    sync_dir(shard_dir);
+    hook(CCKEY_STORE_STAGE_RENAMED);
+    cckey_store_after_put(s, total);
+    return CCKEY_OK;
+}

@@ -1,0 +1,129 @@
+/* Walking a store folder: stats, verify, clear. */
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool is_shard_name(const char *n)
+{
+    static const char hex[] = "0123456789abcdef";
+    return n[0] && n[1] && !n[2] && strchr(hex, n[0]) && strchr(hex, n[1]);
+}
+
+int cckey_store_walk(const cckey_store *s, cckey_walk_fn fn, void *user)
+{
+    DIR *top = opendir(s->dir);
+    if (!top) return -1;
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && (de = readdir(top))) {
+        if (!is_shard_name(de->d_name)) continue;
+        char shard[4096];
+        snprintf(shard, sizeof shard, "%s/%s", s->dir, de->d_name);
+        DIR *d = opendir(shard);
+        if (!d) continue;   /* vanished, or not a folder */
+        struct dirent *e;
+        while (rc == 0 && (e = readdir(d))) {
+            char key[CCKEY_KEY_LEN + 1];
+            int kind = strncmp(e->d_name, CCKEY_TEMP_PREFIX, strlen(CCKEY_TEMP_PREFIX)) == 0 ? CCKEY_WALK_TEMP
+                       : cckey_store_name_to_key(key, e->d_name)                              ? CCKEY_WALK_ENTRY
+                                                                                              : 0;
+            if (!kind) continue;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", shard, e->d_name);
+            struct stat st;
+            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            rc = fn(user, kind, path, e->d_name, &st);
+        }
+        closedir(d);
+    }
+    closedir(top);
+    return rc;
+}
+
+static int count_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
+{
+    (void)path, (void)name;
+    cckey_store_usage *out = user;
+    if (kind == CCKEY_WALK_ENTRY) out->entries++, out->bytes += (uint64_t)st->st_size;
+    else out->temp_files++, out->temp_bytes += (uint64_t)st->st_size;
+    return 0;
+}
+
+cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
+{
+    if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or output");
+    *out = (cckey_store_usage){.max_bytes = s->max_bytes};
+    if (cckey_store_walk(s, count_one, out) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    return CCKEY_OK;
+}
+
+static int verify_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
+{
+    cckey_store_report *r = user;
+    if (kind == CCKEY_WALK_TEMP) {
+        if (cckey_store_temp_stale(name, st) && unlink(path) == 0) r->temps_removed++;
+        return 0;
+    }
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_store_name_to_key(key, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;   /* evicted or replaced meanwhile */
+    cckey_status v = cckey_entry_read(fd, key, NULL, NULL);
+    if (v == CCKEY_OK) r->ok++;
+    else if (v == CCKEY_ERR_CORRUPT) {
+        struct stat seen;
+        if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
+        r->removed++;
+    }
+    close(fd);
+    return 0;
+}
+
+cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    cckey_store_report r = {0};
+    if (cckey_store_walk(s, verify_one, &r) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    if (out) *out = r;
+    return CCKEY_OK;
+}
+
+typedef struct clear_state {
+    uint64_t removed;
+    int err;
+} clear_state;
+
+static int clear_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
+{
+    clear_state *c = user;
+    /* A live writer's temporary file stays: it is about to become an entry. */
+    if (kind == CCKEY_WALK_TEMP && !cckey_store_temp_stale(name, st)) return 0;
+    if (unlink(path) == 0) c->removed += kind == CCKEY_WALK_ENTRY;
+    else if (errno != ENOENT && !c->err) c->err = errno;
+    return 0;
+}
+
+cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    clear_state c = {0};
+    if (cckey_store_walk(s, clear_one, &c) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    /* Empty shard folders go too; rmdir refuses the ones still in use. */
+    for (int i = 0; i < 256; i++) {
+        char shard[4096];
+        snprintf(shard, sizeof shard, "%s/%02x", s->dir, i);
+        rmdir(shard);
+    }
+    pthread_mutex_lock(&s->lock);
+    s->counted = false;
+    pthread_mutex_unlock(&s->lock);
+    if (removed) *removed = c.removed;
+    if (c.err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(c.err));
+    return CCKEY_OK;
+}
