@@ -1,0 +1,31 @@
+# cckey_bench's plot. cckey_bench writes the two data files and calls
+#   gnuplot -e "msgs='m.dat'; keys='k.dat'; nm=N; nk=K; out='x.png'; heading='...'" plot.gp
+# msgs: one row per message workload, one column of GB/s per candidate.
+# keys: one row per key workload, one column of keys/s per candidate.
+# "-" marks a candidate that did not run on that workload.
+if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
+    set terminal pngcairo size 1400,1000 noenhanced font ",10"
+} else {
+    set terminal png size 1400,1000 noenhanced
+}
+set output out
+set datafile missing "-"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y
+set grid ytics mytics
+set key outside right top
+set xtics nomirror
+set multiplot layout 2,1 title heading
+
+set title "MD5 throughput on message workloads (GB/s, log scale; higher is better)"
+set ylabel "GB/s"
+plot for [i=2:nm+1] msgs using i:xtic(1) title columnheader(i)
+
+set title "keys/s on the suite and memo workloads (log scale; higher is better)"
+set ylabel "keys/s"
+plot for [i=2:nk+1] keys using i:xtic(1) title columnheader(i)
+
+unset multiplot

@@ -1,0 +1,123 @@
+/* Small helpers: clock, a seeded generator, a parallel loop over the
+ * library's own fork-join helper. */
+#include "bench.h"
+#include "backends/backend.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* splitmix64: seeds of neighbouring workers give unrelated streams. */
+uint64_t bench_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+double bench_rand_unit(uint64_t *state) { return (double)(bench_rand(state) >> 11) * 0x1.0p-53; }
+
+double bench_rand_normal(uint64_t *state)
+{
+    double u = bench_rand_unit(state), v = bench_rand_unit(state);
+    if (u < 1e-300) u = 1e-300;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+void *bench_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "cckey_bench: out of memory allocating %zu bytes\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+typedef struct pfor {
+    size_t n, grain;
+    void (*body)(void *, size_t, size_t);
+    void *ctx;
+    _Atomic size_t next;
+} pfor;
+
+static void pfor_worker(void *arg, unsigned tid)
+{
+    (void)tid;
+    pfor *p = arg;
+    for (;;) {
+        size_t b = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
+        if (b >= p->n) return;
+        p->body(p->ctx, b, b + p->grain < p->n ? b + p->grain : p->n);
+    }
+}
+
+size_t bench_grain(size_t n, unsigned threads)
+{
+    size_t g = n / ((size_t)(threads ? threads : 1) * 8);
+    return g < 1 ? 1 : g > 64 ? 64 : g;
+}
+
+void bench_parallel_for(size_t n, size_t grain, unsigned threads,
+                        void (*body)(void *ctx, size_t begin, size_t end), void *ctx)
+{
+    if (grain == 0) grain = 1;
+    if (threads <= 1 || n <= grain) {
+        if (n) body(ctx, 0, n);
+        return;
+    }
+    pfor p = {.n = n, .grain = grain, .body = body, .ctx = ctx};
+    atomic_init(&p.next, 0);
+    if (cckey_parallel_run(threads, pfor_worker, &p) != CCKEY_OK) {
+        fprintf(stderr, "cckey_bench: could not start %u threads\n", threads);
+        exit(1);
+    }
+}
+
+typedef struct fill_ctx {
+    uint8_t *buf;
+    size_t len;
+    uint64_t seed;
+} fill_ctx;
+
+enum { FILL_GRAIN = 1 << 20 };
+
+static void fill_body(void *arg, size_t begin, size_t end)
+{
+    fill_ctx *f = arg;
+    for (size_t chunk = begin; chunk < end; chunk++) {
+        uint64_t s = f->seed ^ (chunk * 0xd1b54a32d192ed03u);
+        size_t off = chunk * FILL_GRAIN, stop = off + FILL_GRAIN < f->len ? off + FILL_GRAIN : f->len;
+        for (; off + 8 <= stop; off += 8) {
+            uint64_t r = bench_rand(&s);
+            memcpy(f->buf + off, &r, 8);
+        }
+        for (; off < stop; off++) f->buf[off] = (uint8_t)bench_rand(&s);
+    }
+}
+
+/* Random bytes, reproducible for a seed whatever the thread count. */
+void bench_fill(uint8_t *buf, size_t len, uint64_t seed, unsigned threads)
+{
+    fill_ctx f = {buf, len, seed};
+    bench_parallel_for((len + FILL_GRAIN - 1) / FILL_GRAIN, 1, threads, fill_body, &f);
+}
+
+void bench_human_bytes(char *buf, size_t len, double bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) bytes /= 1024, u++;
+    snprintf(buf, len, bytes == (double)(uint64_t)bytes ? "%.0f %s" : "%.1f %s", bytes, unit[u]);
+}
