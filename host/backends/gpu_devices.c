@@ -1,0 +1,26 @@
+/* Device listing across backends, for the CLI. */
+#include "gpu_devices.h"
+
+#include <stdio.h>
+
+void cckey_device_ident(const cckey_device_info *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s|%s", d->name, d->driver);
+}
+
+cckey_status cckey_backend_devices(cckey_backend_kind kind, cckey_device_info *out, size_t max,
+                                   size_t *count, char *why, size_t why_len)
+{
+    *count = 0;
+    switch (kind) {
+#ifdef CCKEY_WITH_OPENCL
+    case CCKEY_BACKEND_OPENCL: return cckey_opencl_devices(out, max, count, why, why_len);
+#endif
+#ifdef CCKEY_WITH_CUDA
+    case CCKEY_BACKEND_CUDA: return cckey_cuda_devices(out, max, count, why, why_len);
+#endif
+    default:
+        snprintf(why, why_len, "the %s backend is not compiled into this build", cckey_backend_name(kind));
+        return CCKEY_ERR_UNAVAILABLE;
+    }
+}

@@ -1,0 +1,91 @@
+/* The device pipeline shared by the OpenCL and CUDA backends.
+ *
+ * The plan is the same for every device; only the calls differ. The
+ * pipeline
+ *  - sends messages longer than long_bytes to the CPU (cckey_cpu_digest on
+ *    a host thread, concurrently): one work-item hashing a long message
+ *    alone would hold up its whole group;
+ *  - orders the rest by MD5 block count, longest first, so the work-items
+ *    of a group do similar work;
+ *  - packs them, each at a 16-byte-aligned offset, into staging buffers of
+ *    at most chunk_bytes, and keeps several chunks in flight ("slots") so
+ *    that packing, copies and kernels overlap;
+ *  - marks done[i] only when message i's digest has been copied back, so a
+ *    failure leaves exactly the unfinished messages to the planner's CPU
+ *    fallback.
+ *
+ * Environment (read on every batch):
+ *   CCKEY_GPU_CHUNK_BYTES  packed bytes per chunk (default 64 MiB); tests
+ *                          make it tiny to get many chunks cheaply
+ *   CCKEY_GPU_LONG_BYTES   longest message the device takes (default 256 KiB)
+ *   CCKEY_FAULT_CHUNK=K    fail with CCKEY_ERR_DEVICE just before chunk K
+ *                          (0-based) is launched: a test hook for the
+ *                          fallback path */
+#ifndef CCKEY_GPU_PIPELINE_H
+#define CCKEY_GPU_PIPELINE_H
+
+#include "backend.h"
+
+#include <stdbool.h>
+
+#define CCKEY_GPU_ALIGN 16u
+#define CCKEY_GPU_DEFAULT_CHUNK_BYTES ((size_t)64 << 20)
+#define CCKEY_GPU_DEFAULT_LONG_BYTES ((size_t)256 << 10)
+/* Never more than this on the device: offsets and lengths are 32-bit there. */
+#define CCKEY_GPU_MAX_CHUNK_BYTES ((size_t)1 << 30)
+#define CCKEY_GPU_MAX_SLOTS 4u
+/* The kernel's entry point, in both languages. */
+#define CCKEY_GPU_KERNEL_NAME "cckey_md5_kernel"
+
+typedef struct cckey_gpu_params {
+    size_t chunk_bytes;   /* packed data per chunk */
+    size_t chunk_msgs;    /* messages per chunk */
+    size_t long_bytes;    /* longer messages go to the CPU */
+    long fault_chunk;     /* -1: no injected fault */
+} cckey_gpu_params;
+
+/* The parameters from the environment; CCKEY_ERR_INVALID_ARG (with detail)
+ * for a value that is not a number in range. */
+cckey_status cckey_gpu_params_get(cckey_gpu_params *p);
+
+/* Host views of one slot's staging memory, filled by reserve(). */
+typedef struct cckey_gpu_slot {
+    uint8_t *data;             /* packed messages */
+    uint32_t *meta;            /* per message: offset, length */
+    const uint32_t *digests;   /* per message: 4 state words, valid after wait() */
+} cckey_gpu_slot;
+
+/* What a device backend provides. Every call but close() returns CCKEY_OK or
+ * CCKEY_ERR_DEVICE / CCKEY_ERR_NO_MEMORY with detail set by cckey_fail. */
+typedef struct cckey_gpu_ops {
+    const char *name;
+    /* Take the device for one batch (initialising it on first use) and
+     * say how many slots it keeps in flight (2..CCKEY_GPU_MAX_SLOTS).
+     * close() follows every open(), also a failed one. */
+    cckey_status (*open)(void **self, unsigned *slots);
+    /* Make every slot hold data_bytes of packed data and msgs messages. */
+    cckey_status (*reserve)(void *self, size_t data_bytes, size_t msgs, cckey_gpu_slot *slots);
+    /* Start copy in, kernel, copy out for n messages of data_bytes packed
+     * bytes in slot s; returns without waiting. */
+    cckey_status (*launch)(void *self, unsigned s, size_t n, size_t data_bytes);
+    /* Block until slot s's digests are in its staging memory. */
+    cckey_status (*wait)(void *self, unsigned s);
+    /* Give the device back. After a failure, wait out whatever is still in
+     * flight and drop the device state so the next batch starts afresh. */
+    void (*close)(void *self, bool failed);
+} cckey_gpu_ops;
+
+/* Digest a job through a device: see the plan above. */
+cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *ops);
+
+/* The rule behind `auto` (see gpu_pipeline.c): whether a device that hashes
+ * and transfers at about device_gbps GB/s, after fixed costs of setup_s
+ * seconds, beats cpu_threads host threads on a batch of this shape. */
+bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
+                        double setup_s);
+
+/* Whether CCKEY_FAULT_BUILD is set to a non-zero value: device backends then
+ * fail their kernel build, through their real build-error path. */
+bool cckey_gpu_fault_build(void);
+
+#endif
