@@ -11,11 +11,20 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
     cckey_batch_config *c = calloc(1, sizeof *c);
     if (!c) return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config");
     c->backend = CCKEY_BACKEND_AUTO;
+    if (pthread_mutex_init(&c->report_lock, NULL) != 0) {
+        free(c);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config lock");
+    }
     *out = c;
     return CCKEY_OK;
 }
 
-void cckey_batch_config_free(cckey_batch_config *cfg) { free(cfg); }
+void cckey_batch_config_free(cckey_batch_config *cfg)
+{
+    if (!cfg) return;
+    pthread_mutex_destroy(&cfg->report_lock);
+    free(cfg);
+}
 
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)
 {

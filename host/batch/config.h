@@ -3,6 +3,8 @@
 
 #include "cckey.h"
 
+#include <pthread.h>
+
 struct cckey_batch_config {
     cckey_backend_kind backend;
     unsigned threads;
@@ -10,9 +12,18 @@ struct cckey_batch_config {
     cckey_progress_fn progress;
     void *progress_user;
     /* Results of the last batch, written through a const config: the
-     * config is always heap-allocated by cckey_batch_config_new. */
+     * config is always heap-allocated by cckey_batch_config_new. Batches
+     * build them privately and publish them under report_lock, so
+     * concurrent batches may share one config. */
+    pthread_mutex_t report_lock;
     char used[32];
     char warning[1024];
 };
+
+/* What a batch reports back: kept on the batch's own stack until the end. */
+typedef struct cckey_batch_report {
+    char used[32];
+    char warning[1024];
+} cckey_batch_report;
 
 #endif

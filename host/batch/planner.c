@@ -211,7 +211,8 @@ static const cckey_backend_ops *choose(const cckey_batch_config *cfg, const plan
     return cpu;
 }
 
-static cckey_status digest_strings(plan *p, cckey_batch_config *cfg, unsigned threads)
+static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey_batch_report *rep,
+                                   unsigned threads)
 {
     size_t m = p->strings.n;
     p->dig = malloc((m ? m : 1) * sizeof *p->dig);
@@ -233,13 +234,13 @@ static cckey_status digest_strings(plan *p, cckey_batch_config *cfg, unsigned th
     }
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done,
                             .threads = threads, .progress = cfg->progress, .progress_user = cfg->progress_user};
-    snprintf(cfg->used, sizeof cfg->used, "%s", b->name);
+    snprintf(rep->used, sizeof rep->used, "%s", b->name);
     cckey_status st = b->digest(&job);
     if (st != CCKEY_OK && b->kind != CCKEY_BACKEND_CPU) {
         /* A device failure is not the user's problem: finish on the CPU. */
-        snprintf(cfg->warning, sizeof cfg->warning, "%s backend failed (%s: %s); the rest of the batch ran on the CPU",
+        snprintf(rep->warning, sizeof rep->warning, "%s backend failed (%s: %s); the rest of the batch ran on the CPU",
                  b->name, cckey_strerror(st), cckey_last_error());
-        snprintf(cfg->used, sizeof cfg->used, "%s+cpu", b->name);
+        snprintf(rep->used, sizeof rep->used, "%s+cpu", b->name);
         st = cckey_cpu_digest(&job);
     }
     free(done);
@@ -346,15 +347,14 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
 {
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
-    cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO};
-    cckey_batch_config *cfg = config ? (cckey_batch_config *)config : &defaults;
-    cfg->used[0] = '\0';
-    cfg->warning[0] = '\0';
+    static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO};
+    const cckey_batch_config *cfg = config ? config : &defaults;
+    cckey_batch_report rep = {"", ""};
     unsigned threads = cfg->threads ? cfg->threads : cckey_cpu_count();
 
     plan p = {.tuples = tuples, .n = n};
     cckey_status st = intern_all(&p);
-    if (st == CCKEY_OK) st = digest_strings(&p, cfg, threads);
+    if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads);
     if (st == CCKEY_OK) {
         p.hex = malloc(p.strings.n * sizeof *p.hex);
         if (!p.hex) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "hex digests");
@@ -371,5 +371,13 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
         st = cckey_parallel_run(threads_for(n, threads), format_worker, &fw);
     }
     plan_free(&p);
+    if (config) {
+        /* Configs come only from cckey_batch_config_new: writable. */
+        cckey_batch_config *out_cfg = (cckey_batch_config *)config;
+        pthread_mutex_lock(&out_cfg->report_lock);
+        memcpy(out_cfg->used, rep.used, sizeof rep.used);
+        memcpy(out_cfg->warning, rep.warning, sizeof rep.warning);
+        pthread_mutex_unlock(&out_cfg->report_lock);
+    }
     return st;
 }
