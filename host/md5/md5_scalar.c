@@ -1,5 +1,6 @@
 /* Portable MD5 (RFC 1321): the reference every other path is checked against. */
 #include "md5.h"
+#include "md5_pad.h"
 
 #include <string.h>
 
@@ -72,14 +73,7 @@ void cckey_md5_compress_scalar(uint32_t state[4], const uint8_t *blocks, size_t 
 size_t cckey_md5_pad(uint8_t tail[2 * CCKEY_MD5_BLOCK], const uint8_t *partial, size_t rem,
                      uint64_t total)
 {
-    size_t nblocks = rem < 56 ? 1 : 2;
-    memset(tail, 0, nblocks * CCKEY_MD5_BLOCK);
-    if (rem) memcpy(tail, partial, rem);
-    tail[rem] = 0x80;
-    uint64_t bits = total << 3;   /* RFC 1321: the length modulo 2^64 bits */
-    uint8_t *lenp = tail + nblocks * CCKEY_MD5_BLOCK - 8;
-    for (int i = 0; i < 8; i++) lenp[i] = (uint8_t)(bits >> (8 * i));
-    return nblocks;
+    return cckey_md5_pad_inline(tail, partial, rem, total);
 }
 
 size_t cckey_md5_tail_blocks(uint8_t tail[2 * CCKEY_MD5_BLOCK], const uint8_t *msg, size_t len)

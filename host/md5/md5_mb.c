@@ -1,0 +1,163 @@
+/* The lane manager, shared by every SIMD path: each lane walks one message
+ * block by block (the body straight from the caller's memory, then the 1-2
+ * padded tail blocks); the moment a lane's message ends, the lane takes the
+ * next message, so lanes never wait for the longest one (isa-l md5_mb
+ * style). Any order of lengths is correct; longest-first only keeps the end
+ * of a batch short. There, with no message left to start, the busy lanes
+ * move to the narrower kernel once they fit in it, and to scalar code once
+ * half-empty vector calls cost more than finishing lane by lane. */
+#include "md5_mb.h"
+#include "md5_pad.h"
+
+#include <string.h>
+
+typedef struct mb_lane {
+    const uint8_t *p;     /* next block */
+    size_t left;          /* blocks from p on; 0 = idle lane */
+    size_t tail_blocks;   /* padded blocks still to come after the body */
+    size_t msg;
+} mb_lane;
+
+typedef struct mb_state {
+    _Alignas(64) uint32_t st[4][CCKEY_MD5_MAX_LANES];
+    _Alignas(64) uint8_t tail[CCKEY_MD5_MAX_LANES][2 * CCKEY_MD5_BLOCK];
+    const uint8_t *blk[CCKEY_MD5_MAX_LANES];
+    mb_lane lane[CCKEY_MD5_MAX_LANES];
+} mb_state;
+
+/* What idle lanes chew on; their results are never read. */
+static const uint8_t idle_block[CCKEY_MD5_BLOCK];
+
+static inline void lane_start(mb_state *s, unsigned l, const cckey_msg *m, size_t idx)
+{
+    mb_lane *ln = &s->lane[l];
+    size_t whole = m->len / CCKEY_MD5_BLOCK, rem = m->len % CCKEY_MD5_BLOCK;
+    size_t nt = cckey_md5_pad_inline(s->tail[l], rem ? m->ptr + (m->len - rem) : NULL, rem, m->len);
+    for (int w = 0; w < 4; w++) s->st[w][l] = cckey_md5_iv[w];
+    ln->msg = idx;
+    if (whole) {
+        ln->p = m->ptr;
+        ln->left = whole;
+        ln->tail_blocks = nt;
+    } else {
+        ln->p = s->tail[l];
+        ln->left = nt;
+        ln->tail_blocks = 0;
+    }
+    s->blk[l] = ln->p;
+}
+
+static inline void lane_store(const mb_state *s, unsigned l, uint8_t out[CCKEY_MD5_DIGEST])
+{
+    for (int w = 0; w < 4; w++) {
+        uint32_t v = s->st[w][l];
+        for (int j = 0; j < 4; j++) out[4 * w + j] = (uint8_t)(v >> (8 * j));
+    }
+}
+
+static void lane_move(mb_state *s, unsigned to, unsigned from)
+{
+    mb_lane *ln = &s->lane[to];
+    *ln = s->lane[from];
+    for (int w = 0; w < 4; w++) s->st[w][to] = s->st[w][from];
+    memcpy(s->tail[to], s->tail[from], sizeof s->tail[to]);
+    if (ln->p >= s->tail[from] && ln->p < s->tail[from] + sizeof s->tail[from])
+        ln->p = s->tail[to] + (ln->p - s->tail[from]);
+    s->blk[to] = ln->p;
+}
+
+/* Busy lanes to the front, so a narrower kernel sees all of them. */
+static void compact(mb_state *s, unsigned lanes)
+{
+    unsigned to = 0;
+    for (unsigned from = 0; from < lanes; from++) {
+        if (!s->lane[from].left) continue;
+        if (from != to) lane_move(s, to, from);
+        to++;
+    }
+    for (unsigned l = to; l < lanes; l++) {
+        s->lane[l].left = 0;
+        s->blk[l] = idle_block;
+    }
+}
+
+/* Finishing every lane with scalar code costs the sum of what is left;
+ * more vector calls cost call_cost per call, max-left calls. */
+static int scalar_cheaper(const cckey_md5_path *path, const mb_state *s)
+{
+    size_t sum = 0, max = 0;
+    for (unsigned l = 0; l < path->lanes; l++) {
+        size_t r = s->lane[l].left + s->lane[l].tail_blocks;
+        sum += r;
+        if (r > max) max = r;
+    }
+    return sum * 16 <= (size_t)path->call_cost16 * max;
+}
+
+static void drain_scalar(mb_state *s, unsigned lanes, uint8_t (*out)[CCKEY_MD5_DIGEST])
+{
+    for (unsigned l = 0; l < lanes; l++) {
+        mb_lane *ln = &s->lane[l];
+        if (!ln->left) continue;
+        uint32_t state[4];
+        for (int w = 0; w < 4; w++) state[w] = s->st[w][l];
+        cckey_md5_compress_scalar(state, ln->p, ln->left);
+        if (ln->tail_blocks) cckey_md5_compress_scalar(state, s->tail[l], ln->tail_blocks);
+        cckey_md5_store(out[ln->msg], state);
+    }
+}
+
+void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
+                  uint8_t (*out)[CCKEY_MD5_DIGEST])
+{
+    mb_state s;
+    unsigned lanes = path->lanes, active = 0;
+    size_t next = 0;
+    for (unsigned l = 0; l < lanes; l++) {
+        if (next < n) {
+            lane_start(&s, l, &msgs[next], next);
+            next++;
+            active++;
+        } else {
+            s.lane[l].left = 0;
+            s.blk[l] = idle_block;
+        }
+    }
+    while (active) {
+        if (next == n) {
+            if (path->narrow && active <= path->narrow->lanes) {
+                compact(&s, lanes);
+                path = path->narrow;
+                lanes = path->lanes;
+                continue;
+            }
+            if (scalar_cheaper(path, &s)) {
+                drain_scalar(&s, lanes, out);
+                return;
+            }
+        }
+        path->kernel(s.st, s.blk);
+        for (unsigned l = 0; l < lanes; l++) {
+            mb_lane *ln = &s.lane[l];
+            if (!ln->left) continue;
+            if (--ln->left) {
+                s.blk[l] = ln->p += CCKEY_MD5_BLOCK;
+                continue;
+            }
+            if (ln->tail_blocks) {
+                s.blk[l] = ln->p = s.tail[l];
+                ln->left = ln->tail_blocks;
+                ln->tail_blocks = 0;
+                continue;
+            }
+            lane_store(&s, l, out[ln->msg]);
+            if (next < n) {
+                lane_start(&s, l, &msgs[next], next);
+                next++;
+            } else {
+                s.blk[l] = idle_block;
+                active--;
+            }
+        }
+    }
+}
