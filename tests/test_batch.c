@@ -1,0 +1,289 @@
+/* cckey_make_keys against cckey_make_key (itself held to the Python vectors
+ * in test_vectors.c) on batches shaped to stress deduplication. */
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef char key_t_[CCKEY_KEY_LEN + 1];
+
+/* Run the batch and compare every key with cckey_make_key's. */
+static void check_batch(const cckey_tuple *t, size_t n, cckey_batch_config *cfg, const char *what)
+{
+    key_t_ *out = malloc((n ? n : 1) * sizeof *out);
+    memset(out, '#', (n ? n : 1) * sizeof *out);
+    cckey_status st = cckey_make_keys(out, t, n, cfg);
+    cr_assert_eq(st, CCKEY_OK, "%s: %s: %s", what, cckey_strerror(st), cckey_last_error());
+    for (size_t i = 0; i < n; i++) {
+        key_t_ want;
+        cr_assert_eq(cckey_make_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options),
+                     CCKEY_OK);
+        cr_assert_eq(out[i][CCKEY_KEY_LEN], '\0', "%s: tuple %zu unterminated", what, i);
+        cr_assert_str_eq(out[i], want, "%s: tuple %zu of %zu", what, i, n);
+    }
+    free(out);
+}
+
+static cckey_batch_config *config(cckey_backend_kind kind, unsigned threads)
+{
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, kind), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_threads(cfg, threads), CCKEY_OK);
+    return cfg;
+}
+
+/* A batch drawn from small pools, so most fields repeat: sometimes the same
+ * pointer, sometimes a copy of equal bytes at another address. */
+static cckey_tuple *shared_batch(cckey_test_arena *a, uint64_t *rng, size_t n)
+{
+    enum { DEVS = 3, NAMES = 7, SRCS = 5, SETS = 6 };
+    cckey_bytes dev[DEVS], name[NAMES], src[SRCS];
+    cckey_option *set[SETS];
+    size_t set_n[SETS];
+    for (int i = 0; i < DEVS; i++) dev[i] = cckey_test_random_bytes(a, rng, cckey_test_below(rng, 40));
+    for (int i = 0; i < NAMES; i++) name[i] = cckey_test_random_bytes(a, rng, cckey_test_below(rng, 20));
+    for (int i = 0; i < SRCS; i++) src[i] = cckey_test_random_bytes(a, rng, cckey_test_below(rng, 3000));
+    for (int s = 0; s < SETS; s++) {
+        static const size_t sizes[SETS] = {0, 1, 2, 5, 17, 40};
+        set_n[s] = sizes[s];
+        set[s] = cckey_test_alloc(a, (sizes[s] ? sizes[s] : 1) * sizeof *set[s]);
+        for (size_t i = 0; i < sizes[s]; i++)
+            set[s][i] = (cckey_option){cckey_test_random_bytes(a, rng, cckey_test_below(rng, 3)),
+                                       cckey_test_random_bytes(a, rng, cckey_test_below(rng, 8))};
+    }
+    cckey_tuple *t = cckey_test_alloc(a, n * sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        int copy = (int)cckey_test_below(rng, 3) == 0;
+        cckey_bytes d = dev[cckey_test_below(rng, DEVS)], nm = name[cckey_test_below(rng, NAMES)],
+                    s = src[cckey_test_below(rng, SRCS)];
+        size_t k = cckey_test_below(rng, SETS);
+        const cckey_option *o = set[k];
+        if (copy) {
+            d = cckey_test_dup(a, d);
+            nm = cckey_test_dup(a, nm);
+            s = cckey_test_dup(a, s);
+            cckey_option *c = cckey_test_alloc(a, (set_n[k] ? set_n[k] : 1) * sizeof *c);
+            for (size_t j = 0; j < set_n[k]; j++)
+                c[j] = (cckey_option){cckey_test_dup(a, set[k][j].key), cckey_test_dup(a, set[k][j].value)};
+            o = c;
+        }
+        t[i] = (cckey_tuple){d, nm, s, set_n[k] || copy ? o : NULL, set_n[k]};
+    }
+    return t;
+}
+
+Test(batch, empty)
+{
+    cr_assert_eq(cckey_make_keys(NULL, NULL, 0, NULL), CCKEY_OK);
+    key_t_ out;
+    memset(out, '#', sizeof out);
+    cckey_tuple t = {{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0};
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 1);
+    cr_assert_eq(cckey_make_keys(&out, &t, 0, cfg), CCKEY_OK);
+    cr_assert_eq(out[0], '#', "an empty batch wrote a key");
+    cckey_batch_config_free(cfg);
+}
+
+Test(batch, one_tuple)
+{
+    cckey_option o = {{"arch", 4}, {"sm_90", 5}};
+    cckey_tuple t[] = {{{"NVIDIA H200|580.159.04", 22}, {"vec_add", 7}, {"x", 1}, &o, 1}};
+    check_batch(t, 1, NULL, "n=1, default config");
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 3);
+    check_batch(t, 1, cfg, "n=1, cpu");
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
+    cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
+    cckey_batch_config_free(cfg);
+}
+
+Test(batch, empty_fields_both_forms)
+{
+    cckey_option o[] = {{{NULL, 0}, {"", 0}}, {{"", 0}, {NULL, 0}}};
+    cckey_tuple t[] = {
+        {{NULL, 0}, {NULL, 0}, {NULL, 0}, NULL, 0},
+        {{"", 0}, {"", 0}, {"", 0}, o, 0},   /* options pointer with n = 0 */
+        {{"", 0}, {NULL, 0}, {"", 0}, o, 2},
+        {{NULL, 0}, {"", 0}, {NULL, 0}, o + 1, 1},
+    };
+    check_batch(t, 4, NULL, "empties");
+    key_t_ out[4];
+    cr_assert_eq(cckey_make_keys(out, t, 4, NULL), CCKEY_OK);
+    cr_assert_str_eq(out[0], out[1], "NULL and \"\" are the same empty string");
+    cr_assert_str_neq(out[2], out[3], "one empty pair is not two");
+}
+
+Test(batch, random_shared_fields_every_thread_count)
+{
+    uint64_t rng = 501;
+    static const unsigned threads[] = {1, 2, 7, 0};
+    for (int round = 0; round < 6; round++) {
+        cckey_test_arena a = {0};
+        size_t n = 1 + cckey_test_below(&rng, 3000);
+        cckey_tuple *t = shared_batch(&a, &rng, n);
+        for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+            cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads[k]);
+            check_batch(t, n, cfg, "shared fields");
+            cckey_batch_config_free(cfg);
+        }
+        check_batch(t, n, NULL, "shared fields, default config");
+        cckey_test_arena_free(&a);
+    }
+}
+
+Test(batch, option_counts_and_orders)
+{
+    /* 0, 1 and many pairs (past the insertion sort's 16), duplicate keys,
+     * and the same set in different orders. */
+    uint64_t rng = 502;
+    cckey_test_arena a = {0};
+    static const size_t counts[] = {0, 1, 2, 15, 16, 17, 33, 100, 1000};
+    enum { PER = 4 };
+    size_t nc = sizeof counts / sizeof *counts;
+    cckey_tuple *t = cckey_test_alloc(&a, nc * PER * sizeof *t);
+    for (size_t c = 0; c < nc; c++) {
+        size_t n = counts[c];
+        cckey_option *base = cckey_test_alloc(&a, (n ? n : 1) * sizeof *base);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *k = cckey_test_alloc(&a, 2);
+            k[0] = (uint8_t)("aAb\x80"[cckey_test_below(&rng, 4)]);
+            k[1] = (uint8_t)cckey_test_below(&rng, 3);
+            base[i] = (cckey_option){{k, cckey_test_below(&rng, 3)}, cckey_test_random_bytes(&a, &rng, 4)};
+        }
+        for (int v = 0; v < PER; v++) {
+            cckey_option *o = cckey_test_alloc(&a, (n ? n : 1) * sizeof *o);
+            memcpy(o, base, n * sizeof *o);
+            /* v 0: as is; 1: reversed; 2, 3: shuffled. */
+            for (size_t i = 0; v && i + 1 < n; i++) {
+                size_t j = v == 1 ? n - 1 - i : i + cckey_test_below(&rng, n - i);
+                if (v == 1 && j <= i) break;
+                cckey_option tmp = o[i];
+                o[i] = o[j];
+                o[j] = tmp;
+            }
+            t[c * PER + (size_t)v] = (cckey_tuple){{"dev", 3}, {"k", 1}, {"src", 3}, o, n};
+        }
+    }
+    for (unsigned th = 1; th <= 2; th++) {
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, th);
+        check_batch(t, nc * PER, cfg, "option counts");
+        cckey_batch_config_free(cfg);
+    }
+    cckey_test_arena_free(&a);
+}
+
+Test(batch, large)
+{
+    /* ~200k tuples, mostly distinct names: the intern tables grow many
+     * times and the formatting runs on several threads. */
+    enum { N = 200000 };
+    uint64_t rng = 503;
+    cckey_test_arena a = {0};
+    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
+    char *names = cckey_test_alloc(&a, (size_t)N * 16);
+    cckey_bytes srcs[50];
+    for (int i = 0; i < 50; i++) srcs[i] = cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 4000));
+    cckey_option opts[3] = {{{"arch", 4}, {"sm_90", 5}}, {{"-O", 2}, {"3", 1}}, {{"-O", 2}, {"2", 1}}};
+    for (size_t i = 0; i < N; i++) {
+        int len = snprintf(names + 16 * i, 16, "k%zu", i % 150000);
+        t[i] = (cckey_tuple){{"NVIDIA H200|580.159.04", 22}, {names + 16 * i, (size_t)len},
+                             srcs[cckey_test_below(&rng, 50)], opts + cckey_test_below(&rng, 2),
+                             cckey_test_below(&rng, 3) % 2 + (i % 5 == 0)};
+    }
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 0);
+    check_batch(t, N, cfg, "200k tuples");
+    cckey_batch_config_free(cfg);
+    check_batch(t, N, NULL, "200k tuples, default config");
+    cckey_test_arena_free(&a);
+}
+
+Test(batch, verify_modes_on_cpu)
+{
+    uint64_t rng = 504;
+    cckey_test_arena a = {0};
+    cckey_tuple *t = shared_batch(&a, &rng, 500);
+    for (int m = CCKEY_VERIFY_NONE; m <= CCKEY_VERIFY_SAMPLE; m++) {
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 2);
+        cr_assert_eq(cckey_batch_config_set_verify(cfg, (cckey_verify_mode)m), CCKEY_OK);
+        check_batch(t, 500, cfg, "verify on cpu");
+        cckey_batch_config_free(cfg);
+    }
+    cckey_test_arena_free(&a);
+}
+
+Test(batch, auto_backend_is_right)
+{
+    uint64_t rng = 505;
+    cckey_test_arena a = {0};
+    cckey_tuple *t = shared_batch(&a, &rng, 2000);
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_AUTO, 0);
+    check_batch(t, 2000, cfg, "auto");
+    cr_assert(cckey_batch_config_used(cfg)[0] != '\0', "used is empty after a batch");
+    cckey_batch_config_free(cfg);
+    cckey_test_arena_free(&a);
+}
+
+static pthread_t caller;
+static int progress_calls, progress_bad;
+
+static void on_progress(void *user, uint64_t done, uint64_t total)
+{
+    uint64_t *last = user;
+    progress_calls++;
+    if (!pthread_equal(pthread_self(), caller) || done > total || done < *last) progress_bad++;
+    *last = done;
+}
+
+Test(batch, progress_from_the_calling_thread)
+{
+    uint64_t rng = 506;
+    cckey_test_arena a = {0};
+    cckey_tuple *t = shared_batch(&a, &rng, 3000);
+    for (unsigned th = 1; th <= 4; th += 3) {
+        uint64_t last = 0;
+        caller = pthread_self();
+        progress_calls = progress_bad = 0;
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, th);
+        cr_assert_eq(cckey_batch_config_set_progress(cfg, on_progress, &last), CCKEY_OK);
+        check_batch(t, 3000, cfg, "with progress");
+        cr_assert_eq(progress_bad, 0, "progress called off the calling thread, or went backwards");
+        if (th == 1) cr_assert(progress_calls > 0, "a single-threaded batch never reported progress");
+        cckey_batch_config_free(cfg);
+    }
+    cckey_test_arena_free(&a);
+}
+
+Test(batch, one_config_many_batches)
+{
+    uint64_t rng = 507;
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 2);
+    for (int round = 0; round < 5; round++) {
+        cckey_test_arena a = {0};
+        size_t n = 1 + cckey_test_below(&rng, 500);
+        check_batch(shared_batch(&a, &rng, n), n, cfg, "reused config");
+        cckey_test_arena_free(&a);
+    }
+    cckey_batch_config_free(cfg);
+}
+
+Test(batch, explicit_cuda_is_unavailable_here)
+{
+    cckey_tuple t = {{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0};
+    key_t_ out;
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CUDA, 1);
+    cckey_status st = cckey_make_keys(&out, &t, 1, cfg);
+    if (access("/dev/nvidiactl", F_OK) == 0 && st == CCKEY_OK) {
+        /* A machine with an NVIDIA driver may run it: then it must be right. */
+        check_batch(&t, 1, cfg, "cuda");
+    } else {
+        cr_assert_eq(st, CCKEY_ERR_UNAVAILABLE, "got %s", cckey_strerror(st));
+        cr_assert(cckey_last_error()[0] != '\0', "no reason given");
+        cr_assert(strstr(cckey_last_error(), "cuda") || strstr(cckey_last_error(), "CUDA"),
+                  "the reason \"%s\" does not name the backend", cckey_last_error());
+    }
+    cckey_batch_config_free(cfg);
+}

@@ -1,0 +1,475 @@
+/* Edge cases shared by the device backend suites; see test_gpu_common.h. */
+#include "test_gpu_common.h"
+#include "backends/gpu_pipeline.h"
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(kind);
+    if (!b) cr_skip_test("the %s backend is not compiled into this build", cckey_backend_name(kind));
+    char why[512] = "";
+    if (b->available(why, sizeof why) != CCKEY_OK)
+        cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
+    return b;
+}
+
+static void *keep(gpu_batch *b, size_t len)
+{
+    void *p = malloc(len ? len : 1);
+    cr_assert(p);
+    b->blocks = realloc(b->blocks, (b->nblocks + 1) * sizeof *b->blocks);
+    cr_assert(b->blocks);
+    b->blocks[b->nblocks++] = p;
+    return p;
+}
+
+static void push(gpu_batch *b, cckey_msg m)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->msgs = realloc(b->msgs, b->cap * sizeof *b->msgs);
+        cr_assert(b->msgs);
+    }
+    b->msgs[b->n++] = m;
+}
+
+void gpu_add_random(gpu_batch *b, uint64_t *rng, size_t len)
+{
+    /* One spare byte in front: half of the sources start at an odd address. */
+    uint8_t *p = keep(b, len + 1);
+    cckey_test_fill(rng, p, len + 1);
+    push(b, (cckey_msg){p + (b->n & 1), len});
+}
+
+void gpu_add_same(gpu_batch *b, const cckey_msg *m) { push(b, *m); }
+
+void gpu_batch_free(gpu_batch *b)
+{
+    for (size_t i = 0; i < b->nblocks; i++) free(b->blocks[i]);
+    free(b->blocks);
+    free(b->msgs);
+    memset(b, 0, sizeof *b);
+}
+
+static bool digest_ok(const cckey_msg *m, const uint8_t d[CCKEY_MD5_DIGEST])
+{
+    char want[CCKEY_HEX_LEN + 1], got[CCKEY_HEX_LEN + 1];
+    cckey_test_md5_hex(m->ptr, m->len, want);
+    cckey_hex(got, d);
+    got[CCKEY_HEX_LEN] = '\0';
+    return strcmp(want, got) == 0;
+}
+
+typedef struct outcome {
+    uint8_t (*out)[CCKEY_MD5_DIGEST];
+    uint8_t *done;
+    cckey_status st;
+    char error[1024];
+} outcome;
+
+static outcome run(const cckey_backend_ops *b, const gpu_batch *batch)
+{
+    size_t n = batch->n ? batch->n : 1;
+    outcome o = {.out = calloc(n, CCKEY_MD5_DIGEST), .done = calloc(n, 1)};
+    cr_assert(o.out && o.done);
+    cckey_digest_job job = {.msgs = batch->msgs, .n = batch->n, .out = o.out, .done = o.done, .threads = 2};
+    o.st = b->digest(&job);
+    snprintf(o.error, sizeof o.error, "%s", cckey_last_error());
+    return o;
+}
+
+static void outcome_free(outcome *o) { free(o->out), free(o->done); }
+
+void gpu_check(const cckey_backend_ops *b, const gpu_batch *batch, const char *what)
+{
+    outcome o = run(b, batch);
+    cr_assert_eq(o.st, CCKEY_OK, "%s: %s: %s", what, cckey_strerror(o.st), o.error);
+    for (size_t i = 0; i < batch->n; i++) {
+        cr_assert(o.done[i], "%s: message %zu (length %zu) not marked done", what, i, batch->msgs[i].len);
+        cr_assert(digest_ok(&batch->msgs[i], o.out[i]), "%s: message %zu (length %zu) has a wrong digest", what, i,
+                  batch->msgs[i].len);
+    }
+    outcome_free(&o);
+}
+
+void gpu_case_lengths_0_300(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 1;
+    gpu_batch batch = {0};
+    for (size_t len = 0; len <= 300; len++) gpu_add_random(&batch, &rng, len);
+    gpu_check(b, &batch, "lengths 0..300");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_block_boundaries(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 2;
+    gpu_batch batch = {0};
+    for (size_t blocks = 1; blocks <= 70; blocks += blocks < 4 ? 1 : 11)
+        for (int d = -9; d <= 9; d++) gpu_add_random(&batch, &rng, (size_t)((long)(64 * blocks) + d));
+    gpu_check(b, &batch, "block boundaries");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_empty_messages(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    gpu_batch batch = {0};
+    static const uint8_t byte = 0;
+    for (int i = 0; i < 500; i++) push(&batch, (cckey_msg){i % 2 ? &byte : NULL, 0});
+    gpu_check(b, &batch, "only empty messages");
+    uint64_t rng = 3;
+    for (int i = 0; i < 100; i++) {
+        gpu_add_random(&batch, &rng, cckey_test_below(&rng, 100));
+        push(&batch, (cckey_msg){NULL, 0});
+    }
+    gpu_check(b, &batch, "empty messages among others");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_empty_job(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    cckey_digest_job job = {.msgs = NULL, .n = 0, .out = NULL, .done = NULL};
+    cr_assert_eq(b->digest(&job), CCKEY_OK, "%s", cckey_last_error());
+    char key[1][CCKEY_KEY_LEN + 1];
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cckey_batch_config_set_backend(cfg, kind);
+    cr_assert_eq(cckey_make_keys(key, NULL, 0, cfg), CCKEY_OK);
+    cckey_batch_config_free(cfg);
+}
+
+void gpu_case_duplicates(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 4;
+    gpu_batch batch = {0};
+    gpu_add_random(&batch, &rng, 77);
+    for (int i = 0; i < 4000; i++) gpu_add_same(&batch, &batch.msgs[0]);
+    gpu_check(b, &batch, "4001 times the same pointer");
+    gpu_batch_free(&batch);
+
+    /* Equal content at distinct addresses. */
+    uint8_t *text = malloc(4001 * 130);
+    cr_assert(text);
+    for (int i = 0; i < 4001; i++) memset(text + 130 * i, 'k', 129);
+    for (int i = 0; i < 4001; i++) push(&batch, (cckey_msg){text + 130 * i + (i & 1), 128});
+    gpu_check(b, &batch, "4001 equal copies");
+    free(batch.msgs);
+    free(text);
+}
+
+void gpu_case_many_chunks(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 5;
+    gpu_batch batch = {0};
+    for (int i = 0; i < 3000; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 700));
+    /* A chunk holds a few messages: hundreds of chunks, every slot reused. */
+    setenv("CCKEY_GPU_CHUNK_BYTES", "2048", 1);
+    gpu_check(b, &batch, "2 KiB chunks");
+    /* Smaller than some messages: a chunk still takes at least one. */
+    setenv("CCKEY_GPU_CHUNK_BYTES", "64", 1);
+    gpu_check(b, &batch, "64-byte chunks");
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_check(b, &batch, "default chunks");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_long_threshold_routing(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    const size_t t = CCKEY_GPU_DEFAULT_LONG_BYTES;
+    const size_t lens[] = {0, 5, t - 1, t, t + 1, 100, 2 * t + 3, 64};
+    const size_t n = sizeof lens / sizeof *lens;
+    uint64_t rng = 6;
+    gpu_batch batch = {0};
+    for (size_t i = 0; i < n; i++) gpu_add_random(&batch, &rng, lens[i]);
+    gpu_check(b, &batch, "around the long-message threshold");
+
+    /* With the device failing at once, only the CPU's share is done: that is
+     * exactly the messages longer than the threshold. */
+    setenv("CCKEY_FAULT_CHUNK", "0", 1);
+    outcome o = run(b, &batch);
+    unsetenv("CCKEY_FAULT_CHUNK");
+    cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
+    cr_assert(strstr(o.error, "CCKEY_FAULT_CHUNK"), "%s", o.error);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(o.done[i] != 0, lens[i] > t, "length %zu: done=%d", lens[i], o.done[i]);
+        if (o.done[i]) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "length %zu", lens[i]);
+    }
+    outcome_free(&o);
+
+    /* The threshold moves with CCKEY_GPU_LONG_BYTES. */
+    setenv("CCKEY_GPU_LONG_BYTES", "64", 1);
+    setenv("CCKEY_FAULT_CHUNK", "0", 1);
+    o = run(b, &batch);
+    cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(o.done[i] != 0, lens[i] > 64, "length %zu", lens[i]);
+    outcome_free(&o);
+    unsetenv("CCKEY_FAULT_CHUNK");
+    gpu_check(b, &batch, "threshold 64");
+    unsetenv("CCKEY_GPU_LONG_BYTES");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_long_messages(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 7;
+    gpu_batch batch = {0};
+    gpu_add_random(&batch, &rng, (size_t)3 << 20);
+    for (int i = 0; i < 200; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 4000));
+    gpu_add_random(&batch, &rng, ((size_t)1 << 20) + 17);
+    gpu_check(b, &batch, "long messages among short ones");
+    /* And all of them on the device, one long work-item each. */
+    setenv("CCKEY_GPU_LONG_BYTES", "8M", 1);
+    gpu_check(b, &batch, "long messages on the device");
+    unsetenv("CCKEY_GPU_LONG_BYTES");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 8;
+    gpu_batch batch = {0};
+    for (int i = 0; i < 600; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 300));
+    setenv("CCKEY_GPU_CHUNK_BYTES", "1024", 1);
+    setenv("CCKEY_FAULT_CHUNK", "6", 1);
+    outcome o = run(b, &batch);
+    cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
+    cr_assert(strstr(o.error, "chunk 6"), "%s", o.error);
+    size_t done = 0;
+    for (size_t i = 0; i < batch.n; i++) {
+        if (!o.done[i]) continue;
+        done++;
+        cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu marked done with a wrong digest", i);
+    }
+    /* Chunks before the fault came back; the rest did not. */
+    cr_assert_gt(done, 0);
+    cr_assert_lt(done, batch.n);
+    /* What the planner does next: the CPU finishes what is not done. */
+    cckey_digest_job job = {.msgs = batch.msgs, .n = batch.n, .out = o.out, .done = o.done, .threads = 2};
+    cr_assert_eq(cckey_cpu_digest(&job), CCKEY_OK);
+    for (size_t i = 0; i < batch.n; i++) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
+    outcome_free(&o);
+
+    /* The device is usable again on the next batch. */
+    unsetenv("CCKEY_FAULT_CHUNK");
+    gpu_check(b, &batch, "after a fault");
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_batch_free(&batch);
+}
+
+/* Random tuples with options; keys checked against the OpenSSL reference. */
+typedef struct tuples {
+    cckey_tuple *t;
+    size_t n;
+    cckey_test_arena arena;
+} tuples;
+
+static tuples make_tuples(uint64_t *rng, size_t n)
+{
+    tuples ts = {.t = calloc(n, sizeof(cckey_tuple)), .n = n};
+    cr_assert(ts.t);
+    for (size_t i = 0; i < n; i++) {
+        cckey_tuple *t = &ts.t[i];
+        t->device = cckey_test_random_bytes(&ts.arena, rng, cckey_test_below(rng, 3) * 7);   /* few devices */
+        t->name = cckey_test_random_bytes(&ts.arena, rng, 1 + cckey_test_below(rng, 40));
+        t->source = cckey_test_random_bytes(&ts.arena, rng, cckey_test_below(rng, 2500));
+        t->n_options = cckey_test_below(rng, 4);
+        cckey_option *o = cckey_test_alloc(&ts.arena, (t->n_options + 1) * sizeof *o);
+        for (size_t k = 0; k < t->n_options; k++) {
+            o[k].key = cckey_test_random_bytes(&ts.arena, rng, 1 + cckey_test_below(rng, 3));
+            o[k].value = cckey_test_random_bytes(&ts.arena, rng, cckey_test_below(rng, 20));
+        }
+        t->options = o;
+    }
+    return ts;
+}
+
+static void check_keys(const tuples *ts, char (*keys)[CCKEY_KEY_LEN + 1], const char *what)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        const cckey_tuple *t = &ts->t[i];
+        cckey_test_ref_key(want, t->device, t->name, t->source, t->options, t->n_options);
+        cr_assert_str_eq(keys[i], want, "%s: tuple %zu", what, i);
+    }
+}
+
+static void tuples_free(tuples *ts)
+{
+    free(ts->t);
+    cckey_test_arena_free(&ts->arena);
+}
+
+static cckey_batch_config *config_for(cckey_backend_kind kind, cckey_verify_mode verify)
+{
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, kind), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_verify(cfg, verify), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_threads(cfg, 2), CCKEY_OK);
+    return cfg;
+}
+
+void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 9;
+    tuples ts = make_tuples(&rng, 400);
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
+    cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
+    setenv("CCKEY_GPU_CHUNK_BYTES", "4096", 1);
+    setenv("CCKEY_FAULT_CHUNK", "2", 1);
+    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    check_keys(&ts, keys, "device failed at chunk 2");
+    const char *w = cckey_batch_config_warning(cfg);
+    cr_assert(strstr(w, "CCKEY_FAULT_CHUNK") && strstr(w, "CPU"), "warning: '%s'", w);
+    char used[32];
+    snprintf(used, sizeof used, "%s+cpu", b->name);
+    cr_assert_str_eq(cckey_batch_config_used(cfg), used);
+
+    /* No fault: no warning, and the device alone did the work. */
+    unsetenv("CCKEY_FAULT_CHUNK");
+    memset(keys, 0, ts.n * sizeof *keys);
+    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    check_keys(&ts, keys, "no fault");
+    cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
+    cr_assert_str_eq(cckey_batch_config_used(cfg), b->name);
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    cckey_batch_config_free(cfg);
+    free(keys);
+    tuples_free(&ts);
+}
+
+void gpu_case_fault_build(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 10;
+    gpu_batch batch = {0};
+    for (int i = 0; i < 50; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 200));
+    setenv("CCKEY_FAULT_BUILD", "1", 1);
+    outcome o = run(b, &batch);
+    cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
+    cr_assert(strstr(o.error, "CCKEY_FAULT_BUILD"), "the driver's message should surface: %s", o.error);
+    for (size_t i = 0; i < batch.n; i++) cr_assert_eq(o.done[i], 0);
+    outcome_free(&o);
+
+    tuples ts = make_tuples(&rng, 100);
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
+    cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
+    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    check_keys(&ts, keys, "build failure");
+    cr_assert(strstr(cckey_batch_config_warning(cfg), "CCKEY_FAULT_BUILD"), "warning: '%s'",
+              cckey_batch_config_warning(cfg));
+
+    /* A later batch builds again and runs on the device. */
+    unsetenv("CCKEY_FAULT_BUILD");
+    gpu_check(b, &batch, "after a failed build");
+    cckey_batch_config_free(cfg);
+    free(keys);
+    tuples_free(&ts);
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_make_keys(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 11;
+    tuples ts = make_tuples(&rng, 700);
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
+    static const cckey_verify_mode modes[] = {CCKEY_VERIFY_NONE, CCKEY_VERIFY_ALL, CCKEY_VERIFY_SAMPLE};
+    for (size_t m = 0; m < 3; m++) {
+        cckey_batch_config *cfg = config_for(kind, modes[m]);
+        memset(keys, 0, ts.n * sizeof *keys);
+        cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+        check_keys(&ts, keys, "make_keys");
+        cr_assert_str_eq(cckey_batch_config_used(cfg), b->name);
+        cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
+        cckey_batch_config_free(cfg);
+    }
+    free(keys);
+    tuples_free(&ts);
+}
+
+typedef struct worker_arg {
+    cckey_backend_kind kind;
+    uint64_t seed;
+    int ok;
+} worker_arg;
+
+static void *worker(void *p)
+{
+    worker_arg *w = p;
+    uint64_t rng = w->seed;
+    tuples ts = make_tuples(&rng, 300);
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
+    cckey_batch_config *cfg;
+    cckey_batch_config_new(&cfg);
+    cckey_batch_config_set_backend(cfg, w->kind);
+    w->ok = keys && cckey_make_keys(keys, ts.t, ts.n, cfg) == CCKEY_OK &&
+            strcmp(cckey_batch_config_warning(cfg), "") == 0;
+    for (size_t i = 0; w->ok && i < ts.n; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        const cckey_tuple *t = &ts.t[i];
+        cckey_test_ref_key(want, t->device, t->name, t->source, t->options, t->n_options);
+        w->ok = strcmp(want, keys[i]) == 0;
+    }
+    cckey_batch_config_free(cfg);
+    free(keys);
+    tuples_free(&ts);
+    return NULL;
+}
+
+void gpu_case_concurrent_batches(cckey_backend_kind kind)
+{
+    gpu_need(kind);
+    setenv("CCKEY_GPU_CHUNK_BYTES", "8192", 1);
+    enum { N = 3 };
+    pthread_t th[N];
+    worker_arg args[N];
+    for (int i = 0; i < N; i++) {
+        args[i] = (worker_arg){.kind = kind, .seed = 100 + (uint64_t)i};
+        cr_assert_eq(pthread_create(&th[i], NULL, worker, &args[i]), 0);
+    }
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) cr_assert(args[i].ok, "batch %d", i);
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+}
+
+void gpu_case_bad_env(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 12;
+    gpu_batch batch = {0};
+    gpu_add_random(&batch, &rng, 10);
+    static const char *const bad[] = {"abc", "12x", "-5", "0", "99999999999999999999", "4G"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("CCKEY_GPU_CHUNK_BYTES", bad[i], 1);
+        outcome o = run(b, &batch);
+        cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CHUNK_BYTES=%s", bad[i]);
+        cr_assert(strstr(o.error, "CCKEY_GPU_CHUNK_BYTES"), "%s", o.error);
+        outcome_free(&o);
+    }
+    setenv("CCKEY_GPU_CHUNK_BYTES", "1M", 1);
+    setenv("CCKEY_FAULT_CHUNK", "x", 1);
+    outcome o = run(b, &batch);
+    cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "%s", o.error);
+    outcome_free(&o);
+    unsetenv("CCKEY_FAULT_CHUNK");
+    gpu_check(b, &batch, "CCKEY_GPU_CHUNK_BYTES=1M");
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_batch_free(&batch);
+}

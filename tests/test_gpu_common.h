@@ -1,0 +1,45 @@
+/* Checks shared by the device backend suites (test_opencl.c, test_cuda.c):
+ * the same edge cases, run against whichever backend a suite names. The
+ * oracle is OpenSSL's MD5 (through support.h), which shares no code with
+ * the library or the kernel. */
+#ifndef CCKEY_TEST_GPU_COMMON_H
+#define CCKEY_TEST_GPU_COMMON_H
+
+#include "backends/backend.h"
+
+/* The backend's ops, or skip the test with a one-line reason (not compiled
+ * in, no driver, no device). */
+const cckey_backend_ops *gpu_need(cckey_backend_kind kind);
+
+/* Messages with their own storage. */
+typedef struct gpu_batch {
+    cckey_msg *msgs;
+    size_t n, cap;
+    void **blocks;
+    size_t nblocks;
+} gpu_batch;
+void gpu_add_random(gpu_batch *b, uint64_t *rng, size_t len);
+void gpu_add_same(gpu_batch *b, const cckey_msg *m);   /* the same pointer again */
+void gpu_batch_free(gpu_batch *b);
+
+/* Digest the batch on the backend; assert CCKEY_OK, every done[i] set and
+ * every digest equal to OpenSSL's. */
+void gpu_check(const cckey_backend_ops *b, const gpu_batch *batch, const char *what);
+
+/* The edge cases, one function each, for Test() bodies. */
+void gpu_case_lengths_0_300(cckey_backend_kind kind);
+void gpu_case_block_boundaries(cckey_backend_kind kind);
+void gpu_case_empty_messages(cckey_backend_kind kind);
+void gpu_case_empty_job(cckey_backend_kind kind);
+void gpu_case_duplicates(cckey_backend_kind kind);
+void gpu_case_many_chunks(cckey_backend_kind kind);
+void gpu_case_long_threshold_routing(cckey_backend_kind kind);
+void gpu_case_long_messages(cckey_backend_kind kind);
+void gpu_case_fault_chunk_backend(cckey_backend_kind kind);
+void gpu_case_fault_chunk_planner(cckey_backend_kind kind);
+void gpu_case_fault_build(cckey_backend_kind kind);
+void gpu_case_make_keys(cckey_backend_kind kind);
+void gpu_case_concurrent_batches(cckey_backend_kind kind);
+void gpu_case_bad_env(cckey_backend_kind kind);
+
+#endif

@@ -1,0 +1,169 @@
+/* The OpenCL backend, for real on whatever OpenCL runtime is installed
+ * (PoCL on a CPU in CI). Every digest is checked against OpenSSL's MD5;
+ * without an OpenCL runtime the device tests skip with the reason. */
+#include "backends/gpu_devices.h"
+#include "backends/gpu_pipeline.h"
+#include "backends/opencl.h"
+#include "support.h"
+#include "test_gpu_common.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define K CCKEY_BACKEND_OPENCL
+
+Test(opencl, lengths_0_to_300) { gpu_case_lengths_0_300(K); }
+Test(opencl, block_boundaries) { gpu_case_block_boundaries(K); }
+Test(opencl, empty_messages) { gpu_case_empty_messages(K); }
+Test(opencl, empty_batch) { gpu_case_empty_job(K); }
+Test(opencl, duplicates) { gpu_case_duplicates(K); }
+Test(opencl, batch_larger_than_a_chunk) { gpu_case_many_chunks(K); }
+Test(opencl, long_threshold_routing) { gpu_case_long_threshold_routing(K); }
+Test(opencl, long_messages) { gpu_case_long_messages(K); }
+Test(opencl, fault_at_chunk_k_backend) { gpu_case_fault_chunk_backend(K); }
+Test(opencl, fault_at_chunk_k_planner) { gpu_case_fault_chunk_planner(K); }
+Test(opencl, fault_in_build) { gpu_case_fault_build(K); }
+Test(opencl, make_keys_backend_opencl) { gpu_case_make_keys(K); }
+Test(opencl, concurrent_batches) { gpu_case_concurrent_batches(K); }
+Test(opencl, bad_environment) { gpu_case_bad_env(K); }
+
+/* Each Criterion test runs in its own process, so the runtime is loaded
+ * afresh and this library path is what the loader sees first. */
+Test(opencl, no_runtime_means_unavailable_and_cpu_still_works)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    setenv("CCKEY_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", 1);
+    char why[512] = "";
+    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, "no OpenCL runtime") && strstr(why, "/nonexistent/libOpenCL.so.1"), "%s", why);
+    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
+
+    const char *dev = "d", *src = "s";
+    cckey_tuple t = {.device = {dev, 1}, .name = {"n", 1}, .source = {src, 1}};
+    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
+    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cckey_batch_config_set_backend(cfg, K);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), "no OpenCL runtime"), "%s", cckey_last_error());
+    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
+    cr_assert_str_eq(key[0], want);
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
+
+    size_t n = 7;
+    cckey_device_info info[1];
+    cr_assert_eq(cckey_backend_devices(K, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_eq(n, 0);
+    cckey_batch_config_free(cfg);
+}
+
+/* The devices, straight from the runtime: unlike cckey_backend_devices this
+ * caches no choice, so a test can still set CCKEY_OPENCL_DEVICE after it. */
+static size_t devices_or_skip(cckey_device_info *info, size_t max)
+{
+    const char *lwhy = NULL;
+    const cckey_cl_api *cl = cckey_cl_load(&lwhy);
+    if (!cl) cr_skip_test("no OpenCL runtime: %s", lwhy);
+    cckey_cl_device devs[16];
+    size_t n = 0;
+    char why[512] = "";
+    if (cckey_cl_enumerate(cl, devs, 16, &n, why, sizeof why) != CCKEY_OK) cr_skip_test("no OpenCL device: %s", why);
+    if (n > max) n = max;
+    if (n > 16) n = 16;
+    for (size_t i = 0; i < n; i++) info[i] = devs[i].info;
+    return n;
+}
+
+Test(opencl, device_listing_and_identifier)
+{
+    cckey_device_info info[16];
+    devices_or_skip(info, 16);
+    size_t n = 0;
+    char why[512] = "";
+    cr_assert_eq(cckey_backend_devices(K, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
+    if (n > 16) n = 16;
+    size_t chosen = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(info[i].index, i);
+        cr_assert_neq(info[i].name[0], '\0');
+        char ident[512], want[512];
+        cckey_device_ident(&info[i], ident, sizeof ident);
+        snprintf(want, sizeof want, "%s|%s", info[i].name, info[i].driver);
+        cr_assert_str_eq(ident, want);
+        /* auto never takes a CPU device: it would only be slower than ours. */
+        if (strcmp(info[i].type, "cpu") == 0) cr_assert(!info[i].auto_ok);
+        chosen += info[i].chosen;
+    }
+    cr_assert_eq(chosen, 1);
+}
+
+Test(opencl, device_chosen_by_index_and_by_name)
+{
+    cckey_device_info info[16];
+    size_t n = devices_or_skip(info, 16);
+    size_t last = n - 1;
+    char idx[16];
+    snprintf(idx, sizeof idx, "%zu", last);
+    setenv("CCKEY_OPENCL_DEVICE", idx, 1);
+    cckey_device_info again[16];
+    size_t m = 0;
+    char why[512];
+    cr_assert_eq(cckey_backend_devices(K, again, 16, &m, why, sizeof why), CCKEY_OK, "%s", why);
+    for (size_t i = 0; i < m && i < 16; i++) cr_assert_eq(again[i].chosen, i == last, "device %zu", i);
+    gpu_case_lengths_0_300(K);
+}
+
+Test(opencl, device_chosen_by_name_substring)
+{
+    cckey_device_info info[16];
+    devices_or_skip(info, 1);
+    /* A case-changed piece of the first device's name. */
+    char piece[8];
+    snprintf(piece, sizeof piece, "%.4s", info[0].name);
+    for (char *c = piece; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    setenv("CCKEY_OPENCL_DEVICE", piece, 1);
+    gpu_case_block_boundaries(K);
+}
+
+Test(opencl, device_selector_that_matches_nothing)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    cckey_device_info info[1];
+    devices_or_skip(info, 1);
+    setenv("CCKEY_OPENCL_DEVICE", "no-such-device-name-xyz", 1);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cckey_batch_config_set_backend(cfg, K);
+    char key[1][CCKEY_KEY_LEN + 1];
+    cckey_tuple t = {.device = {"d", 1}};
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cckey_batch_config_free(cfg);
+    char why[512] = "";
+    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, "CCKEY_OPENCL_DEVICE=no-such-device-name-xyz"), "%s", why);
+}
+
+Test(opencl, auto_rule)
+{
+    /* Small batches never reach a device, whatever it is. */
+    cr_assert(!cckey_gpu_worth_it(1000, 1 << 20, 1, 100.0, 0.0));
+    /* A huge batch against one host thread, a fast device: worth it. */
+    cr_assert(cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 1, 20.0, 0.5));
+    /* The same batch against 64 host threads and a slow link: not. */
+    cr_assert(!cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 64, 2.0, 0.5));
+
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    cckey_device_info info[16];
+    size_t n = devices_or_skip(info, 16);
+    bool gpu = false;
+    for (size_t i = 0; i < n; i++) gpu |= info[i].chosen && info[i].auto_ok;
+    /* On a CPU-only runtime (PoCL) auto must never pick OpenCL. */
+    if (!gpu) cr_assert(!b->worth_it(1u << 24, (uint64_t)64 << 30, 1));
+}
