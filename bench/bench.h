@@ -69,6 +69,9 @@ typedef struct bench_opts {
     const char *png;
     const char *only;              /* run only workloads whose name contains this */
     double gpu_budget;             /* seconds for the GPU scaling sweep */
+    double single_shot;            /* > 0: a warm-up longer than this is the measurement */
+    int gpu_kind;                  /* the device backend --gpu measures (CUDA; OpenCL for dry runs) */
+    uint64_t gpu_bytes;            /* --gpu end-to-end workload size */
     uint64_t seed;
 } bench_opts;
 
@@ -100,12 +103,18 @@ void bench_wl_suite(bench_workload *w, size_t S, size_t E, size_t D, size_t O, u
                     unsigned threads);
 void bench_wl_memo(bench_workload *w, unsigned passes, uint64_t seed);
 void bench_wl_free(bench_workload *w);
+/* OpenSSL's digests (for messages) and keys of a built workload. */
+void bench_wl_reference(bench_workload *w, unsigned threads);
 
 /* ---- candidates ---------------------------------------------------------------- */
 /* Append this build's candidates to list (capacity cap); returns the count. */
 size_t bench_digest_candidates(bench_candidate *list, size_t cap, unsigned threads);
 size_t bench_key_candidates(bench_candidate *list, size_t cap, unsigned threads);
 size_t bench_memo_candidates(bench_candidate *list, size_t cap);
+/* cckey_make_keys on backend c->param with c->threads threads. */
+uint64_t bench_run_batch(const bench_candidate *c, const bench_workload *w, void *out, char *msg, size_t len);
+/* NULL when backend c->param is compiled in and usable here. */
+const char *bench_backend_unavailable(const bench_candidate *c, char *why, size_t len);
 
 /* ---- isa.c: the SIMD multi-buffer paths, forced one at a time ------------------ */
 int bench_isa_count(void);

@@ -24,7 +24,7 @@ static uint64_t run_naive(const bench_candidate *c, const bench_workload *w, voi
     return passes * w->n;
 }
 
-static uint64_t run_batch(const bench_candidate *c, const bench_workload *w, void *out, char *msg, size_t len)
+uint64_t bench_run_batch(const bench_candidate *c, const bench_workload *w, void *out, char *msg, size_t len)
 {
     cckey_batch_config *cfg = NULL;
     cckey_status st = cckey_batch_config_new(&cfg);
@@ -41,7 +41,7 @@ static uint64_t run_batch(const bench_candidate *c, const bench_workload *w, voi
     return st == CCKEY_OK ? w->n : 0;
 }
 
-static const char *backend_unavailable(const bench_candidate *c, char *why, size_t len)
+const char *bench_backend_unavailable(const bench_candidate *c, char *why, size_t len)
 {
     cckey_backend_kind kind = (cckey_backend_kind)c->param;
     if (kind == CCKEY_BACKEND_AUTO) return NULL;
@@ -56,11 +56,11 @@ size_t bench_key_candidates(bench_candidate *list, size_t cap, unsigned threads)
     const int all = BENCH_WL_MSGS | BENCH_WL_SUITE;
     const bench_candidate proto[] = {
         {"naive-make_key", BENCH_ROLE_NAIVE, BENCH_WL_MSGS | BENCH_WL_SUITE | BENCH_WL_MEMO, BENCH_OUT_KEY, 1, 0, NULL, run_naive},
-        {"batch-cpu-1t", BENCH_ROLE_CANDIDATE, BENCH_WL_SUITE, BENCH_OUT_KEY, 1, CCKEY_BACKEND_CPU, backend_unavailable, run_batch},
-        {"batch-cpu-mt", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_CPU, backend_unavailable, run_batch},
-        {"batch-auto", BENCH_ROLE_CANDIDATE, BENCH_WL_SUITE, BENCH_OUT_KEY, threads, CCKEY_BACKEND_AUTO, backend_unavailable, run_batch},
-        {"batch-opencl", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_OPENCL, backend_unavailable, run_batch},
-        {"batch-cuda", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_CUDA, backend_unavailable, run_batch},
+        {"batch-cpu-1t", BENCH_ROLE_CANDIDATE, BENCH_WL_SUITE, BENCH_OUT_KEY, 1, CCKEY_BACKEND_CPU, bench_backend_unavailable, bench_run_batch},
+        {"batch-cpu-mt", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_CPU, bench_backend_unavailable, bench_run_batch},
+        {"batch-auto", BENCH_ROLE_CANDIDATE, BENCH_WL_SUITE, BENCH_OUT_KEY, threads, CCKEY_BACKEND_AUTO, bench_backend_unavailable, bench_run_batch},
+        {"batch-opencl", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_OPENCL, bench_backend_unavailable, bench_run_batch},
+        {"batch-cuda", BENCH_ROLE_CANDIDATE, all, BENCH_OUT_KEY, threads, CCKEY_BACKEND_CUDA, bench_backend_unavailable, bench_run_batch},
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof proto / sizeof *proto && n < cap; i++) list[n++] = proto[i];

@@ -27,11 +27,14 @@ static void usage(FILE *f)
           "  --png FILE         plot (default: the CSV's name with .png); --no-plot to skip\n"
           "  --plot-script FILE gnuplot script (default: the source tree's bench/plot.gp)\n"
           "  --threads N        what \"all threads\" means (default: online cores)\n"
-          "  --min-time S       seconds per sample (default 1.0, --quick 0.08)\n"
+          "  --min-time S       seconds per sample (default 1.0, --quick 0.08, --gpu 0.5)\n"
           "  --samples N        best of N samples (default 3)\n"
           "  --only TEXT        only workloads whose name contains TEXT\n"
           "  --seed N           workload seed\n"
           "  --gpu-budget S     seconds for the --gpu size sweep (default 120)\n"
+          "  --gpu-backend B    the device --gpu measures: cuda (default) or opencl\n"
+          "                     (opencl with a small --gpu-bytes is a dry run on PoCL)\n"
+          "  --gpu-bytes N      --gpu end-to-end workload, bytes (default 4 GiB)\n"
           "Exit status: 0 success (targets missed are reported, not failed), 1 a\n"
           "candidate's output differed or it failed, 2 bad usage.\n",
           f);
@@ -48,6 +51,25 @@ static int parse_num(const char *flag, const char *arg, double lo, double hi, do
     }
     *out = v;
     return 0;
+}
+
+/* A byte count with an optional K, M or G (binary) suffix. */
+static int parse_bytes(const char *flag, const char *arg, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = arg ? strtod(arg, &end) : 0;
+    if (arg && !errno && end != arg) {
+        double scale = *end == 'K' ? 1 << 10 : *end == 'M' ? 1 << 20 : *end == 'G' ? 1 << 30 : 1;
+        if (scale > 1) end++;
+        v *= scale;
+        if (!*end && v >= (1 << 20) && v <= 1e12) {
+            *out = (uint64_t)v;
+            return 0;
+        }
+    }
+    fprintf(stderr, "cckey_bench: %s needs a size from 1M to 1e12 bytes (suffix K, M or G)\n", flag);
+    return -1;
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o, bool *no_plot, bool *min_time_set)
@@ -78,6 +100,16 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *no_plot, bool 
         } else if (!strcmp(a, "--seed")) {
             if (parse_num(a, next, 0, 9e15, &v)) return -1;
             o->seed = (uint64_t)v, i++;
+        } else if (!strcmp(a, "--gpu-backend") && next) {
+            cckey_backend_kind k;
+            if (cckey_backend_from_name(argv[++i], &k) != CCKEY_OK || k == CCKEY_BACKEND_AUTO || k == CCKEY_BACKEND_CPU) {
+                fprintf(stderr, "cckey_bench: --gpu-backend takes cuda or opencl\n");
+                return -1;
+            }
+            o->gpu_kind = (int)k;
+        } else if (!strcmp(a, "--gpu-bytes")) {
+            if (parse_bytes(a, next, &o->gpu_bytes)) return -1;
+            i++;
         } else if (!strcmp(a, "--gpu-budget")) {
             if (parse_num(a, next, 1, 3600, &v)) return -1;
             o->gpu_budget = v, i++;
@@ -155,11 +187,12 @@ static void write_outputs(bench_opts *o)
 int main(int argc, char **argv)
 {
     bench_opts o = {.samples = 3, .csv = "bench-results.csv", .plot_script = CCKEY_BENCH_PLOT_GP,
-                    .gpu_budget = 120, .seed = 20240601};
+                    .gpu_budget = 120, .seed = 20240601,
+                    .gpu_kind = CCKEY_BACKEND_CUDA, .gpu_bytes = (uint64_t)4 << 30};
     bool no_plot = false, min_time_set = false;
     if (parse_args(argc, argv, &o, &no_plot, &min_time_set) != 0) return 2;
     if (!o.threads) o.threads = cckey_cpu_count();
-    if (!min_time_set) o.min_time = o.smoke ? 0 : o.quick ? 0.08 : 1.0;
+    if (!min_time_set) o.min_time = o.smoke ? 0 : o.quick ? 0.08 : o.gpu ? 0.5 : 1.0;
     if (o.smoke) o.samples = 1;
     static char png[4096];
     if (no_plot) o.png = NULL;

@@ -62,9 +62,11 @@ bench_result bench_measure(const bench_candidate *c, const bench_workload *w, co
     }
 
     /* A rep far longer than the minimum already averages out the noise that
-     * repeated samples are for; one sample then keeps the run short. */
-    int samples = warm > 3 * o->min_time ? 1 : o->samples;
-    double best = 0;
+     * repeated samples are for; one sample then keeps the run short. Sweeps
+     * over huge batches go further and take the checked run itself. */
+    bool single = o->single_shot > 0 && warm > o->single_shot;
+    int samples = single ? 0 : warm > 3 * o->min_time ? 1 : o->samples;
+    double best = single ? warm : 0;
     for (int s = 0; s < samples; s++) {
         unsigned reps = 0;
         double start = bench_now(), elapsed;
@@ -89,7 +91,8 @@ bench_result bench_measure(const bench_candidate *c, const bench_workload *w, co
     /* Memo loops do several passes over the same tuples: bytes scale with items. */
     r.bytes = (double)w->bytes * (double)items / (double)w->n;
     r.seconds = best > 0 ? best : 1e-9;
-    r.samples = samples;
+    r.samples = single ? 1 : samples;
+    if (single) snprintf(r.note, sizeof r.note, "single run; %s", msg);
     r.gbps = r.bytes / r.seconds / 1e9;
     r.per_s = (double)items / r.seconds;
     return r;

@@ -78,7 +78,7 @@ void bench_plot(const bench_opts *o)
     snprintf(keys, sizeof keys, "%s/keys.dat", dir);
     size_t nm = 0, nk = 0;
     if (write_matrix(msgs, BENCH_WL_MSGS, true, &nm) == 0 &&
-        write_matrix(keys, BENCH_WL_SUITE | BENCH_WL_MEMO, false, &nk) == 0 && nm && nk) {
+        write_matrix(keys, BENCH_WL_SUITE | BENCH_WL_MEMO, false, &nk) == 0 && (nm || nk)) {
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
                  "gnuplot -e \"msgs='%s'; keys='%s'; nm=%zu; nk=%zu; out='%s'; heading='cckey_bench %s, %u threads'\" "

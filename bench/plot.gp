@@ -2,7 +2,8 @@
 #   gnuplot -e "msgs='m.dat'; keys='k.dat'; nm=N; nk=K; out='x.png'; heading='...'" plot.gp
 # msgs: one row per message workload, one column of GB/s per candidate.
 # keys: one row per key workload, one column of keys/s per candidate.
-# "-" marks a candidate that did not run on that workload.
+# nm or nk may be 0 (that panel is left out); "-" marks a candidate that did
+# not run on that workload.
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal pngcairo size 1400,1000 noenhanced font ",10"
 } else {
@@ -18,14 +19,17 @@ set logscale y
 set grid ytics mytics
 set key outside right top
 set xtics nomirror
-set multiplot layout 2,1 title heading
+panels = (nm > 0) + (nk > 0)
+set multiplot layout panels,1 title heading
 
-set title "MD5 throughput on message workloads (GB/s, log scale; higher is better)"
-set ylabel "GB/s"
-plot for [i=2:nm+1] msgs using i:xtic(1) title columnheader(i)
-
-set title "keys/s on the suite and memo workloads (log scale; higher is better)"
-set ylabel "keys/s"
-plot for [i=2:nk+1] keys using i:xtic(1) title columnheader(i)
-
+if (nm > 0) {
+    set title "MD5 throughput on message workloads (GB/s, log scale; higher is better)"
+    set ylabel "GB/s"
+    plot for [i=2:nm+1] msgs using i:xtic(1) title columnheader(i)
+}
+if (nk > 0) {
+    set title "keys/s on the suite and memo workloads (log scale; higher is better)"
+    set ylabel "keys/s"
+    plot for [i=2:nk+1] keys using i:xtic(1) title columnheader(i)
+}
 unset multiplot

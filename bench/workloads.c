@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_reference(bench_workload *w, unsigned threads)
+void bench_wl_reference(bench_workload *w, unsigned threads)
 {
     w->ref_key = bench_alloc(w->n * sizeof *w->ref_key);
     bench_ossl_keys(w->tuples, w->n, w->ref_key, threads);
@@ -64,7 +64,7 @@ void bench_wl_messages(bench_workload *w, const char *name, size_t len, uint64_t
     w->n = n;
     w->bytes = sum;
     w->storage[0] = arena;
-    set_reference(w, threads);
+    bench_wl_reference(w, threads);
 }
 
 static const char *const option_names[] = {"-O",          "-arch",       "-DBLOCK_SIZE", "-std",
@@ -169,7 +169,7 @@ void bench_wl_suite(bench_workload *w, size_t S, size_t E, size_t D, size_t O, u
     w->storage[2] = names;
     w->storage[3] = opts;
     free(devices);
-    set_reference(w, threads);
+    bench_wl_reference(w, threads);
 }
 
 void bench_wl_memo(bench_workload *w, unsigned passes, uint64_t seed)
@@ -209,7 +209,7 @@ void bench_wl_memo(bench_workload *w, unsigned passes, uint64_t seed)
         fprintf(stderr, "cckey_bench: cckey_source_new: %s\n", cckey_last_error());
         exit(1);
     }
-    set_reference(w, 1);
+    bench_wl_reference(w, 1);
 }
 
 void bench_wl_free(bench_workload *w)
