@@ -24,3 +24,19 @@ cckey_status cckey_backend_devices(cckey_backend_kind kind, cckey_device_info *o
         return CCKEY_ERR_UNAVAILABLE;
     }
 }
+
+const char *cckey_backend_kernel_note(cckey_backend_kind kind)
+{
+    switch (kind) {
+    case CCKEY_BACKEND_CPU: return "host code";
+#ifdef CCKEY_WITH_OPENCL
+    case CCKEY_BACKEND_OPENCL: return "embedded OpenCL C source, built on first use";
+#endif
+#ifdef CCKEY_WITH_CUDA
+    case CCKEY_BACKEND_CUDA:
+        return cckey_cuda_has_kernel() ? "embedded fatbin: sm_80 and sm_90 code, compute_90 PTX"
+                                       : "built without a compiled kernel (nvcc was not found at build time)";
+#endif
+    default: return "not compiled in";
+    }
+}

@@ -31,6 +31,9 @@ void cckey_device_ident(const cckey_device_info *d, char *buf, size_t len);
 cckey_status cckey_backend_devices(cckey_backend_kind kind, cckey_device_info *out, size_t max,
                                    size_t *count, char *why, size_t why_len);
 
+/* How the backend gets its kernel, in a few words (for `cckey devices`). */
+const char *cckey_backend_kernel_note(cckey_backend_kind kind);
+
 #ifdef CCKEY_WITH_OPENCL
 cckey_status cckey_opencl_devices(cckey_device_info *out, size_t max, size_t *count, char *why,
                                   size_t why_len);

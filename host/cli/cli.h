@@ -19,6 +19,8 @@ typedef struct cli_command {
 
 int cckey_cmd_key(int argc, char **argv);
 int cckey_cmd_batch(int argc, char **argv);
+int cckey_cmd_devices(int argc, char **argv);
+int cckey_cmd_selftest(int argc, char **argv);
 
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

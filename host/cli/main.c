@@ -6,6 +6,8 @@
 static const cli_command commands[] = {
     {"key", "print the key of one kernel", cckey_cmd_key},
     {"batch", "print the keys of a JSON Lines manifest of tuples", cckey_cmd_batch},
+    {"devices", "list backends, devices and their manifest device ids", cckey_cmd_devices},
+    {"selftest", "check every backend's digests against the CPU reference", cckey_cmd_selftest},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,145 @@
+/* cckey devices: every backend, every device, and the identifier to put in
+ * a manifest's `device` field. */
+#include "cli.h"
+#include "../backends/backend.h"
+#include "../backends/gpu_devices.h"
+#include "../md5/md5_mb.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 64
+
+static void usage(FILE *f)
+{
+    fputs("usage: cckey devices [--json]\n"
+          "\n"
+          "List the backends (cpu, opencl, cuda), their devices, and why a backend is\n"
+          "unavailable. Each device shows the identifier recommended for a manifest's\n"
+          "\"device\" field: NAME|DRIVER_VERSION (OpenCL: CL_DEVICE_NAME|CL_DRIVER_VERSION;\n"
+          "CUDA: the device name and the NVIDIA driver version, e.g. NVIDIA H200|580.159.04).\n"
+          "'*' marks the device a backend uses (OpenCL: CCKEY_OPENCL_DEVICE=INDEX|NAME picks\n"
+          "another; CUDA: CCKEY_CUDA_DEVICE=ORDINAL). 'auto' tells whether --backend auto may\n"
+          "use it: a CPU device never, since it would be slower than the CPU backend.\n"
+          "\n"
+          "      --json     one JSON document instead of text\n"
+          "  -h, --help     show this help\n",
+          f);
+}
+
+typedef struct listing {
+    cckey_backend_kind kind;
+    cckey_status st;
+    char why[512];
+    size_t n;
+    cckey_device_info dev[MAX_DEVICES];
+} listing;
+
+static void gather(listing *l, cckey_backend_kind kind)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = kind;
+    l->st = cckey_backend_devices(kind, l->dev, MAX_DEVICES, &l->n, l->why, sizeof l->why);
+    if (l->n > MAX_DEVICES) l->n = MAX_DEVICES;
+}
+
+static double gib(uint64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
+
+static void print_text(const listing *ls, size_t nl)
+{
+    cckey_isa isa = cckey_md5_active_isa();
+    printf("cpu      available: MD5 %s, %u lane(s), %u thread(s)\n", cckey_md5_isa_name(), cckey_md5_isa_lanes(isa),
+           cckey_cpu_count());
+    for (size_t b = 0; b < nl; b++) {
+        const listing *l = &ls[b];
+        const char *name = cckey_backend_name(l->kind);
+        if (l->st == CCKEY_OK) printf("%-8s available (%s)\n", name, cckey_backend_kernel_note(l->kind));
+        else printf("%-8s unavailable: %s\n", name, l->why);
+        for (size_t i = 0; i < l->n; i++) {
+            const cckey_device_info *d = &l->dev[i];
+            char ident[512];
+            cckey_device_ident(d, ident, sizeof ident);
+            printf("  %c[%u] %s  (%s; %s; %u compute units; %.1f GiB; auto: %s%s)\n", d->chosen ? '*' : ' ', d->index,
+                   d->name, d->type, d->platform, d->compute_units, gib(d->global_mem), d->auto_ok ? "yes" : "no",
+                   d->usable ? "" : "; unusable");
+            printf("       device id: %s\n", ident);
+        }
+    }
+}
+
+static int print_json(const listing *ls, size_t nl)
+{
+    json_t *root = json_object(), *arr = json_array();
+    cckey_isa isa = cckey_md5_active_isa();
+    json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:I,s:I}", "backend", "cpu", "available", 1, "simd",
+                                         cckey_md5_isa_name(), "lanes", (json_int_t)cckey_md5_isa_lanes(isa),
+                                         "threads", (json_int_t)cckey_cpu_count()));
+    for (size_t b = 0; b < nl; b++) {
+        const listing *l = &ls[b];
+        json_t *o = json_pack("{s:s,s:b,s:s}", "backend", cckey_backend_name(l->kind), "available", l->st == CCKEY_OK,
+                              "kernel", cckey_backend_kernel_note(l->kind));
+        if (l->st != CCKEY_OK) json_object_set_new(o, "reason", json_string(l->why));
+        json_t *devs = json_array();
+        for (size_t i = 0; i < l->n; i++) {
+            const cckey_device_info *d = &l->dev[i];
+            char ident[512];
+            cckey_device_ident(d, ident, sizeof ident);
+            json_array_append_new(
+                devs, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:b,s:b}", "index", (json_int_t)d->index, "id",
+                                ident, "name", d->name, "driver", d->driver, "platform", d->platform, "type", d->type,
+                                "compute_units", (json_int_t)d->compute_units, "global_mem_bytes",
+                                (json_int_t)d->global_mem, "selected", d->chosen, "auto", d->auto_ok, "usable",
+                                d->usable));
+        }
+        json_object_set_new(o, "devices", devs);
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "backends", arr);
+    char *txt = json_dumps(root, JSON_INDENT(2));
+    json_decref(root);
+    if (!txt) {
+        cli_error("devices: out of memory");
+        return CLI_FAIL;
+    }
+    puts(txt);
+    free(txt);
+    return CLI_OK;
+}
+
+int cckey_cmd_devices(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'J': json = true; break;
+        case 'h': usage(stdout); return CLI_OK;
+        default: usage(stderr); return CLI_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("devices: unexpected argument \"%s\"", argv[optind]);
+        return CLI_USAGE;
+    }
+    static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    listing *ls = calloc(2, sizeof *ls);
+    if (!ls) {
+        cli_error("devices: out of memory");
+        return CLI_FAIL;
+    }
+    for (size_t i = 0; i < 2; i++) gather(&ls[i], kinds[i]);
+    int rc = CLI_OK;
+    if (json) rc = print_json(ls, 2);
+    else print_text(ls, 2);
+    free(ls);
+    if (fflush(stdout) != 0) rc = CLI_FAIL;
+    return rc;
+}

@@ -1,0 +1,331 @@
+/* cckey selftest: random batches on every available backend, each digest
+ * compared with the portable scalar MD5 (the reference the SIMD and device
+ * paths are checked against everywhere). */
+#include "cli.h"
+#include "../backends/backend.h"
+#include "../backends/gpu_pipeline.h"
+#include "../md5/md5.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: cckey selftest [--backend B] [--seed N] [-j N]\n"
+          "\n"
+          "Hash random batches on each available backend and compare every digest with\n"
+          "the CPU reference: every length 0..300, the MD5 block boundaries, long\n"
+          "messages around the device's long-message threshold, an empty batch, all-\n"
+          "duplicate batches, a batch of many chunks, and keys through cckey_make_keys.\n"
+          "Prints a line per check and the throughput seen.\n"
+          "\n"
+          "  -b, --backend B   only this backend: cpu, opencl or cuda (default: all; an\n"
+          "                    unavailable one is skipped, or fails when named here)\n"
+          "      --seed N      random seed (default: from the clock; printed)\n"
+          "  -j, --threads N   host threads (default: all cores)\n"
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 when every check passes, 1 when one fails or a named backend\n"
+          "is unavailable, 2 for bad usage.\n",
+          f);
+}
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+    /* splitmix64 */
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A batch whose messages point into one random pool. */
+typedef struct batch {
+    cckey_msg *msgs;
+    size_t n, cap;
+    uint8_t *pool;
+    size_t pool_len;
+} batch;
+
+static bool batch_init(batch *b, rng *r, size_t pool_len)
+{
+    memset(b, 0, sizeof *b);
+    b->pool = malloc(pool_len + 1);
+    if (!b->pool) return false;
+    b->pool_len = pool_len;
+    for (size_t i = 0; i < pool_len; i += 8) {
+        uint64_t v = next(r);
+        memcpy(b->pool + i, &v, pool_len - i < 8 ? pool_len - i : 8);
+    }
+    return true;
+}
+
+static bool add(batch *b, rng *r, size_t len)
+{
+    if (len > b->pool_len) return false;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        cckey_msg *m = realloc(b->msgs, cap * sizeof *m);
+        if (!m) return false;
+        b->msgs = m, b->cap = cap;
+    }
+    size_t off = (size_t)(next(r) % (b->pool_len - len + 1));
+    b->msgs[b->n++] = (cckey_msg){b->pool + off, len};
+    return true;
+}
+
+static void batch_free(batch *b)
+{
+    free(b->msgs);
+    free(b->pool);
+}
+
+typedef struct session {
+    const cckey_backend_ops *ops;
+    unsigned threads;
+    unsigned passed, failed;
+} session;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Digest on the backend, compare with scalar MD5; print one line. Returns
+ * the seconds the backend took, or a negative value on failure. */
+static double check(session *s, const char *what, const cckey_msg *msgs, size_t n)
+{
+    uint8_t (*out)[CCKEY_MD5_DIGEST] = malloc((n ? n : 1) * sizeof *out);
+    uint8_t *done = calloc(n ? n : 1, 1);
+    if (!out || !done) {
+        free(out), free(done);
+        printf("  FAIL  %-34s out of memory\n", what);
+        s->failed++;
+        return -1;
+    }
+    cckey_digest_job job = {.msgs = msgs, .n = n, .out = out, .done = done, .threads = s->threads};
+    double t0 = now();
+    cckey_status st = s->ops->digest(&job);
+    double dt = now() - t0;
+    size_t bad = 0, first = 0, undone = 0;
+    for (size_t i = 0; st == CCKEY_OK && i < n; i++) {
+        uint8_t ref[CCKEY_MD5_DIGEST];
+        cckey_md5(msgs[i].ptr, msgs[i].len, ref);
+        if (!done[i]) undone++;
+        if (memcmp(ref, out[i], sizeof ref) != 0 && bad++ == 0) first = i;
+    }
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += msgs[i].len;
+    free(out), free(done);
+    if (st != CCKEY_OK) {
+        printf("  FAIL  %-34s %s: %s\n", what, cckey_strerror(st), cckey_last_error());
+    } else if (bad || undone) {
+        printf("  FAIL  %-34s %zu of %zu digests differ, %zu not marked done (first: message %zu, length %zu)\n", what,
+               bad, n, undone, first, n ? msgs[first].len : 0);
+    } else {
+        printf("  ok    %-34s %zu messages, %.1f MB, %.3f s\n", what, n, (double)bytes / 1e6, dt);
+        s->passed++;
+        return dt;
+    }
+    s->failed++;
+    return -1;
+}
+
+static void check_keys(session *s, rng *r)
+{
+    enum { N = 2000 };
+    cckey_tuple *t = calloc(N, sizeof *t);
+    cckey_option *opts = calloc(2 * N, sizeof *opts);
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
+    batch pool;
+    cckey_batch_config *cfg = NULL;
+    if (!t || !opts || !keys || !batch_init(&pool, r, 1 << 16) || cckey_batch_config_new(&cfg) != CCKEY_OK) {
+        printf("  FAIL  %-34s out of memory\n", "keys through cckey_make_keys");
+        s->failed++;
+        free(t), free(opts), free(keys);
+        return;
+    }
+    for (size_t i = 0; i < N; i++) {
+        cckey_msg m[5];
+        size_t lens[5] = {next(r) % 3 * 9, 1 + next(r) % 30, next(r) % 3000, 1 + next(r) % 4, next(r) % 12};
+        for (int k = 0; k < 5; k++) {
+            add(&pool, r, lens[k]);
+            m[k] = pool.msgs[pool.n - 1];
+        }
+        t[i].device = (cckey_bytes){m[0].ptr, m[0].len};
+        t[i].name = (cckey_bytes){m[1].ptr, m[1].len};
+        t[i].source = (cckey_bytes){m[2].ptr, m[2].len};
+        t[i].n_options = next(r) % 3;
+        t[i].options = opts + 2 * i;
+        for (size_t k = 0; k < t[i].n_options; k++)
+            opts[2 * i + k] = (cckey_option){{m[3].ptr, m[3].len}, {m[4].ptr, m[4].len}};
+    }
+    /* The last 200 tuples are one tuple repeated: an all-duplicate tail. */
+    for (size_t i = N - 200; i < N; i++) t[i] = t[N - 201];
+    cckey_batch_config_set_backend(cfg, s->ops->kind);
+    cckey_batch_config_set_threads(cfg, s->threads);
+    cckey_status st = cckey_make_keys(keys, t, N, cfg);
+    size_t bad = 0;
+    for (size_t i = 0; st == CCKEY_OK && i < N; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        cckey_make_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
+        bad += strcmp(want, keys[i]) != 0;
+    }
+    const char *what = "keys through cckey_make_keys";
+    if (st != CCKEY_OK) printf("  FAIL  %-34s %s: %s\n", what, cckey_strerror(st), cckey_last_error());
+    else if (bad) printf("  FAIL  %-34s %zu of %d keys differ from cckey_make_key\n", what, bad, N);
+    else if (*cckey_batch_config_warning(cfg)) printf("  FAIL  %-34s %s\n", what, cckey_batch_config_warning(cfg));
+    else printf("  ok    %-34s %d tuples, used %s\n", what, N, cckey_batch_config_used(cfg));
+    if (st == CCKEY_OK && !bad && !*cckey_batch_config_warning(cfg)) s->passed++;
+    else s->failed++;
+    cckey_batch_config_free(cfg);
+    batch_free(&pool);
+    free(t), free(opts), free(keys);
+}
+
+static void run_backend(session *s, uint64_t seed)
+{
+    rng r = {seed};
+    batch b;
+    if (!batch_init(&b, &r, (size_t)4 << 20)) {
+        printf("  FAIL  out of memory\n");
+        s->failed++;
+        return;
+    }
+    /* First, and timed apart: the first device call sets the device up. */
+    b.n = 0;
+    check(s, "empty batch", b.msgs, 0);
+    for (size_t len = 0; len <= 300; len++) add(&b, &r, len);
+    double first = check(s, "every length 0..300", b.msgs, b.n);
+
+    b.n = 0;
+    for (size_t blocks = 1; blocks <= 1024; blocks = blocks < 4 ? blocks + 1 : blocks * 2)
+        for (long d = -9; d <= 9; d++) add(&b, &r, (size_t)((long)(64 * blocks) + d));
+    check(s, "MD5 block boundaries", b.msgs, b.n);
+
+    b.n = 0;
+    size_t t = CCKEY_GPU_DEFAULT_LONG_BYTES;
+    const size_t longs[] = {t - 1, t, t + 1, 3 * t + 5, (size_t)3 << 20};
+    for (size_t i = 0; i < sizeof longs / sizeof *longs; i++) {
+        add(&b, &r, longs[i]);
+        for (int k = 0; k < 50; k++) add(&b, &r, next(&r) % 2000);
+    }
+    check(s, "long messages among short ones", b.msgs, b.n);
+
+    b.n = 0;
+    add(&b, &r, 100);
+    for (int i = 0; i < 20000; i++) {
+        add(&b, &r, 0);
+        b.msgs[b.n - 1] = b.msgs[0];
+    }
+    check(s, "all duplicates (one pointer)", b.msgs, b.n);
+    b.n = 0;
+    for (int i = 0; i < 20000; i++) add(&b, &r, 0);
+    check(s, "all empty", b.msgs, b.n);
+
+    /* Many chunks: shrink the device's chunk unless the user chose one. */
+    const char *user_chunk = getenv("CCKEY_GPU_CHUNK_BYTES");
+    if (!user_chunk) setenv("CCKEY_GPU_CHUNK_BYTES", "64K", 1);
+    b.n = 0;
+    for (int i = 0; i < 6000; i++) add(&b, &r, next(&r) % 700);
+    check(s, user_chunk ? "many chunks (CCKEY_GPU_CHUNK_BYTES)" : "many chunks (64 KiB each)", b.msgs, b.n);
+    if (!user_chunk) unsetenv("CCKEY_GPU_CHUNK_BYTES");
+
+    check_keys(s, &r);
+
+    /* Throughput: a mixed batch of short and medium messages. */
+    b.n = 0;
+    uint64_t bytes = 0;
+    while (bytes < ((uint64_t)24 << 20)) {
+        size_t len = next(&r) % 4 ? next(&r) % 256 : next(&r) % 4096;
+        add(&b, &r, len);
+        bytes += len;
+    }
+    double dt = check(s, "throughput batch", b.msgs, b.n);
+    if (dt > 0)
+        printf("  throughput: %.1f MB/s, %.2f M messages/s (%zu messages, %.1f MB); first call %.3f s\n",
+               (double)bytes / dt / 1e6, (double)b.n / dt / 1e6, b.n, (double)bytes / 1e6, first);
+    batch_free(&b);
+}
+
+int cckey_cmd_selftest(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 'S'},
+        {"threads", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cckey_backend_kind only = CCKEY_BACKEND_AUTO;
+    uint64_t seed = (uint64_t)time(NULL);
+    unsigned threads = 0;
+    unsigned long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "b:j:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (cckey_backend_from_name(optarg, &only) != CCKEY_OK || only == CCKEY_BACKEND_AUTO) {
+                cli_error("selftest: --backend wants cpu, opencl or cuda, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case 'S':
+            if (!cli_parse_uint(optarg, 0, ~0ul, &v)) {
+                cli_error("selftest: --seed wants a number, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            seed = v;
+            break;
+        case 'j':
+            if (!cli_parse_uint(optarg, 1, 4096, &v)) {
+                cli_error("selftest: --threads wants a number from 1 to 4096, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            threads = (unsigned)v;
+            break;
+        case 'h': usage(stdout); return CLI_OK;
+        default: usage(stderr); return CLI_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("selftest: unexpected argument \"%s\"", argv[optind]);
+        return CLI_USAGE;
+    }
+    printf("cckey selftest, seed %llu\n", (unsigned long long)seed);
+    static const cckey_backend_kind all[] = {CCKEY_BACKEND_CPU, CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    unsigned passed = 0, failed = 0, ran = 0;
+    int rc = CLI_OK;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        if (only != CCKEY_BACKEND_AUTO && all[i] != only) continue;
+        const char *name = cckey_backend_name(all[i]);
+        const cckey_backend_ops *ops = cckey_backend_ops_for(all[i]);
+        char why[512] = "not compiled into this build";
+        if (!ops || ops->available(why, sizeof why) != CCKEY_OK) {
+            printf("%s: %s: %s\n", name, only != CCKEY_BACKEND_AUTO ? "UNAVAILABLE" : "skipped", why);
+            if (only != CCKEY_BACKEND_AUTO) rc = CLI_FAIL;
+            continue;
+        }
+        printf("%s:\n", name);
+        session s = {.ops = ops, .threads = threads};
+        run_backend(&s, seed);
+        passed += s.passed, failed += s.failed, ran++;
+    }
+    fflush(stdout);
+    if (failed) {
+        printf("selftest: %u of %u checks FAILED\n", failed, passed + failed);
+        return CLI_FAIL;
+    }
+    if (rc != CLI_OK) printf("selftest: FAILED: the %s backend is unavailable\n", cckey_backend_name(only));
+    else printf("selftest: %u checks passed on %u backend(s)\n", passed, ran);
+    return rc;
+}
