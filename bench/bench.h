@@ -73,6 +73,7 @@ typedef struct bench_opts {
     int gpu_kind;                  /* the device backend --gpu measures (CUDA; OpenCL for dry runs) */
     uint64_t gpu_bytes;            /* --gpu end-to-end workload size */
     uint64_t seed;
+    const char *inject;            /* corrupt this candidate's output: proves the cross-check bites */
 } bench_opts;
 
 /* ---- util.c ---------------------------------------------------------------- */

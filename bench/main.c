@@ -1,5 +1,5 @@
 /* cckey_bench: the library against OpenSSL and against itself, on fixed,
- * mixed and suite-shaped workloads. See bench/README in RESULTS.md. */
+ * mixed and suite-shaped workloads. How to run it: bench/RESULTS.md. */
 #include "bench.h"
 #include "backends/backend.h"
 
@@ -31,6 +31,7 @@ static void usage(FILE *f)
           "  --samples N        best of N samples (default 3)\n"
           "  --only TEXT        only workloads whose name contains TEXT\n"
           "  --seed N           workload seed\n"
+          "  --inject-mismatch CANDIDATE  flip a bit of that candidate's output (tests the check)\n"
           "  --gpu-budget S     seconds for the --gpu size sweep (default 120)\n"
           "  --gpu-backend B    the device --gpu measures: cuda (default) or opencl\n"
           "                     (opencl with a small --gpu-bytes is a dry run on PoCL)\n"
@@ -88,6 +89,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, bool *no_plot, bool 
         else if (!strcmp(a, "--png") && next) o->png = argv[++i];
         else if (!strcmp(a, "--plot-script") && next) o->plot_script = argv[++i];
         else if (!strcmp(a, "--only") && next) o->only = argv[++i];
+        else if (!strcmp(a, "--inject-mismatch") && next) o->inject = argv[++i];
         else if (!strcmp(a, "--threads")) {
             if (parse_num(a, next, 1, 4096, &v)) return -1;
             o->threads = (unsigned)v, i++;

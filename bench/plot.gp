@@ -10,6 +10,11 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
     set terminal png size 1400,1000 noenhanced
 }
 set output out
+# Sixteen distinguishable colours: the default cycle repeats after eight.
+array palette[16] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", \
+                     "#bcbd22", "#17becf", "#393b79", "#e7ba52", "#637939", "#843c39", "#7b4173", "#000000"]
+do for [i=1:16] { set linetype i linecolor rgb palette[i] }
+set linetype cycle 16
 set datafile missing "-"
 set style data histograms
 set style histogram clustered gap 1
