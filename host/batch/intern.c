@@ -23,7 +23,7 @@ static uint64_t hash_span(uint64_t h, const uint8_t *p, size_t len)
         len -= 8;
     }
     uint64_t w = 0;
-    memcpy(&w, p, len);
+    if (len) memcpy(&w, p, len);   /* {NULL, 0} is a valid field; memcpy from NULL is not */
     return mix(h, w ^ ((uint64_t)len << 56));
 }
 
