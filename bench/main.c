@@ -27,7 +27,7 @@ static void usage(FILE *f)
           "  --png FILE         plot (default: the CSV's name with .png); --no-plot to skip\n"
           "  --plot-script FILE gnuplot script (default: the source tree's bench/plot.gp)\n"
           "  --threads N        what \"all threads\" means (default: online cores)\n"
-          "  --min-time S       seconds per sample (default 1.0, --quick 0.08, --gpu 0.5)\n"
+          "  --min-time S       seconds per sample (default 0.5, --quick 0.08)\n"
           "  --samples N        best of N samples (default 3)\n"
           "  --only TEXT        only workloads whose name contains TEXT\n"
           "  --seed N           workload seed\n"
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     bool no_plot = false, min_time_set = false;
     if (parse_args(argc, argv, &o, &no_plot, &min_time_set) != 0) return 2;
     if (!o.threads) o.threads = cckey_cpu_count();
-    if (!min_time_set) o.min_time = o.smoke ? 0 : o.quick ? 0.08 : o.gpu ? 0.5 : 1.0;
+    if (!min_time_set) o.min_time = o.smoke ? 0 : o.quick ? 0.08 : 0.5;
     if (o.smoke) o.samples = 1;
     static char png[4096];
     if (no_plot) o.png = NULL;
