@@ -16,6 +16,7 @@ typedef struct mb_lane {
     size_t left;          /* blocks from p on; 0 = idle lane */
     size_t tail_blocks;   /* padded blocks still to come after the body */
     size_t msg;
+    size_t dirty;         /* for cckey_md5_pad_into */
 } mb_lane;
 
 typedef struct mb_state {
@@ -32,7 +33,8 @@ static inline void lane_start(mb_state *s, unsigned l, const cckey_msg *m, size_
 {
     mb_lane *ln = &s->lane[l];
     size_t whole = m->len / CCKEY_MD5_BLOCK, rem = m->len % CCKEY_MD5_BLOCK;
-    size_t nt = cckey_md5_pad_inline(s->tail[l], rem ? m->ptr + (m->len - rem) : NULL, rem, m->len);
+    size_t nt = cckey_md5_pad_into(s->tail[l], rem ? m->ptr + (m->len - rem) : NULL, rem, m->len,
+                                   &ln->dirty);
     for (int w = 0; w < 4; w++) s->st[w][l] = cckey_md5_iv[w];
     ln->msg = idx;
     if (whole) {
@@ -49,9 +51,15 @@ static inline void lane_start(mb_state *s, unsigned l, const cckey_msg *m, size_
 
 static inline void lane_store(const mb_state *s, unsigned l, uint8_t out[CCKEY_MD5_DIGEST])
 {
+    /* Word by word: composing the 16 bytes first made GCC assemble them on
+     * the stack and reload them wider, a store-forwarding stall per digest. */
     for (int w = 0; w < 4; w++) {
         uint32_t v = s->st[w][l];
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(out + 4 * w, &v, 4);
+#else
         for (int j = 0; j < 4; j++) out[4 * w + j] = (uint8_t)(v >> (8 * j));
+#endif
     }
 }
 
@@ -113,7 +121,10 @@ void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
     mb_state s;
     unsigned lanes = path->lanes, active = 0;
     size_t next = 0;
+    /* Zero once; from then on each lane clears only what it dirtied. */
+    memset(s.tail, 0, lanes * sizeof s.tail[0]);
     for (unsigned l = 0; l < lanes; l++) {
+        s.lane[l].dirty = 0;
         if (next < n) {
             lane_start(&s, l, &msgs[next], next);
             next++;
