@@ -69,6 +69,14 @@ static void add_row(bench_result *r)
     fflush(stdout);
 }
 
+/* After every workload, so a run cut short by gpu.sh's time limit still
+ * leaves its numbers behind. */
+static void save_csv(const bench_opts *o)
+{
+    bench_results_ratios();
+    if (bench_write_csv(o->csv) != 0) fprintf(stderr, "cckey_bench: cannot write %s\n", o->csv);
+}
+
 static void run_set(bench_workload *w, const bench_candidate *c, size_t nc, const bench_opts *o)
 {
     char human[32];
@@ -79,6 +87,7 @@ static void run_set(bench_workload *w, const bench_candidate *c, size_t nc, cons
         bench_result r = bench_measure(&c[i], w, o);
         add_row(&r);
     }
+    save_csv(o);
 }
 
 static bench_result hook_row(const char *workload, const char *candidate, int kind, int output)
@@ -244,7 +253,7 @@ static void sweep(const bench_opts *o, const char *dev)
         bench_wl_free(&w);
         double step = bench_now() - step_start, spent = bench_now() - start;
         /* Work grows tenfold per step; stop before the budget or memory ends. */
-        double next_s = step * 10 * 1.2;
+        double next_s = step * 10 * 1.5;   /* big batches scale a little worse than linearly */
         double next_bytes = (double)n * 10 * 700;
         if (n < 100000000 && spent + next_s > o->gpu_budget) {
             printf("sweep: stopping after n=%zu: n=%zu would take about %.0f s more (budget %.0f s, spent %.0f s)\n",

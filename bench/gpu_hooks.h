@@ -17,7 +17,11 @@
  *   with no host<->device copy inside the timed loop, until at least min_s
  *   seconds have passed; set *seconds_per_launch to the best launch time,
  *   and copy the digests of the last launch to out[0..n) so the bench can
- *   check them against OpenSSL. */
+ *   check them against OpenSSL.
+ *
+ * The driver table of host/backends/cuda_loader.h already has what both need
+ * (MemHostAlloc, MemAlloc, MemcpyHtoDAsync, StreamSynchronize, LaunchKernel);
+ * they belong in the backend, next to its context and module handling. */
 #ifndef CCKEY_BENCH_GPU_HOOKS_H
 #define CCKEY_BENCH_GPU_HOOKS_H
 

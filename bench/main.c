@@ -157,6 +157,9 @@ static int run_workload(bench_workload *w, const bench_candidate *cands, size_t 
         fflush(stdout);
     }
     bench_wl_free(w);
+    /* The CSV so far, so an interrupted run still leaves its numbers. */
+    bench_results_ratios();
+    bench_write_csv(o->csv);
     return 0;
 }
 
