@@ -13,7 +13,9 @@ static inline V v_load_state(const uint32_t *p) { return _mm_loadu_si128((const 
 static inline void v_store_state(uint32_t *p, V x) { _mm_storeu_si128((__m128i *)p, x); }
 
 #define V_F(x, y, z) _mm_xor_si128(z, _mm_and_si128(x, _mm_xor_si128(y, z)))
-#define V_G(x, y, z) _mm_xor_si128(y, _mm_and_si128(z, _mm_xor_si128(x, y)))
+/* (y & ~z) + (x & z): the halves are disjoint, and y & ~z does not wait
+ * for x, the newest word. */
+#define V_G(x, y, z) _mm_add_epi32(_mm_andnot_si128(z, y), _mm_and_si128(x, z))
 #define V_H(x, y, z) _mm_xor_si128(_mm_xor_si128(x, y), z)
 #define V_I(x, y, z) _mm_xor_si128(y, _mm_or_si128(x, _mm_xor_si128(z, _mm_set1_epi32(-1))))
 #define V_ROTL(x, s) rotl_sse2(x, s)

@@ -16,7 +16,9 @@ static inline V v_load_state(const uint32_t *p) { return _mm256_loadu_si256((con
 static inline void v_store_state(uint32_t *p, V x) { _mm256_storeu_si256((__m256i *)p, x); }
 
 #define V_F(x, y, z) _mm256_xor_si256(z, _mm256_and_si256(x, _mm256_xor_si256(y, z)))
-#define V_G(x, y, z) _mm256_xor_si256(y, _mm256_and_si256(z, _mm256_xor_si256(x, y)))
+/* (y & ~z) + (x & z): the halves are disjoint, and y & ~z does not wait
+ * for x, the newest word. */
+#define V_G(x, y, z) _mm256_add_epi32(_mm256_andnot_si256(z, y), _mm256_and_si256(x, z))
 #define V_H(x, y, z) _mm256_xor_si256(_mm256_xor_si256(x, y), z)
 #define V_I(x, y, z) _mm256_xor_si256(y, _mm256_or_si256(x, _mm256_xor_si256(z, _mm256_set1_epi32(-1))))
 #define V_ROTL(x, s) rotl_avx2(x, s)
