@@ -1,0 +1,33 @@
+/* The CUDA backend's internals: device discovery (cuda_devices.c) and the
+ * batch engine (cuda.c). */
+#ifndef CCKEY_CUDA_BACKEND_H
+#define CCKEY_CUDA_BACKEND_H
+
+#include "cuda_loader.h"
+#include "gpu_devices.h"
+
+/* The oldest compute capability the embedded fatbin runs on: sm_80 code
+ * serves 8.x, sm_90 code 9.0, compute_90 PTX anything newer. */
+#define CCKEY_CUDA_MIN_CC_MAJOR 8
+
+typedef struct cckey_cu_device {
+    cckey_CUdevice dev;
+    int cc_major, cc_minor;
+    cckey_device_info info;
+} cckey_cu_device;
+
+/* The device the backend uses: CCKEY_CUDA_DEVICE (an ordinal) when set, else
+ * ordinal 0. NULL with why when the backend cannot run (no driver, no
+ * device, a device too old, or no compiled kernel in this build). Cached
+ * for the process. */
+const cckey_cu_device *cckey_cu_selected(const cckey_cu_api **cu, char *why, size_t why_len);
+
+/* Describe device ordinal i into d. CCKEY_OK or CCKEY_ERR_DEVICE (why). */
+cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey_cu_device *d, char *why,
+                                      size_t why_len);
+
+/* The embedded fatbin (empty when nvcc was not found at build time). */
+extern const unsigned char cckey_md5_fatbin[];
+extern const size_t cckey_md5_fatbin_len;
+
+#endif

@@ -1,0 +1,138 @@
+/* The CUDA backend. The device cases run only where a CUDA driver and a
+ * usable GPU exist (they skip with the reason elsewhere, as in CI); the
+ * no-driver behaviour and the embedded fatbin are checked everywhere. */
+#include "backends/cuda_backend.h"
+#include "backends/gpu_devices.h"
+#include "backends/gpu_pipeline.h"
+#include "support.h"
+#include "test_gpu_common.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define K CCKEY_BACKEND_CUDA
+
+Test(cuda, lengths_0_to_300) { gpu_case_lengths_0_300(K); }
+Test(cuda, block_boundaries) { gpu_case_block_boundaries(K); }
+Test(cuda, empty_messages) { gpu_case_empty_messages(K); }
+Test(cuda, empty_batch) { gpu_case_empty_job(K); }
+Test(cuda, duplicates) { gpu_case_duplicates(K); }
+Test(cuda, batch_larger_than_a_chunk) { gpu_case_many_chunks(K); }
+Test(cuda, long_threshold_routing) { gpu_case_long_threshold_routing(K); }
+Test(cuda, long_messages) { gpu_case_long_messages(K); }
+Test(cuda, fault_at_chunk_k_backend) { gpu_case_fault_chunk_backend(K); }
+Test(cuda, fault_at_chunk_k_planner) { gpu_case_fault_chunk_planner(K); }
+Test(cuda, fault_in_module_load) { gpu_case_fault_build(K); }
+Test(cuda, make_keys_backend_cuda) { gpu_case_make_keys(K); }
+Test(cuda, concurrent_batches) { gpu_case_concurrent_batches(K); }
+Test(cuda, bad_environment) { gpu_case_bad_env(K); }
+
+/* The build says whether nvcc was found (CCKEY_TEST_HAVE_NVCC); the
+ * library must agree, and the embedded image must be a fatbin. */
+Test(cuda, fatbin_embedded_when_nvcc_was_found)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
+#if CCKEY_TEST_HAVE_NVCC
+    cr_assert(cckey_cuda_has_kernel());
+    cr_assert_gt(cckey_md5_fatbin_len, 16);
+    uint32_t magic;
+    memcpy(&magic, cckey_md5_fatbin, sizeof magic);
+    cr_assert_eq(magic, 0xba55ed50u, "fatbin magic %08x", magic);
+    /* Device code for both targets and the kernel's name are in there. */
+    const char *want[] = {"sm_80", "sm_90", CCKEY_GPU_KERNEL_NAME};
+    for (size_t w = 0; w < 3; w++) {
+        size_t n = strlen(want[w]);
+        bool found = false;
+        for (size_t i = 0; !found && i + n <= cckey_md5_fatbin_len; i++)
+            found = memcmp(cckey_md5_fatbin + i, want[w], n) == 0;
+        cr_assert(found, "'%s' not in the embedded fatbin", want[w]);
+    }
+#else
+    cr_assert(!cckey_cuda_has_kernel());
+    cr_assert_eq(cckey_md5_fatbin_len, 0);
+    cr_assert(strstr(cckey_backend_kernel_note(K), "without a compiled kernel"));
+#endif
+}
+
+static void expect_unavailable_everywhere(const char *reason_part)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    char why[512] = "";
+    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, reason_part), "reason: %s", why);
+    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
+
+    cckey_tuple t = {.device = {"d", 1}, .name = {"n", 1}, .source = {"s", 1}};
+    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
+    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cckey_batch_config_set_backend(cfg, K);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), reason_part), "%s", cckey_last_error());
+    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
+    cr_assert_str_eq(key[0], want);
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
+    cckey_batch_config_free(cfg);
+
+    size_t n = 5;
+    cckey_device_info info[1];
+    cr_assert_eq(cckey_backend_devices(K, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, reason_part), "%s", why);
+}
+
+/* Each Criterion test runs in its own process: the loader sees this path. */
+Test(cuda, no_driver_means_unavailable_and_cpu_still_works)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
+    setenv("CCKEY_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+    expect_unavailable_everywhere("no CUDA driver");
+}
+
+/* The toolkit's stub libcuda loads but cuInit refuses: the driver's own
+ * status must come through. */
+Test(cuda, stub_driver_reports_cuinit_failure)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
+    const char *stubs[] = {"/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/lib/stubs/libcuda.so"};
+    const char *stub = NULL;
+    for (size_t i = 0; i < 2 && !stub; i++)
+        if (access(stubs[i], R_OK) == 0) stub = stubs[i];
+    if (!stub) cr_skip_test("no CUDA toolkit stub library at /usr/local/cuda");
+    setenv("CCKEY_CUDA_LIBRARY", stub, 1);
+    expect_unavailable_everywhere("cuInit failed: CUDA_ERROR_STUB_LIBRARY");
+}
+
+Test(cuda, device_selector_out_of_range)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    if (!b) cr_skip_test("the CUDA backend is not compiled into this build");
+    const char *why0 = NULL;
+    if (!cckey_cu_load(&why0)) cr_skip_test("no CUDA driver here: %s", why0);
+    setenv("CCKEY_CUDA_DEVICE", "4096", 1);
+    char why[512] = "";
+    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, "CCKEY_CUDA_DEVICE=4096"), "%s", why);
+}
+
+Test(cuda, device_listing_and_identifier)
+{
+    gpu_need(K);
+    cckey_device_info info[16];
+    size_t n = 0;
+    char why[512] = "";
+    cr_assert_eq(cckey_backend_devices(K, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
+    cr_assert_gt(n, 0);
+    size_t chosen = 0;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        chosen += info[i].chosen;
+        cr_assert_str_eq(info[i].type, "gpu");
+        /* The NVIDIA driver version looks like 580.159.04. */
+        cr_assert(info[i].driver[0] >= '0' && info[i].driver[0] <= '9' && strchr(info[i].driver, '.'), "driver '%s'",
+                  info[i].driver);
+    }
+    cr_assert_eq(chosen, 1);
+}
