@@ -19,6 +19,9 @@ typedef struct cli_command {
 
 int cckey_cmd_key(int argc, char **argv);
 int cckey_cmd_batch(int argc, char **argv);
+int cckey_cmd_scan(int argc, char **argv);
+int cckey_cmd_warm(int argc, char **argv);
+int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
 

@@ -1,0 +1,128 @@
+/* cckey cache: look after a kernel store folder (stats, verify, clear, get). */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: cckey cache stats|verify|clear [--cache-dir DIR]\n"
+          "       cckey cache get KEY [-o FILE] [--cache-dir DIR]\n"
+          "\n"
+          "  stats    count entries and unfinished writes (no checks)\n"
+          "  verify   check every entry's header and checksum; remove the damaged ones and\n"
+          "           the temporary files of writers that are gone; exit 1 if any entry\n"
+          "           was damaged\n"
+          "  clear    remove every entry (files the store did not name stay)\n"
+          "  get      write the payload stored under KEY (a compiled kernel) to FILE or\n"
+          "           standard output; exit 1 when there is none\n"
+          "\n"
+          "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR)\n"
+          "  -o, --output FILE     for get: write FILE atomically\n"
+          "  -h, --help            show this help\n"
+          "\n"
+          "Layout and guarantees: see cckey_store_open in cckey.h.\n",
+          f);
+}
+
+static int do_get(cckey_store *s, const char *key, const char *output)
+{
+    void *buf;
+    size_t len;
+    cckey_status st = cckey_store_get(s, key, &buf, &len);
+    if (st == CCKEY_ERR_INVALID_ARG) {
+        cli_error("cache get: \"%s\" is not a key (131 characters: four hex digests joined by ':')", key);
+        return CLI_USAGE;
+    }
+    if (st != CCKEY_OK) {
+        cli_error("cache get: %s: %s", cckey_strerror(st), cckey_last_error());
+        return CLI_FAIL;
+    }
+    cli_output out;
+    int rc = CLI_FAIL;
+    if (cli_output_open(&out, output) == 0) {
+        if (fwrite(buf, 1, len, out.f) == len && cli_output_commit(&out) == 0) rc = CLI_OK;
+        else if (out.f) cli_output_abort(&out);
+    }
+    cckey_store_free_buffer(buf);
+    return rc;
+}
+
+int cckey_cmd_cache(int argc, char **argv)
+{
+    enum { OPT_DIR = 256 };
+    static const struct option longopts[] = {{"cache-dir", required_argument, NULL, OPT_DIR},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *dir = getenv("CCKEY_CACHE_DIR"), *output = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_DIR: dir = optarg; break;
+        case 'o': output = optarg; break;
+        case 'h': usage(stdout); return CLI_OK;
+        default: usage(stderr); return CLI_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *what = argv[optind];
+    bool get = strcmp(what, "get") == 0;
+    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") && !get) {
+        cli_error("cache: unknown action \"%s\" (stats, verify, clear or get)", what);
+        return CLI_USAGE;
+    }
+    if (argc - optind != (get ? 2 : 1)) {
+        cli_error(get ? "cache get: give exactly one key" : "cache %s: unexpected argument \"%s\"", what,
+                  argv[optind + 1]);
+        return CLI_USAGE;
+    }
+    if (!dir || !*dir) {
+        cli_error("cache: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        return CLI_USAGE;
+    }
+    cckey_store *s;
+    if (cckey_store_open(&s, dir, 0) != CCKEY_OK) {
+        cli_error("cache: %s", cckey_last_error());
+        return CLI_FAIL;
+    }
+    int rc = CLI_OK;
+    if (get) {
+        rc = do_get(s, argv[optind + 1], output);
+    } else if (strcmp(what, "stats") == 0) {
+        cckey_store_usage u;
+        if (cckey_store_stats(s, &u) != CCKEY_OK) {
+            cli_error("cache stats: %s", cckey_last_error());
+            rc = CLI_FAIL;
+        } else {
+            printf("entries: %llu\nbytes: %llu\ntemporary files: %llu (%llu bytes)\n",
+                   (unsigned long long)u.entries, (unsigned long long)u.bytes, (unsigned long long)u.temp_files,
+                   (unsigned long long)u.temp_bytes);
+        }
+    } else if (strcmp(what, "verify") == 0) {
+        cckey_store_report r;
+        if (cckey_store_verify(s, &r) != CCKEY_OK) {
+            cli_error("cache verify: %s", cckey_last_error());
+            rc = CLI_FAIL;
+        } else {
+            printf("ok: %llu\nremoved (damaged): %llu\ntemporary files removed: %llu\n", (unsigned long long)r.ok,
+                   (unsigned long long)r.removed, (unsigned long long)r.temps_removed);
+            if (r.removed) rc = CLI_FAIL;
+        }
+    } else {
+        uint64_t removed = 0;
+        cckey_status st = cckey_store_clear(s, &removed);
+        printf("removed: %llu\n", (unsigned long long)removed);
+        if (st != CCKEY_OK) {
+            cli_error("cache clear: %s", cckey_last_error());
+            rc = CLI_FAIL;
+        }
+    }
+    cckey_store_close(s);
+    return rc;
+}

@@ -1,0 +1,327 @@
+/* cckey scan: find kernel sources and their entry points, and write the
+ * manifest of entries x devices x option sets that `cckey batch` and
+ * `cckey warm` read. */
+#include "cli.h"
+#include "../backends/gpu_devices.h"
+#include "../scan/scan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: cckey scan [OPTIONS] PATH...\n"
+          "\n"
+          "Find kernel sources under each PATH (folders are searched recursively; hidden\n"
+          "entries are skipped) and their entry points:\n"
+          "  .cl .ocl .clc   OpenCL: __kernel / kernel functions\n"
+          "  .cu .cuh        CUDA: __global__ functions; extern \"C\" ones by their name, C++\n"
+          "                  ones by their Itanium (mangled) name, which the scanner works\n"
+          "                  out for common parameter types (builtins, size_t and the\n"
+          "                  <stdint.h> types, CUDA vector and half types, classes and\n"
+          "                  typedefs of the same file); otherwise the source name, with a\n"
+          "                  warning. Template kernels are skipped with a warning.\n"
+          "  .hip            HIP: as CUDA\n"
+          "  .metal          Metal: kernel / [[kernel]] functions (host_name honoured)\n"
+          "Comments, string literals, preprocessor directives and dead conditional groups\n"
+          "(#if 0, the #else of #if 1) are skipped; other conditionals are scanned both ways.\n"
+          "Macros are not expanded: a kernel made by a macro is not found.\n"
+          "\n"
+          "Writes one manifest line per entry x device x option set, sorted by file, then\n"
+          "entries in source order:\n"
+          "  {\"device\", \"name\", \"source_file\", \"options\": [[K, V], ...], \"language\"}\n"
+          "source_file is relative to the output's folder (the working folder for standard\n"
+          "output) when the source lies below that folder's parent chain, else absolute.\n"
+          "\n"
+          "  -d, --device ID        a device identity (repeatable); default: this host's\n"
+          "                         OpenCL and CUDA devices as `cckey devices` names them,\n"
+          "                         or \"cpu\" when there are none\n"
+          "  -O, --options SET      one option set: flags separated by commas or spaces,\n"
+          "                         e.g. \"-cl-fast-relaxed-math,-DBLOCK=64\" (repeatable;\n"
+          "                         default: one empty set). A flag becomes the pair\n"
+          "                         [text before the first '=', text after it], or\n"
+          "                         [flag, \"\"] when it has no '=' (\"-DX=\" stays whole)\n"
+          "      --options-file F   one option set a line, as for --options; blank lines and\n"
+          "                         lines starting with '#' are skipped; '-' alone is the\n"
+          "                         empty set\n"
+          "  -o, --output FILE      write FILE atomically instead of standard output\n"
+          "      --list             list the entry points (FILE:LINE: NAME) instead\n"
+          "  -q, --quiet            no warnings\n"
+          "  -h, --help             show this help\n",
+          f);
+}
+
+typedef struct optset {
+    json_t *pairs;   /* [[k, v], ...] */
+} optset;
+
+typedef struct scan_opts {
+    char **devices;
+    size_t n_devices;
+    optset *sets;
+    size_t n_sets;
+    const char *output;
+    bool list, quiet;
+} scan_opts;
+
+static int add_device(scan_opts *o, const char *id)
+{
+    char **d = realloc(o->devices, (o->n_devices + 1) * sizeof *d);
+    if (!d) return -1;
+    o->devices = d;
+    if (!(d[o->n_devices] = strdup(id))) return -1;
+    o->n_devices++;
+    return 0;
+}
+
+/* One option set from its text form (see usage). */
+static int add_set(scan_opts *o, const char *text)
+{
+    optset *s = realloc(o->sets, (o->n_sets + 1) * sizeof *s);
+    if (!s) return -1;
+    o->sets = s;
+    json_t *pairs = json_array();
+    if (!pairs) return -1;
+    const char *p = text;
+    /* '-' alone (blanks around it allowed) is the empty set. */
+    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
+    if (text[a] == '-' && a + 1 + b == strlen(text)) p = "";
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        const char *end = p;
+        while (*end && *end != ',' && !isspace((unsigned char)*end)) end++;
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        json_t *pair = (eq && eq + 1 < end) ? json_pack("[s#,s#]", p, (int)(eq - p), eq + 1, (int)(end - eq - 1))
+                                            : json_pack("[s#,s]", p, (int)(end - p), "");
+        if (!pair || json_array_append_new(pairs, pair) != 0) {
+            json_decref(pairs);
+            return -1;
+        }
+        p = end;
+    }
+    o->sets[o->n_sets++].pairs = pairs;
+    return 0;
+}
+
+static int read_options_file(scan_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("scan: %s: %s", path, strerror(errno));
+        return CLI_USAGE;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = CLI_OK;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+        const char *p = line;
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p || *p == '#') continue;
+        if (add_set(o, p) != 0) {
+            cli_error("scan: out of memory");
+            rc = CLI_FAIL;
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* The devices of this host, as `cckey devices` names them. */
+static int default_devices(scan_opts *o)
+{
+    cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    for (size_t k = 0; k < 2; k++) {
+        cckey_device_info devs[32];
+        size_t n = 0;
+        char why[256];
+        if (cckey_backend_devices(kinds[k], devs, 32, &n, why, sizeof why) != CCKEY_OK) continue;
+        for (size_t i = 0; i < n && i < 32; i++) {
+            char id[512];
+            cckey_device_ident(&devs[i], id, sizeof id);
+            bool dup = false;
+            for (size_t j = 0; j < o->n_devices; j++) dup |= strcmp(o->devices[j], id) == 0;
+            if (!dup && add_device(o, id) != 0) return -1;
+        }
+    }
+    if (o->n_devices == 0) return add_device(o, "cpu");
+    return 0;
+}
+
+/* target relative to base (both absolute and resolved), or NULL when they
+ * share nothing but the root. */
+static char *relative_to(const char *base, const char *target)
+{
+    size_t common = 0, i = 0;
+    for (; base[i] && target[i] && base[i] == target[i]; i++)
+        if (base[i] == '/') common = i;
+    if (!base[i] && (target[i] == '/' || !target[i])) common = i;
+    if (common == 0) return NULL;
+    size_t ups = 0;
+    for (const char *p = base + common; *p; p++)
+        if (*p == '/') ups++;
+    const char *rest = target + common + (target[common] == '/');
+    char *out = malloc(ups * 3 + strlen(rest) + 1);
+    if (!out) return NULL;
+    out[0] = '\0';
+    for (size_t u = 0; u < ups; u++) strcat(out, "../");
+    strcat(out, rest);
+    return out;
+}
+
+static int scan_file(const scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
+                     size_t *entries)
+{
+    cli_file f;
+    char why[256];
+    if (cli_file_map(path, &f, why, sizeof why) != 0) {
+        cli_error("scan: %s: %s", path, why);
+        return CLI_FAIL;
+    }
+    cckey_scan_result r;
+    if (cckey_scan_source(f.ptr, f.len, lang, &r) != 0) {
+        cli_file_unmap(&f);
+        cli_error("scan: out of memory");
+        return CLI_FAIL;
+    }
+    cli_file_unmap(&f);
+    if (!o->quiet)
+        for (size_t i = 0; i < r.n_warnings; i++) cli_warn("%s:%s", path, r.warnings[i]);
+    char real[PATH_MAX];
+    char *rel = NULL;
+    if (!o->list && realpath(path, real)) rel = relative_to(base, real);
+    const char *shown = rel ? rel : (o->list || !realpath(path, real)) ? path : real;
+    int rc = CLI_OK;
+    for (size_t e = 0; e < r.n && rc == CLI_OK; e++) {
+        const cckey_entry *en = &r.entries[e];
+        if (o->list) {
+            if (strcmp(en->name, en->source_name) == 0) fprintf(out, "%s:%u: %s\n", path, en->line, en->name);
+            else fprintf(out, "%s:%u: %s (%s)\n", path, en->line, en->name, en->source_name);
+            continue;
+        }
+        for (size_t d = 0; d < o->n_devices; d++)
+            for (size_t s = 0; s < o->n_sets; s++) {
+                json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d], "name", en->name,
+                                         "source_file", shown, "options", o->sets[s].pairs, "language",
+                                         cckey_lang_name(lang));
+                char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+                json_decref(line);
+                if (!txt) {
+                    cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
+                    rc = CLI_FAIL;
+                    break;
+                }
+                fprintf(out, "%s\n", txt);
+                free(txt);
+            }
+    }
+    *entries += r.n;
+    free(rel);
+    cckey_scan_result_free(&r);
+    return rc;
+}
+
+static int run(scan_opts *o, char **paths, size_t n_paths)
+{
+    cckey_source_list list;
+    char err[512];
+    if (cckey_find_sources(paths, n_paths, &list, err, sizeof err) != 0) {
+        cli_error("scan: %s", err);
+        return CLI_USAGE;
+    }
+    /* Paths in the manifest are relative to the folder it will be read from. */
+    char base[PATH_MAX];
+    bool have_base;
+    if (o->output && strcmp(o->output, "-") != 0) {
+        char *copy = strdup(o->output);
+        have_base = copy && realpath(dirname(copy), base);
+        free(copy);
+    } else {
+        have_base = getcwd(base, sizeof base) != NULL;
+    }
+    if (!have_base) {
+        cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
+        cckey_source_list_free(&list);
+        return CLI_FAIL;
+    }
+    cli_output out;
+    if (cli_output_open(&out, o->output) != 0) {
+        cckey_source_list_free(&list);
+        return CLI_FAIL;
+    }
+    int rc = CLI_OK;
+    size_t entries = 0;
+    for (size_t i = 0; i < list.n && rc == CLI_OK; i++)
+        rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
+    if (rc == CLI_OK && entries == 0 && !o->quiet)
+        cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
+    if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
+    else cli_output_abort(&out);
+    cckey_source_list_free(&list);
+    return rc;
+}
+
+int cckey_cmd_scan(int argc, char **argv)
+{
+    enum { OPT_OPTIONS_FILE = 256, OPT_LIST };
+    static const struct option longopts[] = {
+        {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},
+        {"options-file", required_argument, NULL, OPT_OPTIONS_FILE},
+        {"output", required_argument, NULL, 'o'},  {"list", no_argument, NULL, OPT_LIST},
+        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    scan_opts o = {0};
+    int rc = CLI_USAGE, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:O:o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (!*optarg) {
+                cli_error("scan: --device wants a non-empty identity");
+                goto out;
+            }
+            if (add_device(&o, optarg) != 0) goto oom;
+            break;
+        case 'O':
+            if (add_set(&o, optarg) != 0) goto oom;
+            break;
+        case OPT_OPTIONS_FILE:
+            if ((rc = read_options_file(&o, optarg)) != CLI_OK) goto out;
+            rc = CLI_USAGE;
+            break;
+        case 'o': o.output = optarg; break;
+        case OPT_LIST: o.list = true; break;
+        case 'q': o.quiet = true; break;
+        case 'h': usage(stdout); rc = CLI_OK; goto out;
+        default: usage(stderr); goto out;
+        }
+    }
+    if (optind >= argc) {
+        cli_error("scan: give at least one file or folder (see 'cckey scan --help')");
+        goto out;
+    }
+    if (!o.list && o.n_devices == 0 && default_devices(&o) != 0) goto oom;
+    if (o.n_sets == 0 && add_set(&o, "") != 0) goto oom;
+    rc = run(&o, argv + optind, (size_t)(argc - optind));
+    goto out;
+oom:
+    cli_error("scan: out of memory");
+    rc = CLI_FAIL;
+out:
+    for (size_t i = 0; i < o.n_devices; i++) free(o.devices[i]);
+    for (size_t i = 0; i < o.n_sets; i++) json_decref(o.sets[i].pairs);
+    free(o.devices);
+    free(o.sets);
+    return rc;
+}

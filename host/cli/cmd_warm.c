@@ -1,0 +1,515 @@
+/* cckey warm: compile every tuple of a manifest whose key is not cached yet,
+ * with the real compiler for its device, and store the binaries under their
+ * keys. Tuples that share device, source and options share one build. */
+#include "manifest.h"
+#include "../scan/scan.h"
+#include "../store/warm.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: cckey warm [OPTIONS] MANIFEST --cache-dir DIR\n"
+          "\n"
+          "For each tuple of a JSON Lines manifest (as cckey batch reads it, e.g. from\n"
+          "cckey scan) whose key is not in the store DIR yet, compile its source for its\n"
+          "device and store the binary under the key:\n"
+          "  OpenCL: the program is built on the device whose CL_DEVICE_NAME|CL_DRIVER_VERSION\n"
+          "          equals \"device\"; the binary stored is CL_PROGRAM_BINARIES.\n"
+          "  CUDA:   NVRTC (libnvrtc.so, loaded at run time) compiles to a cubin for the\n"
+          "          compute capability of the CUDA device named by \"device\" (PTX when the\n"
+          "          options ask for a virtual architecture); needs an NVIDIA driver.\n"
+          "The language is the line's \"language\" member (cckey scan writes it: opencl,\n"
+          "cuda, hip, metal), else the source_file's extension, else OpenCL. Every build\n"
+          "also checks that the binary holds the tuple's entry point (\"name\").\n"
+          "\n"
+          "Options become compiler flags in canonical order (sorted by key as in the key):\n"
+          "  [K, \"\"] -> K;  [K ending in '=', V] -> KV;  [\"-X\" (one letter), V] -> -XV;\n"
+          "  CUDA [\"arch\", V] -> --gpu-architecture=V;  any other [K, V] -> K=V.\n"
+          "  e.g. [\"-D\",\"N=4\"] -> -DN=4, [\"-DBLOCK\",\"64\"] -> -DBLOCK=64, [\"-O\",\"3\"] -> -O3.\n"
+          "OpenCL gets them joined by spaces, so flags with spaces or quotes are refused.\n"
+          "\n"
+          "A tuple whose device matches no device here, or whose build fails, fails alone;\n"
+          "the others go on. The summary counts compiled, already cached and failed tuples\n"
+          "(with the compiler's log for each failed build).\n"
+          "\n"
+          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR)\n"
+          "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
+          "                       recently used entries go first); default: no limit\n"
+          "  -j, --jobs N         builds at once (default: the number of cores)\n"
+          "  -q, --quiet          no progress bar\n"
+          "  -h, --help           show this help\n"
+          "\n"
+          "Exit status: 0 when every tuple is cached at the end, 1 when any failed,\n"
+          "2 for bad usage or a bad manifest line (nothing is compiled then).\n",
+          f);
+}
+
+enum { T_PENDING, T_CACHED, T_COMPILED, T_FAILED, T_DUPLICATE };
+
+typedef struct tuple {
+    manifest_item item;
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_lang lang;
+    int state;
+    char *why;            /* T_FAILED: the reason */
+    size_t dup_of;        /* T_DUPLICATE: the tuple with the same key that stands for it */
+} tuple;
+
+typedef struct group {
+    size_t *members;      /* tuple indices */
+    size_t n;
+    cckey_compiler *compiler;
+    int dev;
+    char *log;            /* the compiler's log, kept for the summary */
+    bool log_shown;
+} group;
+
+typedef struct warm {
+    const char *manifest;
+    tuple *t;
+    size_t n;
+    group *g;
+    size_t n_groups;
+    cckey_store *store;
+    cckey_compiler opencl, cuda;
+    char opencl_why[512], cuda_why[512];
+    int have_opencl, have_cuda;   /* -1 unknown, 0 no, 1 yes */
+    atomic_size_t next_group, groups_done, tuples_done;
+    atomic_uint_fast64_t bytes_done;
+} warm;
+
+static void fail(tuple *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(tuple *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    t->state = T_FAILED;
+    free(t->why);
+    t->why = strdup(buf);
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *s == '-') return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B') end++;
+    if (*end == 'B') end++;
+    if (*end || (shift && v > (UINT64_MAX >> shift))) return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
+{
+    json_t *l = json_object_get(it->root, "language");
+    if (l) {
+        cckey_lang lang = json_is_string(l) ? cckey_lang_from_name(json_string_value(l)) : CCKEY_LANG_NONE;
+        if (!lang) snprintf(err, err_len, "\"language\" must be one of opencl, cuda, hip, metal");
+        return lang;
+    }
+    json_t *f = json_object_get(it->root, "source_file");
+    cckey_lang lang = json_is_string(f) ? cckey_lang_of_path(json_string_value(f)) : CCKEY_LANG_NONE;
+    return lang ? lang : CCKEY_LANG_OPENCL;
+}
+
+/* Read the whole manifest; 0, or an exit status. */
+static int load(warm *w, manifest_files *files)
+{
+    manifest m;
+    if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    size_t cap = 0;
+    int rc = CLI_OK;
+    char err[1024];
+    for (;;) {
+        if (w->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            tuple *t = realloc(w->t, cap * sizeof *t);
+            if (!t) {
+                cli_error("warm: out of memory");
+                rc = CLI_FAIL;
+                break;
+            }
+            w->t = t;
+        }
+        tuple *t = &w->t[w->n];
+        memset(t, 0, sizeof *t);
+        int r = manifest_next(&m, &t->item, files, err, sizeof err);
+        if (r == MANIFEST_EOF) break;
+        if (r != MANIFEST_ITEM) {
+            fprintf(stderr, "%s\n", err);
+            rc = r == MANIFEST_IO ? CLI_FAIL : CLI_USAGE;
+            break;
+        }
+        w->n++;
+        err[0] = '\0';
+        t->lang = lang_of(&t->item, err, sizeof err);
+        if (!t->lang) {
+            fprintf(stderr, "%s:%zu: %s\n", m.label, t->item.line, err);
+            rc = CLI_USAGE;
+            break;
+        }
+    }
+    manifest_close(&m);
+    return rc;
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+    const tuple *t = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(t[x].key, t[y].key);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Builds are shared by tuples of one language, device, source and options:
+ * fields 1, 3 and 4 of the key. */
+static int by_build(const void *a, const void *b, void *arg)
+{
+    const tuple *t = arg;
+    const tuple *x = &t[*(const size_t *)a], *y = &t[*(const size_t *)b];
+    if (x->lang != y->lang) return x->lang < y->lang ? -1 : 1;
+    int c = memcmp(x->key, y->key, 33);
+    if (!c) c = strcmp(x->key + 66, y->key + 66);
+    return c ? c : strcmp(x->key, y->key);
+}
+
+static bool same_build(const tuple *x, const tuple *y)
+{
+    return x->lang == y->lang && memcmp(x->key, y->key, 33) == 0 && strcmp(x->key + 66, y->key + 66) == 0;
+}
+
+static cckey_compiler *compiler_for(warm *w, cckey_lang lang, const char **why)
+{
+    if (lang == CCKEY_LANG_OPENCL) {
+        if (w->have_opencl < 0)
+            w->have_opencl = cckey_compiler_opencl(&w->opencl, w->opencl_why, sizeof w->opencl_why) == 0;
+        *why = w->opencl_why;
+        return w->have_opencl ? &w->opencl : NULL;
+    }
+    if (lang == CCKEY_LANG_CUDA) {
+        if (w->have_cuda < 0) w->have_cuda = cckey_compiler_cuda(&w->cuda, w->cuda_why, sizeof w->cuda_why) == 0;
+        *why = w->cuda_why;
+        return w->have_cuda ? &w->cuda : NULL;
+    }
+    *why = "cckey warm compiles OpenCL and CUDA kernels only";
+    return NULL;
+}
+
+/* Group the tuples still to compile, and resolve each group's device; a
+ * group with no compiler or device fails here. */
+static int plan(warm *w)
+{
+    size_t n_todo = 0;
+    size_t *todo = malloc((w->n ? w->n : 1) * sizeof *todo);
+    w->g = calloc(w->n ? w->n : 1, sizeof *w->g);
+    if (!todo || !w->g) {
+        free(todo);
+        return -1;
+    }
+    for (size_t i = 0; i < w->n; i++)
+        if (w->t[i].state == T_PENDING) todo[n_todo++] = i;
+    qsort_r(todo, n_todo, sizeof *todo, by_build, w->t);
+    for (size_t i = 0; i < n_todo;) {
+        size_t j = i + 1;
+        while (j < n_todo && same_build(&w->t[todo[i]], &w->t[todo[j]])) j++;
+        tuple *first = &w->t[todo[i]];
+        const char *why = "";
+        cckey_compiler *c = compiler_for(w, first->lang, &why);
+        int dev = c ? c->find(c->impl, first->item.tuple.device.ptr, first->item.tuple.device.len) : -1;
+        if (!c || dev < 0) {
+            char avail[2048] = "";
+            if (c) c->names(c->impl, avail, sizeof avail);
+            for (size_t k = i; k < j; k++) {
+                tuple *t = &w->t[todo[k]];
+                if (!c)
+                    fail(t, "cannot compile %s here: %s", cckey_lang_name(t->lang), why);
+                else
+                    fail(t, "no %s device here is \"%.*s\" (available: %s)", c->what,
+                         (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len),
+                         (const char *)t->item.tuple.device.ptr, *avail ? avail : "none");
+            }
+        } else {
+            group *g = &w->g[w->n_groups++];
+            g->members = malloc((j - i) * sizeof *g->members);
+            if (!g->members) {
+                free(todo);
+                return -1;
+            }
+            memcpy(g->members, todo + i, (j - i) * sizeof *todo);
+            g->n = j - i;
+            g->compiler = c;
+            g->dev = dev;
+        }
+        i = j;
+    }
+    free(todo);
+    return 0;
+}
+
+static void run_group(warm *w, group *g)
+{
+    tuple *first = &w->t[g->members[0]];
+    const cckey_tuple *tp = &first->item.tuple;
+    cckey_flags flags;
+    char why[512];
+    if (cckey_flags_make(tp->options, tp->n_options, first->lang == CCKEY_LANG_CUDA, &flags, why, sizeof why) != 0) {
+        for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "options: %s", why);
+        return;
+    }
+    const char **names = calloc(g->n, sizeof *names);
+    bool *present = calloc(g->n, sizeof *present);
+    char **owned = calloc(g->n, sizeof *owned);
+    if (!names || !present || !owned) {
+        for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < g->n; k++) {
+        const cckey_bytes *nm = &w->t[g->members[k]].item.tuple.name;
+        owned[k] = strndup(nm->len ? nm->ptr : "", nm->len);
+        names[k] = owned[k] ? owned[k] : "";
+    }
+    cckey_build b;
+    if (g->compiler->build(g->compiler->impl, g->dev, tp->source.ptr ? tp->source.ptr : "", tp->source.len, &flags,
+                           names, g->n, present, &b) != 0) {
+        for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "build failed: %s", b.error);
+    } else {
+        for (size_t k = 0; k < g->n; k++) {
+            tuple *t = &w->t[g->members[k]];
+            if (!owned[k] || strlen(owned[k]) != t->item.tuple.name.len) {
+                fail(t, "the entry point's name holds a NUL byte");
+            } else if (!present[k]) {
+                fail(t, "the built program has no entry point \"%s\"", names[k]);
+            } else if (cckey_store_put(w->store, t->key, b.binary, b.binary_len) != CCKEY_OK) {
+                fail(t, "storing the binary: %s", cckey_last_error());
+            } else {
+                t->state = T_COMPILED;
+            }
+        }
+    }
+    g->log = b.log;
+    b.log = NULL;
+    cckey_build_clear(&b);
+out:
+    for (size_t k = 0; owned && k < g->n; k++) free(owned[k]);
+    free(owned), free(names), free(present);
+    cckey_flags_free(&flags);
+}
+
+static void *worker(void *arg)
+{
+    warm *w = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next_group, 1);
+        if (i >= w->n_groups) return NULL;
+        group *g = &w->g[i];
+        run_group(w, g);
+        atomic_fetch_add(&w->bytes_done, w->t[g->members[0]].item.tuple.source.len);
+        atomic_fetch_add(&w->tuples_done, g->n);
+        atomic_fetch_add(&w->groups_done, 1);
+    }
+}
+
+static void print_log(const char *log)
+{
+    const char *p = log;
+    int lines = 0;
+    while (*p && lines < 40) {
+        size_t n = strcspn(p, "\n");
+        if (n || p[n]) fprintf(stderr, "    | %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+        lines++;
+    }
+    if (*p) fprintf(stderr, "    | ... (log cut after 40 lines)\n");
+}
+
+static int summary(warm *w)
+{
+    size_t compiled = 0, cached = 0, failed = 0, dup = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        tuple *t = &w->t[i];
+        compiled += t->state == T_COMPILED, cached += t->state == T_CACHED, dup += t->state == T_DUPLICATE;
+        if (t->state != T_FAILED) continue;
+        failed++;
+        fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line,
+                (int)(t->item.tuple.name.len > 200 ? 200 : t->item.tuple.name.len), (const char *)t->item.tuple.name.ptr,
+                (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len),
+                (const char *)t->item.tuple.device.ptr, t->why ? t->why : "failed");
+        for (size_t k = 0; k < w->n_groups; k++) {
+            group *g = &w->g[k];
+            if (g->log_shown || !g->log || !*g->log) continue;
+            for (size_t m = 0; m < g->n; m++)
+                if (g->members[m] == i) {
+                    fprintf(stderr, "    compiler log:\n");
+                    print_log(g->log);
+                    g->log_shown = true;
+                    break;
+                }
+        }
+    }
+    printf("warm: %zu tuple%s (%zu distinct key%s): %zu compiled in %zu build%s, %zu already cached, %zu failed\n",
+           w->n, w->n == 1 ? "" : "s", w->n - dup, w->n - dup == 1 ? "" : "s", compiled, w->n_groups,
+           w->n_groups == 1 ? "" : "s", cached, failed);
+    fflush(stdout);
+    return failed ? CLI_FAIL : CLI_OK;
+}
+
+static int run(warm *w, unsigned jobs, bool quiet)
+{
+    manifest_files files = {0};
+    int rc = load(w, &files);
+    if (rc != CLI_OK) goto out;
+
+    /* Keys, then what is cached already. */
+    cckey_tuple *tuples = malloc((w->n ? w->n : 1) * sizeof *tuples);
+    char (*keys)[CCKEY_KEY_LEN + 1] = malloc((w->n ? w->n : 1) * sizeof *keys);
+    size_t *order = malloc((w->n ? w->n : 1) * sizeof *order);
+    if (!tuples || !keys || !order) {
+        free(tuples), free(keys), free(order);
+        cli_error("warm: out of memory");
+        rc = CLI_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < w->n; i++) tuples[i] = w->t[i].item.tuple;
+    cckey_status st = cckey_make_keys(keys, tuples, w->n, NULL);
+    for (size_t i = 0; st == CCKEY_OK && i < w->n; i++) memcpy(w->t[i].key, keys[i], sizeof keys[i]);
+    free(tuples), free(keys);
+    if (st != CCKEY_OK) {
+        free(order);
+        cli_error("warm: %s: %s", cckey_strerror(st), cckey_last_error());
+        rc = CLI_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < w->n; i++) order[i] = i;
+    qsort_r(order, w->n, sizeof *order, by_key, w->t);
+    for (size_t k = 0; k < w->n; k++) {
+        tuple *t = &w->t[order[k]];
+        if (k && strcmp(t->key, w->t[order[k - 1]].key) == 0) {
+            tuple *prev = &w->t[order[k - 1]];
+            t->state = T_DUPLICATE;
+            t->dup_of = prev->state == T_DUPLICATE ? prev->dup_of : order[k - 1];
+            continue;
+        }
+        void *buf;
+        size_t len;
+        if (cckey_store_get(w->store, t->key, &buf, &len) == CCKEY_OK) {
+            t->state = T_CACHED;
+            cckey_store_free_buffer(buf);
+        }
+    }
+    free(order);
+
+    if (plan(w) != 0) {
+        cli_error("warm: out of memory");
+        rc = CLI_FAIL;
+        goto out;
+    }
+    uint64_t total_bytes = 0;
+    for (size_t i = 0; i < w->n_groups; i++) total_bytes += w->t[w->g[i].members[0]].item.tuple.source.len;
+    if (jobs > w->n_groups) jobs = (unsigned)w->n_groups;
+    pthread_t *th = calloc(jobs ? jobs : 1, sizeof *th);
+    unsigned started = 0;
+    for (unsigned i = 0; th && i < jobs; i++)
+        if (pthread_create(&th[i], NULL, worker, w) == 0) started++;
+    if (started == 0) worker(w);   /* no thread could start: build here */
+    cli_progress bar;
+    cli_progress_init(&bar, "warm");
+    if (quiet) bar.enabled = false;
+    while (started && atomic_load(&w->groups_done) < w->n_groups) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        cli_progress_update(&bar, atomic_load(&w->bytes_done), total_bytes, atomic_load(&w->tuples_done));
+    }
+    for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(th);
+    cli_progress_finish(&bar);
+    /* A duplicate shares the fate of the tuple that stands for it. */
+    for (size_t i = 0; i < w->n; i++) {
+        const tuple *rep = &w->t[w->t[i].dup_of];
+        if (w->t[i].state == T_DUPLICATE && rep->state == T_FAILED) fail(&w->t[i], "%s", rep->why ? rep->why : "failed");
+    }
+    rc = summary(w);
+out:
+    for (size_t i = 0; i < w->n; i++) {
+        manifest_item_clear(&w->t[i].item);
+        free(w->t[i].why);
+    }
+    for (size_t i = 0; i < w->n_groups; i++) free(w->g[i].members), free(w->g[i].log);
+    free(w->t), free(w->g);
+    manifest_files_clear(&files);
+    return rc;
+}
+
+int cckey_cmd_warm(int argc, char **argv)
+{
+    enum { OPT_DIR = 256, OPT_MAX };
+    static const struct option longopts[] = {
+        {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
+        {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+    const char *dir = getenv("CCKEY_CACHE_DIR");
+    uint64_t max_bytes = 0;
+    unsigned long jobs = 0;
+    bool quiet = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_DIR: dir = optarg; break;
+        case OPT_MAX:
+            if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
+                cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case 'j':
+            if (!cli_parse_uint(optarg, 1, 1024, &jobs)) {
+                cli_error("warm: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case 'q': quiet = true; break;
+        case 'h': usage(stdout); return CLI_OK;
+        default: usage(stderr); return CLI_USAGE;
+        }
+    }
+    if (argc - optind != 1) {
+        cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
+        return CLI_USAGE;
+    }
+    if (!dir || !*dir) {
+        cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        return CLI_USAGE;
+    }
+    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1};
+    if (cckey_store_open(&w.store, dir, max_bytes) != CCKEY_OK) {
+        cli_error("warm: %s", cckey_last_error());
+        return CLI_FAIL;
+    }
+    if (!jobs) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n > 0 ? (unsigned long)n : 1;
+    }
+    int rc = run(&w, (unsigned)jobs, quiet);
+    cckey_store_close(w.store);
+    return rc;
+}

@@ -1,0 +1,166 @@
+/* Kernel source files: languages by extension, and the folder walk. */
+#include "scan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+    const char *ext;
+    cckey_lang lang;
+} exts[] = {
+    {".cl", CCKEY_LANG_OPENCL}, {".ocl", CCKEY_LANG_OPENCL}, {".clc", CCKEY_LANG_OPENCL},
+    {".cu", CCKEY_LANG_CUDA},   {".cuh", CCKEY_LANG_CUDA},   {".hip", CCKEY_LANG_HIP},
+    {".metal", CCKEY_LANG_METAL},
+};
+
+static const char *const names[] = {"", "opencl", "cuda", "hip", "metal"};
+
+const char *cckey_lang_name(cckey_lang lang)
+{
+    return (unsigned)lang < sizeof names / sizeof *names ? names[lang] : "";
+}
+
+cckey_lang cckey_lang_from_name(const char *name)
+{
+    for (size_t i = 1; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0) return (cckey_lang)i;
+    return CCKEY_LANG_NONE;
+}
+
+cckey_lang cckey_lang_of_path(const char *path)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) return CCKEY_LANG_NONE;
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++)
+        if (strcmp(dot, exts[i].ext) == 0) return exts[i].lang;
+    return CCKEY_LANG_NONE;
+}
+
+static int add(cckey_source_list *l, const char *path, cckey_lang lang)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **p = realloc(l->paths, cap * sizeof *p);
+        if (p) l->paths = p;
+        cckey_lang *g = realloc(l->langs, cap * sizeof *g);
+        if (g) l->langs = g;
+        if (!p || !g) return -1;
+        l->cap = cap;
+    }
+    if (!(l->paths[l->n] = strdup(path))) return -1;
+    l->langs[l->n++] = lang;
+    return 0;
+}
+
+static int walk(const char *dir, cckey_source_list *l, char *err, size_t err_len, int depth)
+{
+    if (depth > 64) {
+        snprintf(err, err_len, "%s: folders nested too deep", dir);
+        return -1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, err_len, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;   /* hidden: .git, editors' files */
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(n);
+        if (!path) {
+            snprintf(err, err_len, "out of memory");
+            rc = -1;
+            break;
+        }
+        snprintf(path, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+        struct stat lst, st;
+        if (lstat(path, &lst) == 0) {
+            if (S_ISDIR(lst.st_mode)) {
+                rc = walk(path, l, err, err_len, depth + 1);
+            } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+                cckey_lang lang = cckey_lang_of_path(path);
+                if (lang && add(l, path, lang) != 0) {
+                    snprintf(err, err_len, "out of memory");
+                    rc = -1;
+                }
+            }
+        }
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_path(const void *a, const void *b, void *arg)
+{
+    const cckey_source_list *l = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return strcmp(l->paths[x], l->paths[y]);
+}
+
+int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, char *err, size_t err_len)
+{
+    *out = (cckey_source_list){0};
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            snprintf(err, err_len, "%s: %s", paths[i], strerror(errno));
+            goto fail;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (walk(paths[i], out, err, err_len, 0) != 0) goto fail;
+        } else {
+            cckey_lang lang = cckey_lang_of_path(paths[i]);
+            if (!lang) {
+                snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .cu .cuh .hip .metal)",
+                         paths[i]);
+                goto fail;
+            }
+            if (add(out, paths[i], lang) != 0) {
+                snprintf(err, err_len, "out of memory");
+                goto fail;
+            }
+        }
+    }
+    /* Sort (by byte order, so the output is the same everywhere) and drop
+     * duplicates from overlapping arguments. */
+    size_t *order = malloc((out->n ? out->n : 1) * sizeof *order);
+    char **paths2 = malloc((out->n ? out->n : 1) * sizeof *paths2);
+    cckey_lang *langs2 = malloc((out->n ? out->n : 1) * sizeof *langs2);
+    if (!order || !paths2 || !langs2) {
+        free(order), free(paths2), free(langs2);
+        snprintf(err, err_len, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < out->n; i++) order[i] = i;
+    qsort_r(order, out->n, sizeof *order, by_path, out);
+    size_t m = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        char *p = out->paths[order[i]];
+        if (m && strcmp(paths2[m - 1], p) == 0) {
+            free(p);
+            continue;
+        }
+        paths2[m] = p, langs2[m++] = out->langs[order[i]];
+    }
+    free(order), free(out->paths), free(out->langs);
+    out->paths = paths2, out->langs = langs2, out->n = m, out->cap = out->n;
+    return 0;
+fail:
+    cckey_source_list_free(out);
+    return -1;
+}
+
+void cckey_source_list_free(cckey_source_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
+    free(l->paths);
+    free(l->langs);
+    *l = (cckey_source_list){0};
+}

@@ -1,0 +1,302 @@
+/* The scanner's lexer; see lexer.h. */
+#include "lexer.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cckey_tok_is(const cckey_token *t, const char *s)
+{
+    size_t n = strlen(s);
+    return t->kind != CCKEY_TOK_STRING && t->kind != CCKEY_TOK_CHAR && t->len == n && memcmp(t->p, s, n) == 0;
+}
+
+typedef struct lexer {
+    const char *s;
+    size_t n, i;
+    /* Line numbers of the spliced text: splices[k] is the offset at which
+     * the k-th backslash-newline was removed. */
+    size_t *splices, n_splices, cur_splice;
+    size_t line_off;
+    unsigned line;
+    bool at_line_start;
+    cckey_lexed *out;
+    /* Conditional groups: one frame per open #if. */
+    struct cond {
+        bool parent_active, active, taken;   /* taken: a branch known true was seen */
+    } *conds;
+    size_t n_conds, cap_conds;
+    bool oom;
+} lexer;
+
+static unsigned line_at(lexer *L, size_t off)
+{
+    for (; L->line_off < off; L->line_off++)
+        if (L->s[L->line_off] == '\n') L->line++;
+    while (L->cur_splice < L->n_splices && L->splices[L->cur_splice] <= off) L->cur_splice++, L->line++;
+    return L->line;
+}
+
+static bool active(const lexer *L) { return L->n_conds == 0 || L->conds[L->n_conds - 1].active; }
+
+static void emit(lexer *L, cckey_tok_kind kind, size_t start, size_t end)
+{
+    if (!active(L) || L->oom) return;
+    cckey_lexed *o = L->out;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 1024;
+        cckey_token *t = realloc(o->toks, cap * sizeof *t);
+        if (!t) {
+            L->oom = true;
+            return;
+        }
+        o->toks = t, o->cap = cap;
+    }
+    o->toks[o->n++] = (cckey_token){kind, L->s + start, end - start, line_at(L, start)};
+}
+
+static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$'; }
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+/* Skip a comment starting at i (which holds '/'); returns the offset after
+ * it, or i when there is none. */
+static size_t skip_comment(const lexer *L, size_t i)
+{
+    if (i + 1 >= L->n || L->s[i] != '/') return i;
+    if (L->s[i + 1] == '/') {
+        i += 2;
+        while (i < L->n && L->s[i] != '\n') i++;
+        return i;
+    }
+    if (L->s[i + 1] == '*') {
+        i += 2;
+        while (i + 1 < L->n && !(L->s[i] == '*' && L->s[i + 1] == '/')) i++;
+        return i + 1 < L->n ? i + 2 : L->n;
+    }
+    return i;
+}
+
+/* A quoted literal from the quote at i; ends at its closing quote, or at the
+ * end of the line when unterminated (as compilers recover). */
+static size_t skip_quoted(const lexer *L, size_t i)
+{
+    char q = L->s[i++];
+    while (i < L->n && L->s[i] != q && L->s[i] != '\n') i += L->s[i] == '\\' && i + 1 < L->n ? 2 : 1;
+    return i < L->n && L->s[i] == q ? i + 1 : i;
+}
+
+/* R"delim( ... )delim" from the quote at i. */
+static size_t skip_raw(const lexer *L, size_t i)
+{
+    size_t d = i + 1;
+    while (d < L->n && d - i <= 17 && L->s[d] != '(' && L->s[d] != '\n') d++;
+    if (d >= L->n || L->s[d] != '(') return skip_quoted(L, i);
+    size_t dlen = d - i - 1;
+    for (size_t j = d + 1; j + dlen + 1 < L->n + 1; j++)
+        if (L->s[j] == ')' && j + 1 + dlen < L->n && memcmp(L->s + j + 1, L->s + i + 1, dlen) == 0 &&
+            L->s[j + 1 + dlen] == '"')
+            return j + 2 + dlen;
+    return L->n;
+}
+
+/* #if / #elif condition: 0 false, 1 true, -1 unknown. Only constant
+ * integers (and "false") are known; anything else is scanned both ways. */
+static int eval_condition(const lexer *L, size_t i, size_t end)
+{
+    char buf[64];
+    size_t n = 0;
+    while (i < end) {
+        size_t c = skip_comment(L, i);
+        if (c != i) {
+            i = c;
+            continue;
+        }
+        if (!isspace((unsigned char)L->s[i])) {
+            if (n + 1 >= sizeof buf) return -1;
+            buf[n++] = L->s[i];
+        }
+        i++;
+    }
+    buf[n] = '\0';
+    char *p = buf;
+    while (n >= 2 && p[0] == '(' && p[n - 1] == ')') p++, n -= 2, p[n] = '\0';
+    if (strcmp(p, "false") == 0) return 0;
+    if (!isdigit((unsigned char)p[0])) return -1;
+    char *e;
+    unsigned long long v = strtoull(p, &e, 0);
+    while (*e == 'u' || *e == 'U' || *e == 'l' || *e == 'L') e++;
+    return *e ? -1 : v != 0;
+}
+
+static void push_cond(lexer *L, int value)
+{
+    if (L->n_conds == L->cap_conds) {
+        size_t cap = L->cap_conds ? L->cap_conds * 2 : 16;
+        struct cond *c = realloc(L->conds, cap * sizeof *c);
+        if (!c) {
+            L->oom = true;
+            return;
+        }
+        L->conds = c, L->cap_conds = cap;
+    }
+    bool parent = active(L);
+    L->conds[L->n_conds++] = (struct cond){parent, parent && value != 0, value == 1};
+}
+
+/* A directive from the '#' at i to the end of its line (comments inside it
+ * may span lines). Returns the offset of the end. */
+static size_t directive(lexer *L, size_t i)
+{
+    size_t end = i + 1;
+    while (end < L->n && L->s[end] != '\n') {
+        size_t c = skip_comment(L, end);
+        if (c != end) end = c;
+        else if (L->s[end] == '"' || L->s[end] == '\'') end = skip_quoted(L, end);
+        else end++;
+    }
+    size_t j = i + 1;
+    while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
+    size_t w = j;
+    while (j < end && ident_char(L->s[j])) j++;
+    size_t wl = j - w;
+    const char *word = L->s + w;
+#define IS(x) (wl == sizeof(x) - 1 && memcmp(word, x, wl) == 0)
+    if (IS("if")) push_cond(L, eval_condition(L, j, end));
+    else if (IS("ifdef") || IS("ifndef")) push_cond(L, -1);
+    else if (L->n_conds && (IS("elif") || IS("elifdef") || IS("elifndef"))) {
+        struct cond *c = &L->conds[L->n_conds - 1];
+        int v = c->taken ? 0 : IS("elif") ? eval_condition(L, j, end) : -1;
+        c->active = c->parent_active && v != 0;
+        if (v == 1) c->taken = true;
+    } else if (L->n_conds && IS("else")) {
+        struct cond *c = &L->conds[L->n_conds - 1];
+        c->active = c->parent_active && !c->taken;
+        c->taken = true;
+    } else if (L->n_conds && IS("endif")) {
+        L->n_conds--;
+    }
+#undef IS
+    return end;
+}
+
+/* Copy src without its backslash-newlines, noting where each was. */
+static int splice(lexer *L, const char *src, size_t len)
+{
+    char *t = malloc(len + 1);
+    size_t cap = 16, n = 0;
+    L->splices = malloc(cap * sizeof *L->splices);
+    if (!t || !L->splices) {
+        free(t);
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t nl = src[i] == '\\' && i + 1 < len && src[i + 1] == '\n'                     ? 1
+                    : src[i] == '\\' && i + 2 < len && src[i + 1] == '\r' && src[i + 2] == '\n' ? 2
+                                                                                              : 0;
+        if (nl) {
+            if (L->n_splices == cap) {
+                size_t *p = realloc(L->splices, (cap *= 2) * sizeof *p);
+                if (!p) {
+                    free(t);
+                    return -1;
+                }
+                L->splices = p;
+            }
+            L->splices[L->n_splices++] = n;
+            i += nl;
+            continue;
+        }
+        t[n++] = src[i];
+    }
+    t[n] = '\0';
+    L->s = t, L->n = n;
+    return 0;
+}
+
+int cckey_lex(const char *src, size_t len, cckey_lexed *out)
+{
+    *out = (cckey_lexed){0};
+    lexer L = {.line = 1, .at_line_start = true, .out = out};
+    if (splice(&L, src, len) != 0) {
+        free(L.splices);
+        return -1;
+    }
+    out->text = (char *)L.s;
+    size_t i = 0;
+    while (i < L.n && !L.oom) {
+        char c = L.s[i];
+        if (c == '\n') {
+            L.at_line_start = true;
+            i++;
+            continue;
+        }
+        if (isspace((unsigned char)c)) {
+            i++;
+            continue;
+        }
+        size_t after = skip_comment(&L, i);
+        if (after != i) {
+            i = after;
+            continue;
+        }
+        if (c == '#' && L.at_line_start) {
+            i = directive(&L, i);
+            continue;
+        }
+        L.at_line_start = false;
+        size_t start = i;
+        if (ident_start(c)) {
+            while (i < L.n && ident_char(L.s[i])) i++;
+            size_t wl = i - start;
+            const char *w = L.s + start;
+            bool prefix = (wl == 1 && strchr("LuU", w[0])) || (wl == 2 && memcmp(w, "u8", 2) == 0);
+            bool raw = wl >= 1 && w[wl - 1] == 'R' &&
+                       (wl == 1 || (wl == 2 && strchr("LuU", w[0])) || (wl == 3 && memcmp(w, "u8", 2) == 0));
+            if (i < L.n && L.s[i] == '"' && raw) {
+                i = skip_raw(&L, i);
+                emit(&L, CCKEY_TOK_STRING, start, i);
+            } else if (i < L.n && (L.s[i] == '"' || L.s[i] == '\'') && prefix) {
+                bool str = L.s[i] == '"';
+                i = skip_quoted(&L, i);
+                emit(&L, str ? CCKEY_TOK_STRING : CCKEY_TOK_CHAR, start, i);
+            } else {
+                emit(&L, CCKEY_TOK_IDENT, start, i);
+            }
+        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < L.n && isdigit((unsigned char)L.s[i + 1]))) {
+            /* pp-number, with C++14 digit separators (1'000). */
+            i++;
+            while (i < L.n) {
+                char d = L.s[i];
+                if ((d == '+' || d == '-') && strchr("eEpP", L.s[i - 1])) i++;
+                else if (ident_char(d) || d == '.') i++;
+                else if (d == '\'' && i + 1 < L.n && isalnum((unsigned char)L.s[i + 1])) i++;
+                else break;
+            }
+            emit(&L, CCKEY_TOK_NUMBER, start, i);
+        } else if (c == '"' || c == '\'') {
+            i = skip_quoted(&L, i);
+            emit(&L, c == '"' ? CCKEY_TOK_STRING : CCKEY_TOK_CHAR, start, i);
+        } else if (c == ':' && i + 1 < L.n && L.s[i + 1] == ':') {
+            i += 2;
+            emit(&L, CCKEY_TOK_PUNCT, start, i);
+        } else {
+            i++;
+            emit(&L, CCKEY_TOK_PUNCT, start, i);
+        }
+    }
+    free(L.splices);
+    free(L.conds);
+    if (L.oom) {
+        cckey_lexed_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void cckey_lexed_free(cckey_lexed *l)
+{
+    free(l->text);
+    free(l->toks);
+    *l = (cckey_lexed){0};
+}

@@ -1,0 +1,48 @@
+/* Itanium C++ names of CUDA kernels with simple signatures: builtin
+ * arithmetic types (and the usual typedefs of them: size_t, int32_t, ...),
+ * CUDA's vector and half types, classes and enums named in the same file,
+ * pointers and references to those with const/volatile/__restrict__, and
+ * arrays (which decay to pointers). Anything else (templates, function
+ * pointers, qualified names, std::) is reported as unsupported, and the
+ * caller falls back to the source name. */
+#ifndef CCKEY_SCAN_MANGLE_H
+#define CCKEY_SCAN_MANGLE_H
+
+#include "lexer.h"
+
+#define CCKEY_CTYPE_MAX_PTR 8
+enum { CCKEY_Q_CONST = 1, CCKEY_Q_VOLATILE = 2, CCKEY_Q_RESTRICT = 4 };
+
+/* One parameter type. */
+typedef struct cckey_ctype {
+    char builtin[4];      /* Itanium code of a builtin ("f", "y", "Ds"); "" for a class */
+    char cls[256];        /* a class: "ns::inner::Name" (no leading ::) */
+    unsigned nptr;        /* pointer levels */
+    /* quals[0]: of the base type; quals[k]: of pointer level k. The
+     * outermost level's qualifiers are dropped (they are not part of a
+     * function's type). */
+    unsigned char quals[CCKEY_CTYPE_MAX_PTR + 1];
+    unsigned char ref;    /* 0, 1 for &, 2 for && */
+} cckey_ctype;
+
+/* Resolves a type name written in a parameter: fills out and returns true
+ * for a known typedef or class. */
+typedef bool (*cckey_type_lookup)(void *user, const char *name, size_t len, cckey_ctype *out);
+
+/* Parse one declaration's tokens (parameter or typedef): type, then an
+ * optional declarator name. name/name_len receive the declared name (NULL
+ * when there is none). Returns 0, 1 for a lone "void" (an empty parameter
+ * list), 2 for "..." or -1 with a reason in why. */
+int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
+                     const char **name, size_t *name_len, const char **why);
+
+/* Well-known names: builtins' typedefs and CUDA's classes. */
+bool cckey_known_type(const char *name, size_t len, cckey_ctype *out);
+
+/* _Z name of function `name` in namespaces ns[0]::ns[1]::..., with params
+ * (n == 0: no parameters, "v"). Writes a NUL-terminated name into out;
+ * false when it does not fit. */
+bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                  const cckey_ctype *params, size_t n);
+
+#endif

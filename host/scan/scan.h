@@ -1,0 +1,53 @@
+/* cckey scan: kernel sources and their entry points. */
+#ifndef CCKEY_SCAN_H
+#define CCKEY_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum cckey_lang {
+    CCKEY_LANG_NONE = 0,
+    CCKEY_LANG_OPENCL,   /* .cl .ocl .clc: __kernel / kernel functions */
+    CCKEY_LANG_CUDA,     /* .cu .cuh: __global__ functions */
+    CCKEY_LANG_HIP,      /* .hip: __global__ functions, named as CUDA's */
+    CCKEY_LANG_METAL     /* .metal: kernel / [[kernel]] functions */
+} cckey_lang;
+
+/* "opencl", "cuda", "hip", "metal"; "" for NONE. */
+const char *cckey_lang_name(cckey_lang lang);
+/* By name as above; NONE for anything else. */
+cckey_lang cckey_lang_from_name(const char *name);
+/* By file name extension; NONE when it is not a kernel source. */
+cckey_lang cckey_lang_of_path(const char *path);
+
+typedef struct cckey_entry {
+    char *name;          /* what the runtime looks up (CUDA C++: the mangled name) */
+    char *source_name;   /* as written */
+    unsigned line;
+} cckey_entry;
+
+typedef struct cckey_scan_result {
+    cckey_entry *entries;
+    size_t n, cap;
+    char **warnings;     /* "LINE: text" */
+    size_t n_warnings, cap_warnings;
+} cckey_scan_result;
+
+/* Find the entry points of one source, in order of appearance, each name
+ * once. 0, or -1 when out of memory. */
+int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out);
+void cckey_scan_result_free(cckey_scan_result *r);
+
+/* Every kernel source under the given paths (files are taken as they are if
+ * their extension is known; folders are searched recursively, skipping
+ * hidden entries and not following links to folders), sorted by path and
+ * without duplicates. On error returns -1 and says why in err. */
+typedef struct cckey_source_list {
+    char **paths;
+    cckey_lang *langs;
+    size_t n, cap;
+} cckey_source_list;
+int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, char *err, size_t err_len);
+void cckey_source_list_free(cckey_source_list *l);
+
+#endif

@@ -1,0 +1,58 @@
+/* What `cckey warm` needs to compile a kernel for real: option pairs turned
+ * into compiler flags, and the OpenCL and NVRTC compilers, loaded at run
+ * time. CLI-only; not part of the library. */
+#ifndef CCKEY_WARM_H
+#define CCKEY_WARM_H
+
+#include "cckey.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Option pairs as compiler flags, in canonical order (the order of the key:
+ * stable by option key, unsigned bytes). One pair gives one flag:
+ *   value ""                      -> key                 (-cl-fast-relaxed-math)
+ *   key ending in '='             -> key value           (-DN= + 4 -> -DN=4)
+ *   key of a dash and one letter  -> key value           (-D + N=4 -> -DN=4, -O + 3 -> -O3)
+ *   CUDA: key "arch"              -> --gpu-architecture=value
+ *   anything else                 -> key "=" value       (-DBLOCK + 64 -> -DBLOCK=64,
+ *                                                          -cl-std + CL2.0 -> -cl-std=CL2.0)
+ * OpenCL takes one string, the flags joined by spaces, so a flag holding
+ * white space or a quote is refused there; NVRTC takes the flags one by
+ * one. A NUL byte is refused everywhere. */
+typedef struct cckey_flags {
+    char **argv;
+    size_t argc;
+    char *joined;     /* the flags joined by single spaces */
+    bool has_arch;    /* an explicit --gpu-architecture */
+} cckey_flags;
+int cckey_flags_make(const cckey_option *opts, size_t n, bool cuda, cckey_flags *out, char *why, size_t why_len);
+void cckey_flags_free(cckey_flags *f);
+
+/* One build's outcome. */
+typedef struct cckey_build {
+    void *binary;     /* malloc'ed; NULL on failure */
+    size_t binary_len;
+    char *log;        /* the compiler's log, malloc'ed, may be NULL */
+    char error[512];  /* why it failed; "" on success */
+} cckey_build;
+void cckey_build_clear(cckey_build *b);
+
+/* Compilers and their devices. find() gives a device's index by identity
+ * ("NAME|DRIVER", as cckey devices prints it) or -1; names() lists them all
+ * for messages. build() compiles source for device dev and tells for each
+ * of names[] whether the binary holds that entry point. Thread-safe. */
+typedef struct cckey_compiler {
+    const char *what;   /* "OpenCL", "CUDA" */
+    void *impl;
+    int (*find)(void *impl, const char *ident, size_t len);
+    void (*names)(void *impl, char *buf, size_t len);
+    int (*build)(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
+                 const char *const *names, size_t n_names, bool *present, cckey_build *out);
+} cckey_compiler;
+
+/* 0, or -1 with why when the compiler or its devices are not here. */
+int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
+int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);
+
+#endif

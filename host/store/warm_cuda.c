@@ -1,0 +1,246 @@
+/* Building CUDA kernels for `cckey warm`: NVRTC to a cubin for the device's
+ * architecture. NVRTC and the driver (for the device list and compute
+ * capability) are dlopen'ed, so a build runs where neither exists and then
+ * reports CUDA as unavailable. */
+#include "warm.h"
+#include "../backends/gpu_devices.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVS 32
+
+typedef int (*nvrtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*nvrtc_compile_fn)(void *, int, const char *const *);
+typedef int (*nvrtc_size_fn)(void *, size_t *);
+typedef int (*nvrtc_get_fn)(void *, char *);
+typedef int (*nvrtc_destroy_fn)(void **);
+typedef const char *(*nvrtc_error_fn)(int);
+
+typedef struct cuda_state {
+    nvrtc_create_fn create;
+    nvrtc_compile_fn compile;
+    nvrtc_size_fn log_size, cubin_size, ptx_size;
+    nvrtc_get_fn log, cubin, ptx;
+    nvrtc_destroy_fn destroy;
+    nvrtc_error_fn error;
+    char ident[MAX_DEVS][400];
+    int major[MAX_DEVS], minor[MAX_DEVS];
+    size_t n;
+    bool ready;
+    char why[512];
+} cuda_state;
+
+static cuda_state state;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void *open_nvrtc(void)
+{
+    const char *env = getenv("CCKEY_NVRTC_LIBRARY");
+    if (env && *env) return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                        "/usr/local/cuda/lib64/libnvrtc.so"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) return h;
+    }
+    return NULL;
+}
+
+/* The NVIDIA driver's version as `cckey devices` shows it, e.g. 580.159.04. */
+static void driver_version(char *buf, size_t len, int cu_version)
+{
+    snprintf(buf, len, "%d.%d", cu_version / 1000, cu_version % 1000 / 10);
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f) return;
+    char line[512];
+    if (fgets(line, sizeof line, f)) {
+        char *p = strstr(line, "Kernel Module");
+        if (p) {
+            p += strlen("Kernel Module");
+            while (*p == ' ' || *p == '\t') p++;
+            size_t n = strcspn(p, " \t\n");
+            if (n) snprintf(buf, len, "%.*s", (int)n, p);
+        }
+    }
+    fclose(f);
+}
+
+static void load(void)
+{
+    cuda_state *s = &state;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+        snprintf(s->why, sizeof s->why, "no CUDA driver (libcuda.so.1): CUDA kernels compile only on a machine "
+                 "with an NVIDIA GPU");
+        return;
+    }
+    int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+    int (*cu_count)(int *) = (int (*)(int *))dlsym(cuda, "cuDeviceGetCount");
+    int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(cuda, "cuDeviceGet");
+    int (*cu_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(cuda, "cuDeviceGetName");
+    int (*cu_attr)(int *, int, int) = (int (*)(int *, int, int))dlsym(cuda, "cuDeviceGetAttribute");
+    int (*cu_version)(int *) = (int (*)(int *))dlsym(cuda, "cuDriverGetVersion");
+    int count = 0, version = 0;
+    if (!cu_init || !cu_count || !cu_get || !cu_name || !cu_attr || !cu_version || cu_init(0) != 0 ||
+        cu_count(&count) != 0 || count == 0) {
+        snprintf(s->why, sizeof s->why, "the CUDA driver reports no usable device");
+        return;
+    }
+    cu_version(&version);
+    /* Identities as cckey devices prints them, when the CUDA backend is in
+     * this build; else the same recipe from the driver directly. */
+    cckey_device_info infos[MAX_DEVS];
+    size_t listed = 0;
+    char why[256];
+    if (cckey_backend_devices(CCKEY_BACKEND_CUDA, infos, MAX_DEVS, &listed, why, sizeof why) != CCKEY_OK) listed = 0;
+    s->n = (size_t)count < MAX_DEVS ? (size_t)count : MAX_DEVS;
+    for (size_t i = 0; i < s->n; i++) {
+        int dev = 0;
+        cu_get(&dev, (int)i);
+        cu_attr(&s->major[i], 75, dev);   /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+        cu_attr(&s->minor[i], 76, dev);   /* ..._MINOR */
+        if (i < listed) {
+            cckey_device_ident(&infos[i], s->ident[i], sizeof s->ident[i]);
+        } else {
+            char name[256] = "", drv[64];
+            cu_name(name, sizeof name, dev);
+            driver_version(drv, sizeof drv, version);
+            snprintf(s->ident[i], sizeof s->ident[i], "%s|%s", name, drv);
+        }
+    }
+    void *h = open_nvrtc();
+    if (!h) {
+        snprintf(s->why, sizeof s->why, "NVRTC (libnvrtc.so) not found; set CCKEY_NVRTC_LIBRARY to its path");
+        return;
+    }
+#define SYM(field, type, name) s->field = (type)dlsym(h, name)
+    SYM(create, nvrtc_create_fn, "nvrtcCreateProgram");
+    SYM(compile, nvrtc_compile_fn, "nvrtcCompileProgram");
+    SYM(log_size, nvrtc_size_fn, "nvrtcGetProgramLogSize");
+    SYM(log, nvrtc_get_fn, "nvrtcGetProgramLog");
+    SYM(cubin_size, nvrtc_size_fn, "nvrtcGetCUBINSize");
+    SYM(cubin, nvrtc_get_fn, "nvrtcGetCUBIN");
+    SYM(ptx_size, nvrtc_size_fn, "nvrtcGetPTXSize");
+    SYM(ptx, nvrtc_get_fn, "nvrtcGetPTX");
+    SYM(destroy, nvrtc_destroy_fn, "nvrtcDestroyProgram");
+    SYM(error, nvrtc_error_fn, "nvrtcGetErrorString");
+#undef SYM
+    if (!s->create || !s->compile || !s->log_size || !s->log || !s->ptx_size || !s->ptx || !s->destroy ||
+        !s->error) {
+        snprintf(s->why, sizeof s->why, "libnvrtc lacks the functions cckey needs (too old?)");
+        return;
+    }
+    s->ready = true;
+}
+
+static int find(void *impl, const char *ident, size_t len)
+{
+    cuda_state *s = impl;
+    for (size_t i = 0; i < s->n; i++)
+        if (strlen(s->ident[i]) == len && memcmp(s->ident[i], ident, len) == 0) return (int)i;
+    return -1;
+}
+
+static void names(void *impl, char *buf, size_t len)
+{
+    cuda_state *s = impl;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s\"%s\"", i ? ", " : "", s->ident[i]);
+}
+
+/* The entry is in the cubin's string table (NUL-delimited), or is a PTX
+ * .entry. */
+static bool has_entry(const char *bin, size_t len, const char *name, bool ptx)
+{
+    size_t n = strlen(name);
+    for (const char *p = bin; (p = memmem(p, len - (size_t)(p - bin), name, n)); p++) {
+        const char *end = p + n;
+        if (ptx) {
+            if (end < bin + len && *end == '(' && p - bin >= 7 && memcmp(p - 7, ".entry ", 7) == 0) return true;
+        } else if (end < bin + len && *end == '\0' && (p == bin || p[-1] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+{
+    cuda_state *s = impl;
+    memset(out, 0, sizeof *out);
+    char *text = malloc(len + 1);   /* NVRTC reads a C string */
+    const char **argv = calloc(flags->argc + 1, sizeof *argv);
+    if (!text || !argv) {
+        free(text), free(argv);
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    memcpy(text, src, len);
+    text[len] = '\0';
+    char arch[64];
+    size_t argc = 0;
+    if (!flags->has_arch) {
+        snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", s->major[dev], s->minor[dev]);
+        argv[argc++] = arch;
+    }
+    for (size_t i = 0; i < flags->argc; i++) argv[argc++] = flags->argv[i];
+    void *prog = NULL;
+    int r = s->create(&prog, text, "kernel.cu", 0, NULL, NULL);
+    free(text);
+    if (r != 0) {
+        free(argv);
+        snprintf(out->error, sizeof out->error, "nvrtcCreateProgram: %s", s->error(r));
+        return -1;
+    }
+    r = s->compile(prog, (int)argc, argv);
+    free(argv);
+    size_t n = 0;
+    if (s->log_size(prog, &n) == 0 && n > 1 && (out->log = malloc(n)) && s->log(prog, out->log) != 0) {
+        free(out->log);
+        out->log = NULL;
+    }
+    if (r != 0) {
+        snprintf(out->error, sizeof out->error, "nvrtcCompileProgram: %s", s->error(r));
+        s->destroy(&prog);
+        return -1;
+    }
+    /* A cubin when the target is a real architecture (sm_XY); PTX when the
+     * options asked for a virtual one (compute_XY). */
+    bool ptx = !(s->cubin_size && s->cubin && s->cubin_size(prog, &n) == 0 && n > 0);
+    if (ptx && (s->ptx_size(prog, &n) != 0 || n == 0)) {
+        snprintf(out->error, sizeof out->error, "NVRTC produced neither a cubin nor PTX");
+        s->destroy(&prog);
+        return -1;
+    }
+    char *bin = malloc(n);
+    if (!bin || (ptx ? s->ptx(prog, bin) : s->cubin(prog, bin)) != 0) {
+        free(bin);
+        snprintf(out->error, sizeof out->error, "reading NVRTC's output failed");
+        s->destroy(&prog);
+        return -1;
+    }
+    s->destroy(&prog);
+    for (size_t i = 0; i < n_names; i++) present[i] = has_entry(bin, n, entry_names[i], ptx);
+    out->binary = bin;
+    out->binary_len = ptx && n ? n - 1 : n;   /* PTX without its NUL */
+    return 0;
+}
+
+int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len)
+{
+    memset(out, 0, sizeof *out);
+    pthread_once(&once, load);
+    if (!state.ready) {
+        snprintf(why, why_len, "%s", state.why);
+        return -1;
+    }
+    *out = (cckey_compiler){"CUDA", &state, find, names, build};
+    return 0;
+}

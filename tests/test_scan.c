@@ -1,0 +1,222 @@
+/* The kernel scanner: fixtures with tricky comments, strings, macros and
+ * conditionals (tests/data/scan), Itanium names checked against NVRTC's
+ * output (recorded here; test_scan_nvrtc checks them live), the folder walk
+ * and warm's option-to-flag mapping. */
+#include "scan/scan.h"
+#include "scan/lexer.h"
+#include "store/warm.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *slurp(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", CCKEY_SCAN_DATA, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void expect(const cckey_scan_result *r, const char *const *names, size_t n, const char *what)
+{
+    for (size_t i = 0; i < r->n && i < n; i++)
+        cr_expect_str_eq(r->entries[i].name, names[i], "%s: entry %zu", what, i);
+    cr_assert_eq(r->n, n, "%s: %zu entries, expected %zu", what, r->n, n);
+    for (size_t i = 0; i < r->n; i++) cr_assert_null(strstr(r->entries[i].name, "fake"), "%s: listed %s", what,
+                                                     r->entries[i].name);
+}
+
+static void scan_fixture(const char *name, cckey_lang lang, cckey_scan_result *r)
+{
+    size_t len;
+    char *src = slurp(name, &len);
+    cr_assert_eq(cckey_scan_source(src, len, lang, r), 0);
+    free(src);
+}
+
+Test(scan, opencl_comments_strings_macros_conditionals)
+{
+    cckey_scan_result r;
+    scan_fixture("tricky.cl", CCKEY_LANG_OPENCL, &r);
+    static const char *const want[] = {"attr1",   "attr2",   "spliced",     "taken_else",   "live_if1",
+                                       "maybe_a", "maybe_b", "nested_live", "after_string", "proto_then_def"};
+    expect(&r, want, sizeof want / sizeof *want, "tricky.cl");
+    cr_assert_eq(r.entries[0].line, 15);
+    cr_assert_eq(r.entries[2].line, 19, "a splice must not shift line numbers");
+    cr_assert_eq(r.entries[3].line, 29);
+    cr_assert_eq(r.entries[9].line, 61, "the definition, not the prototype");
+    cr_assert_eq(r.n_warnings, 0);
+    cckey_scan_result_free(&r);
+}
+
+Test(scan, cuda_names_linkage_and_warnings)
+{
+    cckey_scan_result r;
+    scan_fixture("tricky.cu", CCKEY_LANG_CUDA, &r);
+    static const char *const want[] = {"plain_c", "block_c1", "block_c2", "_Z7cxx_onePfPKfi",
+                                       "_ZN2nn3two12in_namespaceEPNS_1TES2_", "_Z7boundedP6float4j", "anon_kernel",
+                                       "weird"};
+    expect(&r, want, sizeof want / sizeof *want, "tricky.cu");
+    cr_assert_str_eq(r.entries[4].source_name, "in_namespace");
+    cr_assert_eq(r.n_warnings, 3, "template, anonymous namespace, qualified parameter type");
+    cr_assert(strstr(r.warnings[0], "templated"));
+    cr_assert(strstr(r.warnings[1], "anon_kernel"));
+    cr_assert(strstr(r.warnings[2], "weird"));
+    cckey_scan_result_free(&r);
+}
+
+/* Expected names: the .entry names NVRTC 13 printed for mangle.cu. */
+Test(scan, itanium_names_match_nvrtc)
+{
+    cckey_scan_result r;
+    scan_fixture("mangle.cu", CCKEY_LANG_CUDA, &r);
+    static const char *const want[] = {
+        "_Z6m_voidv",
+        "_Z7m_void2v",
+        "_Z10m_builtinsbcahstijlmxyfdlsjx",
+        "_Z10m_pointersPfS_PKfS1_PS_PKS1_",
+        "_Z12m_qualifiersPfPKfPViPVKiiPi",
+        "_Z9m_classes1SPS_PKS_RS1_1EPS4_",
+        "_Z9m_vectorsP6float4S_4int2P6uchar44dim3P7double2",
+        "_Z10m_typedefsmfPfy4Anony",
+        "_Z8m_arraysPiPfPK1S",
+        "_ZN2ns7m_in_nsEPNS_5InnerES1_S0_1S",
+        "_ZN2ns6deeper8m_deeperEPNS_5InnerEPfS3_",
+        "_Z5m_refRiRKfR1S",
+    };
+    expect(&r, want, sizeof want / sizeof *want, "mangle.cu");
+    cr_assert_eq(r.n_warnings, 0, "%s", r.n_warnings ? r.warnings[0] : "");
+    cckey_scan_result_free(&r);
+
+    /* The example suite's C++ entry point, as its manifest names it. */
+    const char *hist = "__global__ void histogram256(const unsigned char *data, size_t n, unsigned int *bins) {}";
+    cr_assert_eq(cckey_scan_source(hist, strlen(hist), CCKEY_LANG_CUDA, &r), 0);
+    cr_assert_eq(r.n, 1);
+    cr_assert_str_eq(r.entries[0].name, "_Z12histogram256PKhmPj");
+    cckey_scan_result_free(&r);
+}
+
+Test(scan, metal_kernels_and_host_name)
+{
+    cckey_scan_result r;
+    scan_fixture("shapes.metal", CCKEY_LANG_METAL, &r);
+    static const char *const want[] = {"add_arrays", "attr_style", "renamed_entry"};
+    expect(&r, want, 3, "shapes.metal");
+    cr_assert_str_eq(r.entries[2].source_name, "original_name");
+    cckey_scan_result_free(&r);
+}
+
+Test(scan, malformed_and_edge_inputs)
+{
+    static const struct {
+        const char *src;
+        cckey_lang lang;
+        const char *first;   /* NULL: no entry */
+        unsigned line;
+    } cases[] = {
+        {"", CCKEY_LANG_OPENCL, NULL, 0},
+        {"/* never closed __kernel void a(){}", CCKEY_LANG_OPENCL, NULL, 0},
+        {"#if 0\n__kernel void a(){}\n", CCKEY_LANG_OPENCL, NULL, 0},   /* no #endif */
+        {"char c = '\\''; __kernel void q(){}", CCKEY_LANG_OPENCL, "q", 1},
+        {"const char *s = \"\\\"__kernel void no(){}\"; __kernel void yes(){}", CCKEY_LANG_OPENCL, "yes", 1},
+        {"// x \\\r\n__kernel void no(){}\r\n__kernel void crlf(){}\r\n", CCKEY_LANG_OPENCL, "crlf", 3},
+        {"__kernel void unterminated(){ \"abc\n}", CCKEY_LANG_OPENCL, "unterminated", 1},
+        {"__kernel", CCKEY_LANG_OPENCL, NULL, 0},
+        {"__kernel void (", CCKEY_LANG_OPENCL, NULL, 0},
+        {"__global__ void k(int", CCKEY_LANG_CUDA, NULL, 0},
+        {"}}}} __global__ void k() {}", CCKEY_LANG_CUDA, "_Z1kv", 1},
+        {"#if 1\n#else\n__kernel void dead(){}\n#elif 1\n__kernel void dead2(){}\n#endif\n__kernel void z(){}",
+         CCKEY_LANG_OPENCL, "z", 7},
+        {"int x = 1'000; __kernel void sep(){}", CCKEY_LANG_OPENCL, "sep", 1},
+        {"void f() { __global__ void inner(); } extern \"C++\" { __global__ void g(){} }", CCKEY_LANG_CUDA, "_Z1gv",
+         1},
+        {"__global__ void kernel(float *p) {}", CCKEY_LANG_CUDA, "_Z6kernelPf", 1},
+        {"kernel void k(global float *p) {} /* .cl */", CCKEY_LANG_CUDA, NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cckey_scan_result r;
+        cr_assert_eq(cckey_scan_source(cases[i].src, strlen(cases[i].src), cases[i].lang, &r), 0);
+        if (!cases[i].first) {
+            cr_assert_eq(r.n, 0, "case %zu: found %s", i, r.n ? r.entries[0].name : "");
+        } else {
+            cr_assert_geq(r.n, 1, "case %zu: nothing found", i);
+            cr_assert_str_eq(r.entries[0].name, cases[i].first, "case %zu", i);
+            cr_assert_eq(r.entries[0].line, cases[i].line, "case %zu", i);
+            cr_assert_eq(r.n, 1, "case %zu: %zu entries", i, r.n);
+        }
+        cckey_scan_result_free(&r);
+    }
+}
+
+Test(scan, languages_and_folder_walk)
+{
+    cr_assert_eq(cckey_lang_of_path("a/b.cl"), CCKEY_LANG_OPENCL);
+    cr_assert_eq(cckey_lang_of_path("a/b.cuh"), CCKEY_LANG_CUDA);
+    cr_assert_eq(cckey_lang_of_path("x.metal"), CCKEY_LANG_METAL);
+    cr_assert_eq(cckey_lang_of_path("x.hip"), CCKEY_LANG_HIP);
+    cr_assert_eq(cckey_lang_of_path("x.c"), CCKEY_LANG_NONE);
+    cr_assert_eq(cckey_lang_of_path("dir.cl/file"), CCKEY_LANG_NONE);
+    cr_assert_eq(cckey_lang_from_name("cuda"), CCKEY_LANG_CUDA);
+    cr_assert_eq(cckey_lang_from_name("fortran"), CCKEY_LANG_NONE);
+
+    char *paths[] = {CCKEY_SCAN_DATA, CCKEY_SCAN_DATA "/tricky.cl"};   /* overlapping on purpose */
+    cckey_source_list l;
+    char err[256];
+    cr_assert_eq(cckey_find_sources(paths, 2, &l, err, sizeof err), 0, "%s", err);
+    static const char *const want[] = {"mangle.cu", "shapes.metal", "tricky.cl", "tricky.cu"};
+    cr_assert_eq(l.n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const char *base = strrchr(l.paths[i], '/') + 1;
+        cr_assert_str_eq(base, want[i]);
+    }
+    cckey_source_list_free(&l);
+
+    char *bad[] = {CCKEY_SCAN_DATA "/does-not-exist"};
+    cr_assert_eq(cckey_find_sources(bad, 1, &l, err, sizeof err), -1);
+    cr_assert(strstr(err, "does-not-exist"));
+    char *not_kernel[] = {CCKEY_SCAN_DATA "/../../test_scan.c"};
+    cr_assert_eq(cckey_find_sources(not_kernel, 1, &l, err, sizeof err), -1);
+    cr_assert(strstr(err, "not a kernel source"));
+}
+
+static cckey_option opt(const char *k, const char *v) { return (cckey_option){{k, strlen(k)}, {v, strlen(v)}}; }
+
+Test(scan, warm_option_flags)
+{
+    cckey_option o[] = {opt("-cl-fast-relaxed-math", ""), opt("-O", "3"), opt("-DBLOCK", "64"), opt("-D", "N=4"),
+                        opt("-DX=", "y"), opt("-cl-std", "CL2.0")};
+    cckey_flags f;
+    char why[256];
+    cr_assert_eq(cckey_flags_make(o, 6, false, &f, why, sizeof why), 0, "%s", why);
+    cr_assert_str_eq(f.joined, "-DN=4 -DBLOCK=64 -DX=y -O3 -cl-fast-relaxed-math -cl-std=CL2.0");
+    cr_assert_eq(f.argc, 6);
+    cckey_flags_free(&f);
+
+    cckey_option c[] = {opt("arch", "sm_90"), opt("-O", "3"), opt("--use_fast_math", "")};
+    cr_assert_eq(cckey_flags_make(c, 3, true, &f, why, sizeof why), 0);
+    cr_assert_str_eq(f.joined, "--use_fast_math -O3 --gpu-architecture=sm_90");
+    cr_assert(f.has_arch);
+    cckey_flags_free(&f);
+
+    cckey_option spaced[] = {opt("-I", "/a path")};
+    cr_assert_eq(cckey_flags_make(spaced, 1, false, &f, why, sizeof why), -1);
+    cr_assert(strstr(why, "white space"));
+    cr_assert_eq(cckey_flags_make(spaced, 1, true, &f, why, sizeof why), 0, "NVRTC takes flags one by one");
+    cr_assert_str_eq(f.argv[0], "-I/a path");
+    cckey_flags_free(&f);
+    cckey_option nul[] = {{{"-D", 2}, {"A\0B", 3}}};
+    cr_assert_eq(cckey_flags_make(nul, 1, true, &f, why, sizeof why), -1);
+    cr_assert_eq(cckey_flags_make(NULL, 0, false, &f, why, sizeof why), 0);
+    cr_assert_str_eq(f.joined, "");
+    cckey_flags_free(&f);
+}
