@@ -335,8 +335,8 @@ Test(md5_mb, rfc1321_vectors_through_every_path)
 {
     static const char *in[] = {"", "a", "abc", "message digest", "abcdefghijklmnopqrstuvwxyz",
                                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-                               "1234567890123456789012345678901234567890123456789012345678901234"
-                               "5678901234567890"};
+                               ("1234567890123456789012345678901234567890123456789012345678901234"
+                                "5678901234567890")};
     static const char *want[] = {"d41d8cd98f00b204e9800998ecf8427e", "0cc175b9c0f1b6a831c399e269772661",
                                  "900150983cd24fb0d6963f7d28e17f72", "f96b697d7cb7938d525a2f31aaf161d0",
                                  "c3fcd3d76192e4007dfb496cca67e13b", "d174ab98d277d9f5a5611c2c9f419d9f",

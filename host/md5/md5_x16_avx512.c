@@ -13,7 +13,7 @@ typedef __m512i V;
 #define W 16
 
 static inline V v_add(V x, V y) { return _mm512_add_epi32(x, y); }
-static inline V v_set1(int k) { return _mm512_set1_epi32(k); }
+#define V_K(k, p) _mm512_set1_epi32((int)*(p))
 static inline V v_load_state(const uint32_t *p) { return _mm512_loadu_si512(p); }
 static inline void v_store_state(uint32_t *p, V x) { _mm512_storeu_si512(p, x); }
 

@@ -12,7 +12,7 @@ typedef uint32x4_t V;
 #define W 4
 
 static inline V v_add(V x, V y) { return vaddq_u32(x, y); }
-static inline V v_set1(int k) { return vdupq_n_u32((uint32_t)k); }
+#define V_K(k, p) vld1q_dup_u32(p)
 static inline V v_load_state(const uint32_t *p) { return vld1q_u32(p); }
 static inline void v_store_state(uint32_t *p, V x) { vst1q_u32(p, x); }
 

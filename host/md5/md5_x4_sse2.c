@@ -8,7 +8,8 @@ typedef __m128i V;
 #define W 4
 
 static inline V v_add(V x, V y) { return _mm_add_epi32(x, y); }
-static inline V v_set1(int k) { return _mm_set1_epi32(k); }
+/* SSE2 has no broadcast load; a 16-byte constant as an operand is better. */
+#define V_K(k, p) _mm_set1_epi32((int)(k))
 static inline V v_load_state(const uint32_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 static inline void v_store_state(uint32_t *p, V x) { _mm_storeu_si128((__m128i *)p, x); }
 

@@ -11,7 +11,7 @@ typedef __m256i V;
 #define W 8
 
 static inline V v_add(V x, V y) { return _mm256_add_epi32(x, y); }
-static inline V v_set1(int k) { return _mm256_set1_epi32(k); }
+#define V_K(k, p) _mm256_set1_epi32((int)*(p))
 static inline V v_load_state(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
 static inline void v_store_state(uint32_t *p, V x) { _mm256_storeu_si256((__m256i *)p, x); }
 
