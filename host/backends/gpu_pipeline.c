@@ -173,24 +173,59 @@ static cckey_status finish_slot(run *r, unsigned s)
     return CCKEY_OK;
 }
 
+/* Copying a chunk into staging memory is the host's main cost on a fast
+ * device; a big chunk is copied by several threads. */
+#define PAR_COPY_BYTES ((size_t)2 << 20)   /* below this, starting threads costs more */
+#define COPY_RUN 256u                     /* messages per claim */
+
+typedef struct copy_work {
+    const cckey_msg *msgs;
+    const size_t *order;    /* this chunk's part of the order */
+    const uint32_t *meta;
+    uint8_t *data;
+    size_t n;
+    _Atomic size_t next;
+} copy_work;
+
+static void copy_worker(void *arg, unsigned tid)
+{
+    (void)tid;
+    copy_work *w = arg;
+    for (;;) {
+        size_t start = atomic_fetch_add_explicit(&w->next, COPY_RUN, memory_order_relaxed);
+        if (start >= w->n) return;
+        size_t end = start + COPY_RUN < w->n ? start + COPY_RUN : w->n;
+        for (size_t j = start; j < end; j++) {
+            const cckey_msg *m = &w->msgs[w->order[j]];
+            if (m->len) memcpy(w->data + w->meta[2 * j], m->ptr, m->len);
+        }
+    }
+}
+
 /* Pack order[pos..) into slot s, as much as fits; returns the end. */
 static size_t pack(run *r, unsigned s, size_t pos, size_t n_dev, size_t cap_data, size_t cap_msgs,
                    size_t *data_bytes)
 {
     const cckey_msg *msgs = r->job->msgs;
-    uint8_t *data = r->slot[s].data;
     uint32_t *meta = r->slot[s].meta;
     size_t off = 0, j = 0;
     uint64_t bytes = 0;
     for (; pos + j < n_dev && j < cap_msgs; j++) {
-        const cckey_msg *m = &msgs[r->order[pos + j]];
-        if (off + align_up(m->len) > cap_data) break;
+        size_t len = msgs[r->order[pos + j]].len;
+        if (off + align_up(len) > cap_data) break;
         meta[2 * j] = (uint32_t)off;
-        meta[2 * j + 1] = (uint32_t)m->len;
-        if (m->len) memcpy(data + off, m->ptr, m->len);
-        off += align_up(m->len);
-        bytes += m->len;
+        meta[2 * j + 1] = (uint32_t)len;
+        off += align_up(len);
+        bytes += len;
     }
+    copy_work w = {.msgs = msgs, .order = r->order + pos, .meta = meta, .data = r->slot[s].data, .n = j};
+    atomic_init(&w.next, 0);
+    unsigned threads = r->job->threads ? r->job->threads : cckey_cpu_count();
+    size_t enough = off / PAR_COPY_BYTES + 1;
+    if (enough < threads) threads = (unsigned)enough;
+    /* Work is claimed, so whatever threads start finish it; if none can
+     * (no memory for the thread table), this thread copies alone. */
+    if (cckey_parallel_run(threads, copy_worker, &w) != CCKEY_OK) copy_worker(&w, 0);
     r->fl[s] = (inflight){.begin = pos, .end = pos + j, .bytes = bytes};
     *data_bytes = off;
     return pos + j;
