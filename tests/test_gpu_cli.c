@@ -1,0 +1,136 @@
+/* `cckey devices` and `cckey selftest`, run as the user runs them. The
+ * binary's path comes from the build (CCKEY_CLI_PATH). */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+typedef struct result {
+    int status;
+    char *out;
+} result;
+
+/* Run "env... CLI args" through the shell; capture stdout, drop stderr
+ * into stdout too so messages can be checked. */
+static result run(const char *env, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env, CCKEY_CLI_PATH, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "popen %s", cmd);
+    result r = {0};
+    size_t len = 0, cap = 0;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, p)) > 0) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            r.out = realloc(r.out, cap);
+            cr_assert(r.out);
+        }
+        memcpy(r.out + len, buf, got);
+        len += got;
+    }
+    if (!r.out) r.out = calloc(1, 1);
+    r.out[len] = '\0';
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+Test(gpu_cli, devices_json_lists_every_backend)
+{
+    result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1", "devices --json");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    json_error_t err;
+    json_t *root = json_loads(r.out, 0, &err);
+    cr_assert(root, "not JSON (%s): %s", err.text, r.out);
+    json_t *backends = json_object_get(root, "backends");
+    cr_assert(json_is_array(backends));
+    const char *want[] = {"cpu", "opencl", "cuda"};
+    cr_assert_eq(json_array_size(backends), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *b = json_array_get(backends, i);
+        cr_assert_str_eq(json_string_value(json_object_get(b, "backend")), want[i]);
+        cr_assert(json_is_boolean(json_object_get(b, "available")));
+    }
+    json_t *cuda = json_array_get(backends, 2);
+    cr_assert(json_is_false(json_object_get(cuda, "available")));
+    cr_assert(strstr(json_string_value(json_object_get(cuda, "reason")), "/nonexistent/libcuda.so.1"));
+    /* Every listed OpenCL device carries "name|driver" as its id. */
+    json_t *devs = json_object_get(json_array_get(backends, 1), "devices");
+    for (size_t i = 0; devs && i < json_array_size(devs); i++) {
+        json_t *d = json_array_get(devs, i);
+        char want_id[1024];
+        snprintf(want_id, sizeof want_id, "%s|%s", json_string_value(json_object_get(d, "name")),
+                 json_string_value(json_object_get(d, "driver")));
+        cr_assert_str_eq(json_string_value(json_object_get(d, "id")), want_id);
+    }
+    json_decref(root);
+    free(r.out);
+}
+
+Test(gpu_cli, devices_text_says_why_unavailable)
+{
+    result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+                   "devices");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "cpu      available"), "%s", r.out);
+    cr_assert(strstr(r.out, "cuda     unavailable: no CUDA driver"), "%s", r.out);
+    cr_assert(strstr(r.out, "opencl   unavailable") , "%s", r.out);
+    free(r.out);
+    r = run("", "devices --bogus");
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    free(r.out);
+}
+
+Test(gpu_cli, selftest_cpu_passes)
+{
+    result r = run("", "selftest --backend cpu --seed 5 -j 2");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "every length 0..300"), "%s", r.out);
+    cr_assert(strstr(r.out, "throughput:"), "%s", r.out);
+    cr_assert(!strstr(r.out, "FAIL"), "%s", r.out);
+    free(r.out);
+}
+
+Test(gpu_cli, selftest_named_backend_unavailable_fails)
+{
+    result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1", "selftest --backend cuda");
+    cr_assert_eq(r.status, 1, "%s", r.out);
+    cr_assert(strstr(r.out, "cuda: UNAVAILABLE: no CUDA driver"), "%s", r.out);
+    free(r.out);
+    /* Not named: skipped, and the rest still decides. */
+    r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+            "selftest --seed 9 -j 2");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "cuda: skipped: no CUDA driver"), "%s", r.out);
+    cr_assert(strstr(r.out, "opencl: skipped:"), "%s", r.out);
+    free(r.out);
+}
+
+Test(gpu_cli, selftest_bad_usage)
+{
+    const char *bad[] = {"selftest --backend auto", "selftest --backend gpu", "selftest --seed x", "selftest -j 0",
+                         "selftest extra"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        result r = run("", bad[i]);
+        cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.out);
+        free(r.out);
+    }
+}
+
+/* A device that fails in every batch is caught by the selftest. */
+Test(gpu_cli, selftest_reports_a_failing_device)
+{
+    result probe = run("", "devices --json");
+    bool opencl = strstr(probe.out, "\"backend\": \"opencl\",\n      \"available\": true") != NULL;
+    free(probe.out);
+    if (!opencl) cr_skip_test("no usable OpenCL device here");
+    result r = run("CCKEY_FAULT_CHUNK=0", "selftest --backend opencl --seed 1 -j 2");
+    cr_assert_eq(r.status, 1, "%s", r.out);
+    cr_assert(strstr(r.out, "FAIL") && strstr(r.out, "CCKEY_FAULT_CHUNK"), "%s", r.out);
+    free(r.out);
+}
