@@ -16,10 +16,16 @@ static inline uint32_t load_le32(const uint8_t *p)
 }
 
 #define F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-#define G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
+/* (x & z) | (y & ~z) with the two disjoint halves added instead: y & ~z
+ * does not wait for x, the newest word, which shortens the chain per step. */
+#define G(x, y, z) (((y) & ~(z)) + ((x) & (z)))
 #define H(x, y, z) ((x) ^ (y) ^ (z))
 #define I(x, y, z) ((y) ^ ((x) | ~(z)))
-#define STEP(f, a, b, c, d, m, k, s) (a) = (b) + rotl((a) + f((b), (c), (d)) + (m) + (k), (s))
+/* a + m + k first: only f waits for b, the word the previous step made. */
+#define STEP(f, a, b, c, d, m, k, s)                                                               \
+    (a) += (m) + (k);                                                                              \
+    (a) += f((b), (c), (d));                                                                       \
+    (a) = (b) + rotl((a), (s))
 
 void cckey_md5_compress_scalar(uint32_t state[4], const uint8_t *blocks, size_t nblocks)
 {

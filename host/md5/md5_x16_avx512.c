@@ -1,6 +1,7 @@
-/* MD5 compression, 16 lanes of AVX-512F (compiled with -mavx512f; x86-64
- * only). vpternlogd computes each round function in one instruction and
- * vprold rotates in one, which shortens the dependency chain per step. */
+/* MD5 compression in AVX-512F: 16 lanes a vector, as x16 and interleaved x32
+ * (compiled with -mavx512f; x86-64 only). vpternlogd computes each round
+ * function in one instruction and vprold rotates in one, which shortens the
+ * dependency chain per step. */
 #include "md5_mb.h"
 
 #if defined(__x86_64__)

@@ -1,5 +1,6 @@
-/* MD5 compression, 4 lanes of NEON (AArch64, little-endian only: the words
- * of a block are read with plain vector loads). */
+/* MD5 compression in NEON: 4 lanes a vector, as x4 and interleaved x8
+ * (AArch64, little-endian only: the words of a block are read with plain
+ * vector loads). */
 #include "md5_mb.h"
 
 #if defined(__aarch64__)

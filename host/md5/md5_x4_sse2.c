@@ -1,4 +1,5 @@
-/* MD5 compression, 4 lanes of SSE2 (compiled with -msse2; x86-64 only). */
+/* MD5 compression in SSE2: 4 lanes a vector, as x4 and interleaved x8
+ * (compiled with -msse2; x86-64 only). */
 #include "md5_mb.h"
 
 #if defined(__x86_64__)

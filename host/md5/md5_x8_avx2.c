@@ -1,4 +1,5 @@
-/* MD5 compression, 8 lanes of AVX2 (compiled with -mavx2; x86-64 only). */
+/* MD5 compression in AVX2: 8 lanes a vector, as x8 and interleaved x16
+ * (compiled with -mavx2; x86-64 only). */
 #include "md5_mb.h"
 
 #if defined(__x86_64__)
