@@ -231,6 +231,9 @@ static size_t pack(run *r, unsigned s, size_t pos, size_t n_dev, size_t cap_data
     return pos + j;
 }
 
+#define MIN_CHUNK_BYTES ((size_t)8 << 20)
+#define MIN_CHUNK_MSGS ((size_t)64 << 10)
+
 static cckey_status device_loop(run *r, const cckey_gpu_params *prm, size_t n_dev, size_t total_aligned,
                                 size_t max_aligned)
 {
@@ -242,11 +245,20 @@ static cckey_status device_loop(run *r, const cckey_gpu_params *prm, size_t n_de
     }
     if (slots < 2 || slots > CCKEY_GPU_MAX_SLOTS) slots = 2;
 
-    /* Small batches get small buffers; the first message always fits. */
-    size_t cap_data = total_aligned < prm->chunk_bytes ? total_aligned : prm->chunk_bytes;
+    /* A mid-sized batch is cut into a few chunks per slot, so that copies
+     * and kernels overlap; below MIN_CHUNK_* a launch costs more than the
+     * overlap wins. Small batches get small buffers, and the longest
+     * message always fits. */
+    size_t cap_data = total_aligned / (2 * slots);
+    if (cap_data < MIN_CHUNK_BYTES) cap_data = MIN_CHUNK_BYTES;
+    if (cap_data > prm->chunk_bytes) cap_data = prm->chunk_bytes;
+    if (cap_data > total_aligned) cap_data = total_aligned;
     if (cap_data < max_aligned) cap_data = max_aligned;
     if (cap_data < CCKEY_GPU_ALIGN) cap_data = CCKEY_GPU_ALIGN;
-    size_t cap_msgs = n_dev < prm->chunk_msgs ? n_dev : prm->chunk_msgs;
+    size_t cap_msgs = n_dev / (2 * slots);
+    if (cap_msgs < MIN_CHUNK_MSGS) cap_msgs = MIN_CHUNK_MSGS;
+    if (cap_msgs > prm->chunk_msgs) cap_msgs = prm->chunk_msgs;
+    if (cap_msgs > n_dev) cap_msgs = n_dev;
     st = r->ops->reserve(r->self, cap_data, cap_msgs, r->slot);
 
     size_t pos = 0;
