@@ -67,6 +67,7 @@ static int cli(const char *fmt, ...)
 
 static char *slurp(const char *path, size_t *len)
 {
+    if (len) *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
