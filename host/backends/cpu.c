@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUN_BYTES (256u << 10)   /* a claim: small enough to balance, big enough to amortise */
+/* A claim: small enough to balance the threads, big enough to fill the
+ * widest SIMD kernel (32 lanes) several times over; below RUN_MIN_MSGS
+ * messages a call runs its lanes mostly empty. */
+#define RUN_BYTES (2u << 20)
 #define RUN_MSGS 256u
+#define RUN_MIN_MSGS 32u
 
 typedef struct cpu_work {
     const cckey_digest_job *job;
@@ -34,7 +38,7 @@ static void cpu_worker(void *arg, unsigned tid)
             if (start >= w->count) return;
             uint64_t bytes = 0;
             end = start;
-            while (end < w->count && end - start < RUN_MSGS && bytes < RUN_BYTES)
+            while (end < w->count && end - start < RUN_MSGS && (bytes < RUN_BYTES || end - start < RUN_MIN_MSGS))
                 bytes += job->msgs[w->order[end++]].len + 9;
         } while (!atomic_compare_exchange_weak_explicit(&w->next, &start, end, memory_order_relaxed,
                                                         memory_order_relaxed));
