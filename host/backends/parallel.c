@@ -4,6 +4,7 @@
 #include "../core/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -46,4 +47,35 @@ cckey_status cckey_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned
     for (unsigned t = 1; t < started; t++) pthread_join(w[t].thread, NULL);
     free(w);
     return CCKEY_OK;
+}
+
+typedef struct range_work {
+    size_t n, grain;
+    void (*body)(void *, size_t, size_t);
+    void *ctx;
+    _Atomic size_t next;
+} range_work;
+
+static void range_worker(void *arg, unsigned tid)
+{
+    (void)tid;
+    range_work *w = arg;
+    for (;;) {
+        size_t begin = atomic_fetch_add_explicit(&w->next, w->grain, memory_order_relaxed);
+        if (begin >= w->n) return;
+        w->body(w->ctx, begin, w->n - begin > w->grain ? begin + w->grain : w->n);
+    }
+}
+
+cckey_status cckey_parallel_for(unsigned threads, size_t n, size_t grain,
+                                void (*body)(void *ctx, size_t begin, size_t end), void *ctx)
+{
+    if (n == 0) return CCKEY_OK;
+    if (grain == 0) grain = 1;
+    size_t enough = (n + grain - 1) / grain;
+    if (threads == 0) threads = cckey_cpu_count();
+    if (enough < threads) threads = (unsigned)enough;
+    range_work w = {.n = n, .grain = grain, .body = body, .ctx = ctx};
+    atomic_init(&w.next, 0);
+    return cckey_parallel_run(threads, range_worker, &w);
 }

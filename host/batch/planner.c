@@ -10,7 +10,6 @@
 #include "../backends/backend.h"
 #include "../core/internal.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,52 +294,28 @@ out:
 }
 
 typedef struct format_work {
-    plan *p;
+    const plan *p;
     char (*out)[CCKEY_KEY_LEN + 1];
-    _Atomic size_t next;
 } format_work;
 
-static void format_worker(void *arg, unsigned tid)
+static void format_range(void *ctx, size_t begin, size_t end)
 {
-    (void)tid;
-    format_work *fw = arg;
+    format_work *fw = ctx;
     const plan *p = fw->p;
-    enum { RUN = 4096 };
-    for (;;) {
-        size_t start = atomic_fetch_add_explicit(&fw->next, RUN, memory_order_relaxed);
-        if (start >= p->n) return;
-        size_t end = start + RUN < p->n ? start + RUN : p->n;
-        for (size_t i = start; i < end; i++) {
-            const uint32_t *id = &p->ids[4 * i];
-            cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
-        }
+    for (size_t i = begin; i < end; i++) {
+        const uint32_t *id = &p->ids[4 * i];
+        cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
     }
 }
 
-typedef struct hex_work {
-    plan *p;
-    _Atomic size_t next;
-} hex_work;
-
-static void hex_worker(void *arg, unsigned tid)
+static void hex_range(void *ctx, size_t begin, size_t end)
 {
-    (void)tid;
-    hex_work *hw = arg;
-    plan *p = hw->p;
-    enum { RUN = 8192 };
-    for (;;) {
-        size_t start = atomic_fetch_add_explicit(&hw->next, RUN, memory_order_relaxed);
-        if (start >= p->strings.n) return;
-        size_t end = start + RUN < p->strings.n ? start + RUN : p->strings.n;
-        for (size_t i = start; i < end; i++) cckey_hex(p->hex[i], p->dig[i]);
-    }
+    plan *p = ctx;
+    for (size_t i = begin; i < end; i++) cckey_hex(p->hex[i], p->dig[i]);
 }
 
-static unsigned threads_for(size_t items, unsigned threads)
-{
-    size_t enough = items / 16384 + 1;   /* below this, starting threads costs more than it saves */
-    return enough < threads ? (unsigned)enough : threads;
-}
+/* Below this many items a thread costs more to start than it saves. */
+#define FORMAT_GRAIN 16384
 
 cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
                              const cckey_batch_config *config)
@@ -359,16 +334,11 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
         p.hex = malloc(p.strings.n * sizeof *p.hex);
         if (!p.hex) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "hex digests");
     }
-    if (st == CCKEY_OK) {
-        hex_work hw = {.p = &p};
-        atomic_init(&hw.next, 0);
-        st = cckey_parallel_run(threads_for(p.strings.n, threads), hex_worker, &hw);
-    }
+    if (st == CCKEY_OK) st = cckey_parallel_for(threads, p.strings.n, FORMAT_GRAIN, hex_range, &p);
     if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
     if (st == CCKEY_OK) {
         format_work fw = {.p = &p, .out = out};
-        atomic_init(&fw.next, 0);
-        st = cckey_parallel_run(threads_for(n, threads), format_worker, &fw);
+        st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
     }
     plan_free(&p);
     if (config) {

@@ -3,7 +3,6 @@
 #include "manifest.h"
 #include "../backends/backend.h"
 
-#include <stdatomic.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,20 +95,16 @@ typedef struct parse_work {
     const raw_lines *raw;
     const manifest *m;
     slot *slots;
-    _Atomic size_t next;
 } parse_work;
 
 /* jansson parsing is most of a batch's time when sources are inline: spread
  * the lines of a chunk over the cores. */
-static void parse_worker(void *arg, unsigned tid)
+static void parse_range(void *ctx, size_t begin, size_t end)
 {
-    (void)tid;
-    parse_work *w = arg;
+    parse_work *w = ctx;
+    const raw_lines *r = w->raw;
     char err[1024];
-    for (;;) {
-        size_t i = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
-        if (i >= w->raw->n) return;
-        const raw_lines *r = w->raw;
+    for (size_t i = begin; i < end; i++) {
         if (manifest_parse_line(r->arena + r->off[i], r->len[i], w->m->label, r->line[i], w->m->base_dir,
                                 &w->slots[i].item, NULL, err, sizeof err) != MANIFEST_ITEM) {
             w->slots[i].item.line = r->line[i];
@@ -164,10 +159,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
 {
     size_t n = c->raw.n;
     parse_work pw = {.raw = &c->raw, .m = m, .slots = c->slots};
-    atomic_init(&pw.next, 0);
-    unsigned threads = o->threads ? o->threads : cckey_cpu_count();
-    if (threads > n / 64 + 1) threads = (unsigned)(n / 64 + 1);
-    if (cckey_parallel_run(threads, parse_worker, &pw) != CCKEY_OK) {
+    if (cckey_parallel_for(o->threads, n, 64, parse_range, &pw) != CCKEY_OK) {
         cli_error("batch: %s", cckey_last_error());
         return CLI_FAIL;
     }
