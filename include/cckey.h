@@ -129,7 +129,8 @@ typedef struct cckey_source cckey_source;
 /** Memo capacity of one handle, in keys. */
 #define CCKEY_MEMO_ENTRIES 64
 /** Largest (device, name, options) material, in bytes, that is memoised.
- *  The material is the fields plus 8 bytes of length per field. Larger
+ *  The material is the fields, 8 bytes of length per field and 8 bytes for
+ *  the option count. Larger
  *  tuples still get correct keys, computed without the memo. */
 #define CCKEY_MEMO_MAX_MATERIAL 448
 

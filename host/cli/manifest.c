@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int manifest_open(manifest *m, const char *path)
 {
@@ -24,6 +25,13 @@ int manifest_open(manifest *m, const char *path)
         m->f = fopen(path, "rb");
         if (!m->f) {
             cli_error("%s: %s", path, strerror(errno));
+            return -1;
+        }
+        struct stat st;
+        if (fstat(fileno(m->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+            cli_error("%s: is a directory, not a manifest", path);
+            fclose(m->f);
+            m->f = NULL;
             return -1;
         }
         char *copy = strdup(path);
