@@ -11,6 +11,12 @@ bench=$build/bench/cckey_bench
 [ -x "$bench" ] || { echo "make_results.sh: build $bench first" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Build first, so the commit recorded is the one measured.
+cmake --build "$build" --target cckey_bench -j"$(nproc)" > "$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log" >&2; exit 1; }
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (plus uncommitted changes in the tree)')"
+# Hand-written notes (the "## Notes" section to the end) survive a rerun.
+[ -f bench/RESULTS.md ] && sed -n '/^## Notes/,$p' bench/RESULTS.md > "$tmp/notes.md"
 
 "$bench" --quick --csv "$tmp/quick.csv" --no-plot > "$tmp/quick.log" 2>&1 || true
 "$bench" --csv "$tmp/full.csv" --png "$tmp/full.png" > "$tmp/full.log" 2>&1 || true
@@ -45,7 +51,7 @@ HEAD
   echo
   echo "- machine: $model, $cpus online CPUs ($(lscpu | sed -n 's/^Flags:.*\(avx512f\).*/AVX-512F/p' | head -1))"
   echo "- date: $(date -u +%FT%TZ)"
-  echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes in the tree)')"
+  echo "- commit: $commit"
   echo "- load average when the full run ended: $load"
   echo "- $(sed -n 's/^cckey_bench /cckey_bench /p' "$tmp/full.log" | head -1)"
   echo
@@ -62,6 +68,7 @@ HEAD
   echo '```'
   echo
   [ -f "$tmp/full.png" ] && echo "![full run](results.png)"
+  if [ -s "$tmp/notes.md" ]; then echo; cat "$tmp/notes.md"; fi
 } > bench/RESULTS.md
 [ -f "$tmp/full.png" ] && cp "$tmp/full.png" bench/results.png
 cp "$tmp/quick.csv" bench/results-quick.csv
