@@ -4,6 +4,7 @@
  * compiles nothing, two warms at once leave a valid store, and failures are
  * reported per tuple. Skips where no OpenCL device exists. */
 #include "support.h"
+#include "backends/gpu_devices.h"
 #include "backends/opencl.h"
 
 #include <criterion/criterion.h>
@@ -238,6 +239,62 @@ Test(warm, two_warms_at_once_leave_a_valid_store)
     cr_assert_eq(u.temp_files, 0);
     for (int i = 0; i < 6; i++) expect_loadable(s, keys[i], entries[i / 2]);
     cckey_store_close(s);
+}
+
+/* Whether the manifest line's device is the ident of one of the devices
+ * kind enumerates. */
+static bool device_of(cckey_backend_kind kind, const char *line)
+{
+    const char *d = strstr(line, "\"device\":\"");
+    cr_assert_not_null(d, "%s", line);
+    d += strlen("\"device\":\"");
+    size_t len = strcspn(d, "\"");
+    cckey_device_info devs[16];
+    size_t n = 0;
+    char why[256], id[512];
+    if (cckey_backend_devices(kind, devs, 16, &n, why, sizeof why) != CCKEY_OK) return false;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        cckey_device_ident(&devs[i], id, sizeof id);
+        if (strlen(id) == len && memcmp(id, d, len) == 0) return true;
+    }
+    return false;
+}
+
+/* Without --device, scan pairs each source only with the devices whose
+ * runtime compiles it, so the manifest it writes warms without failures. */
+Test(warm, default_devices_take_only_the_sources_they_compile)
+{
+    need_opencl();
+    cr_assert_eq(cli("scan '%s/kernels' -o m.jsonl", CCKEY_EXAMPLES), 0);
+    char *m = output("m.jsonl"), *err = output("err");
+    size_t n_opencl = 0, n_cuda = 0;
+    for (char *line = strtok(m, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "\"language\":\"opencl\"")) {
+            n_opencl++;
+            cr_assert(device_of(CCKEY_BACKEND_OPENCL, line), "not an OpenCL device: %s", line);
+        } else {
+            cr_assert(strstr(line, "\"language\":\"cuda\""), "%s", line);
+            n_cuda++;
+            cr_assert(device_of(CCKEY_BACKEND_CUDA, line), "not a CUDA device: %s", line);
+        }
+    }
+    cr_assert_geq(n_opencl, 7);
+    if (n_cuda == 0)
+        cr_assert(strstr(err, "CUDA entry points skipped: no CUDA device here"), "no warning:\n%s", err);
+    free(m), free(err);
+
+    cr_assert_eq(cli("warm m.jsonl --cache-dir c -q"), 0, "%s", output("err"));
+    expect_summary(", 0 already cached, 0 failed");
+    cr_assert_eq(cli("warm m.jsonl --cache-dir c -q"), 0);
+    expect_summary("0 compiled in 0 builds");
+
+    /* Devices the user names take every source. */
+    cr_assert_eq(cli("scan '%s/kernels' -d a -d b -o m2.jsonl", CCKEY_EXAMPLES), 0);
+    m = output("m2.jsonl");
+    size_t lines = 0;
+    for (char *p = m; *p; p++) lines += *p == '\n';
+    cr_assert_eq(lines, 2 * 12, "%s", m);
+    free(m);
 }
 
 Test(warm, failures_are_per_tuple_and_reported)

@@ -40,9 +40,13 @@ static void usage(FILE *f)
           "source_file is relative to the output's folder (the working folder for standard\n"
           "output) when the source lies below that folder's parent chain, else absolute.\n"
           "\n"
-          "  -d, --device ID        a device identity (repeatable); default: this host's\n"
-          "                         OpenCL and CUDA devices as `cckey devices` names them,\n"
-          "                         or \"cpu\" when there are none\n"
+          "  -d, --device ID        a device identity (repeatable), paired with every\n"
+          "                         source; default: this host's OpenCL and CUDA devices\n"
+          "                         as `cckey devices` names them, each paired only with\n"
+          "                         the sources its runtime compiles (OpenCL devices with\n"
+          "                         OpenCL sources, CUDA devices with CUDA sources; a\n"
+          "                         warning names the entry points left without a device),\n"
+          "                         or \"cpu\" for every source when there are none\n"
           "  -O, --options SET      one option set: flags separated by commas or spaces,\n"
           "                         e.g. \"-cl-fast-relaxed-math,-DBLOCK=64\" (repeatable;\n"
           "                         default: one empty set). A flag becomes the pair\n"
@@ -62,22 +66,32 @@ typedef struct optset {
     json_t *pairs;   /* [[k, v], ...] */
 } optset;
 
+/* A manifest device. Discovered ones take only the sources their runtime
+ * compiles, so that `cckey warm` can build every tuple; ones the user named
+ * (and the "cpu" stand-in) take every source. */
+typedef struct scan_device {
+    char *id;
+    unsigned langs;  /* bit 1 << cckey_lang of each language it takes; ALL_LANGS */
+} scan_device;
+#define ALL_LANGS (~0u)
+
 typedef struct scan_opts {
-    char **devices;
+    scan_device *devices;
     size_t n_devices;
     optset *sets;
     size_t n_sets;
     const char *output;
     bool list, quiet;
+    size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
 } scan_opts;
 
-static int add_device(scan_opts *o, const char *id)
+static int add_device(scan_opts *o, const char *id, unsigned langs)
 {
-    char **d = realloc(o->devices, (o->n_devices + 1) * sizeof *d);
+    scan_device *d = realloc(o->devices, (o->n_devices + 1) * sizeof *d);
     if (!d) return -1;
     o->devices = d;
-    if (!(d[o->n_devices] = strdup(id))) return -1;
-    o->n_devices++;
+    if (!(d[o->n_devices].id = strdup(id))) return -1;
+    d[o->n_devices++].langs = langs;
     return 0;
 }
 
@@ -138,10 +152,12 @@ static int read_options_file(scan_opts *o, const char *path)
     return rc;
 }
 
-/* The devices of this host, as `cckey devices` names them. */
+/* The devices of this host, as `cckey devices` names them, each with the
+ * language its runtime compiles. */
 static int default_devices(scan_opts *o)
 {
-    cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    static const cckey_lang langs[] = {CCKEY_LANG_OPENCL, CCKEY_LANG_CUDA};
     for (size_t k = 0; k < 2; k++) {
         cckey_device_info devs[32];
         size_t n = 0;
@@ -150,12 +166,15 @@ static int default_devices(scan_opts *o)
         for (size_t i = 0; i < n && i < 32; i++) {
             char id[512];
             cckey_device_ident(&devs[i], id, sizeof id);
-            bool dup = false;
-            for (size_t j = 0; j < o->n_devices; j++) dup |= strcmp(o->devices[j], id) == 0;
-            if (!dup && add_device(o, id) != 0) return -1;
+            /* One GPU seen through both runtimes takes both languages. */
+            scan_device *seen = NULL;
+            for (size_t j = 0; j < o->n_devices; j++)
+                if (strcmp(o->devices[j].id, id) == 0) seen = &o->devices[j];
+            if (seen) seen->langs |= 1u << langs[k];
+            else if (add_device(o, id, 1u << langs[k]) != 0) return -1;
         }
     }
-    if (o->n_devices == 0) return add_device(o, "cpu");
+    if (o->n_devices == 0) return add_device(o, "cpu", ALL_LANGS);
     return 0;
 }
 
@@ -180,7 +199,7 @@ static char *relative_to(const char *base, const char *target)
     return out;
 }
 
-static int scan_file(const scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
+static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
                      size_t *entries)
 {
     cli_file f;
@@ -203,6 +222,9 @@ static int scan_file(const scan_opts *o, const char *path, cckey_lang lang, cons
     if (!o->list && realpath(path, real)) rel = relative_to(base, real);
     const char *shown = rel ? rel : (o->list || !realpath(path, real)) ? path : real;
     int rc = CLI_OK;
+    bool taken = o->list;
+    for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> lang) & 1;
+    if (!taken) o->skipped[lang] += r.n;
     for (size_t e = 0; e < r.n && rc == CLI_OK; e++) {
         const cckey_entry *en = &r.entries[e];
         if (o->list) {
@@ -210,9 +232,10 @@ static int scan_file(const scan_opts *o, const char *path, cckey_lang lang, cons
             else fprintf(out, "%s:%u: %s (%s)\n", path, en->line, en->name, en->source_name);
             continue;
         }
-        for (size_t d = 0; d < o->n_devices; d++)
+        for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
+            if (!((o->devices[d].langs >> lang) & 1)) continue;
             for (size_t s = 0; s < o->n_sets; s++) {
-                json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d], "name", en->name,
+                json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
                                          "source_file", shown, "options", o->sets[s].pairs, "language",
                                          cckey_lang_name(lang));
                 char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -225,6 +248,7 @@ static int scan_file(const scan_opts *o, const char *path, cckey_lang lang, cons
                 fprintf(out, "%s\n", txt);
                 free(txt);
             }
+        }
     }
     *entries += r.n;
     free(rel);
@@ -266,6 +290,11 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
     if (rc == CLI_OK && entries == 0 && !o->quiet)
         cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
+    for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
+        if (o->skipped[l])
+            cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
+                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
     cckey_source_list_free(&list);
@@ -291,7 +320,7 @@ int cckey_cmd_scan(int argc, char **argv)
                 cli_error("scan: --device wants a non-empty identity");
                 goto out;
             }
-            if (add_device(&o, optarg) != 0) goto oom;
+            if (add_device(&o, optarg, ALL_LANGS) != 0) goto oom;
             break;
         case 'O':
             if (add_set(&o, optarg) != 0) goto oom;
@@ -319,7 +348,7 @@ oom:
     cli_error("scan: out of memory");
     rc = CLI_FAIL;
 out:
-    for (size_t i = 0; i < o.n_devices; i++) free(o.devices[i]);
+    for (size_t i = 0; i < o.n_devices; i++) free(o.devices[i].id);
     for (size_t i = 0; i < o.n_sets; i++) json_decref(o.sets[i].pairs);
     free(o.devices);
     free(o.sets);
