@@ -173,11 +173,8 @@ static cckey_status cuda_reserve(void *self, size_t data_bytes, size_t msgs, cck
         S.cap_data = data_bytes;
         S.cap_msgs = msgs;
     }
-    for (unsigned s = 0; s < SLOTS; s++) {
-        slots[s].data = S.slot[s].h_in;
-        slots[s].meta = (uint32_t *)((uint8_t *)S.slot[s].h_in + S.cap_data);
-        slots[s].digests = S.slot[s].h_out;
-    }
+    for (unsigned s = 0; s < SLOTS; s++)
+        slots[s] = cckey_gpu_slot_views(S.slot[s].h_in, S.cap_data, S.slot[s].h_out);
     return CCKEY_OK;
 }
 
@@ -229,6 +226,15 @@ static void cuda_close(void *self, bool failed)
     pthread_mutex_unlock(&lock);
 }
 
+static const cckey_device_info *cuda_device(char *why, size_t why_len)
+{
+    const cckey_cu_api *cu;
+    const cckey_cu_device *d = cckey_cu_selected(&cu, why, why_len);
+    return d ? &d->info : NULL;
+}
+
+/* ---- the backend -------------------------------------------------------- */
+
 static const cckey_gpu_ops engine = {
     .name = "cuda",
     .open = cuda_open,
@@ -236,35 +242,11 @@ static const cckey_gpu_ops engine = {
     .launch = cuda_launch,
     .wait = cuda_wait,
     .close = cuda_close,
+    .device = cuda_device,
+    /* PCIe/NVLink-C2C transfers dominate; context creation and module load
+     * are paid once per process. Conservative figures. */
+    .device_gbps = 16.0,
+    .setup_s = 0.3,
 };
 
-/* ---- the backend -------------------------------------------------------- */
-
-static cckey_status cuda_available(char *why, size_t why_len)
-{
-    const cckey_cu_api *cu;
-    return cckey_cu_selected(&cu, why, why_len) ? CCKEY_OK : CCKEY_ERR_UNAVAILABLE;
-}
-
-/* PCIe/NVLink-C2C transfers dominate; context creation and module load are
- * paid once per process. Conservative figures, see cckey_gpu_worth_it. */
-#define CUDA_DEVICE_GBPS 16.0
-#define CUDA_SETUP_S 0.3
-
-static bool cuda_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads)
-{
-    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, CUDA_DEVICE_GBPS, CUDA_SETUP_S)) return false;
-    const cckey_cu_api *cu;
-    const cckey_cu_device *d = cckey_cu_selected(&cu, NULL, 0);
-    return d && d->info.auto_ok;
-}
-
-static cckey_status cuda_digest(const cckey_digest_job *job) { return cckey_gpu_digest(job, &engine); }
-
-const cckey_backend_ops cckey_backend_cuda = {
-    .kind = CCKEY_BACKEND_CUDA,
-    .name = "cuda",
-    .available = cuda_available,
-    .worth_it = cuda_worth_it,
-    .digest = cuda_digest,
-};
+CCKEY_GPU_BACKEND(cckey_backend_cuda, CCKEY_BACKEND_CUDA, "cuda", engine);

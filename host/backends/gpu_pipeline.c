@@ -11,6 +11,11 @@
 
 static size_t align_up(size_t n) { return (n + CCKEY_GPU_ALIGN - 1) & ~(size_t)(CCKEY_GPU_ALIGN - 1); }
 
+cckey_gpu_slot cckey_gpu_slot_views(void *in, size_t cap_data, const void *out)
+{
+    return (cckey_gpu_slot){.data = in, .meta = (uint32_t *)((uint8_t *)in + cap_data), .digests = out};
+}
+
 /* A decimal size from the environment, with an optional K/M/G suffix. */
 static cckey_status env_size(const char *var, size_t lo, size_t hi, size_t fallback, size_t *out)
 {
@@ -377,4 +382,17 @@ bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, do
     double cpu_s = (bytes / (CPU_GBPS_PER_THREAD * 1e9) + (double)n * CPU_NS_PER_MSG * 1e-9) / cpu_threads;
     double dev_s = setup_s + bytes / (device_gbps * 1e9) + (double)n * PACK_NS_PER_MSG * 1e-9;
     return dev_s * 1.25 < cpu_s;   /* a margin for what the estimates miss */
+}
+
+bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes, unsigned cpu_threads)
+{
+    /* The size test first: a small batch must not even load the runtime. */
+    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, ops->device_gbps, ops->setup_s)) return false;
+    const cckey_device_info *d = ops->device(NULL, 0);
+    return d && d->auto_ok;
+}
+
+cckey_status cckey_gpu_available(const cckey_gpu_ops *ops, char *why, size_t why_len)
+{
+    return ops->device(why, why_len) ? CCKEY_OK : CCKEY_ERR_UNAVAILABLE;
 }

@@ -25,6 +25,7 @@
 #define CCKEY_GPU_PIPELINE_H
 
 #include "backend.h"
+#include "gpu_devices.h"
 
 #include <stdbool.h>
 
@@ -55,6 +56,10 @@ typedef struct cckey_gpu_slot {
     const uint32_t *digests;   /* per message: 4 state words, valid after wait() */
 } cckey_gpu_slot;
 
+/* The views of staging laid out as both backends lay it out: `in` holds
+ * cap_data bytes of packed data, then the meta table; `out` the digests. */
+cckey_gpu_slot cckey_gpu_slot_views(void *in, size_t cap_data, const void *out);
+
 /* What a device backend provides. Every call but close() returns CCKEY_OK or
  * CCKEY_ERR_DEVICE / CCKEY_ERR_NO_MEMORY with detail set by cckey_fail. */
 typedef struct cckey_gpu_ops {
@@ -73,10 +78,40 @@ typedef struct cckey_gpu_ops {
     /* Give the device back. After a failure, wait out whatever is still in
      * flight and drop the device state so the next batch starts afresh. */
     void (*close)(void *self, bool failed);
+    /* The device batches go to, or NULL with the reason in why (when why is
+     * not NULL). Cheap after the first call. */
+    const cckey_device_info *(*device)(char *why, size_t why_len);
+    /* The device's figures for `auto`: see cckey_gpu_worth_it. */
+    double device_gbps, setup_s;
 } cckey_gpu_ops;
 
 /* Digest a job through a device: see the plan above. */
 cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *ops);
+
+/* The backend interface (backend.h) over an engine: available when it has
+ * a device; worth it when cckey_gpu_worth_it says so and `auto` may pick
+ * that device. */
+cckey_status cckey_gpu_available(const cckey_gpu_ops *ops, char *why, size_t why_len);
+bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes, unsigned cpu_threads);
+
+/* Defines the backend `symbol` over the engine `ops` (a cckey_gpu_ops
+ * object). backend.h's calls carry no context, so every device backend
+ * needs entry points of its own; they only forward to the above. */
+#define CCKEY_GPU_BACKEND(symbol, backend_kind, backend_name, ops)                                          \
+    static cckey_status symbol##_available(char *why, size_t why_len)                                       \
+    {                                                                                                        \
+        return cckey_gpu_available(&(ops), why, why_len);                                                    \
+    }                                                                                                        \
+    static bool symbol##_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads)                      \
+    {                                                                                                        \
+        return cckey_gpu_auto_ok(&(ops), n, total_bytes, cpu_threads);                                       \
+    }                                                                                                        \
+    static cckey_status symbol##_digest(const cckey_digest_job *job) { return cckey_gpu_digest(job, &(ops)); } \
+    const cckey_backend_ops symbol = {.kind = (backend_kind),                                                \
+                                      .name = (backend_name),                                                \
+                                      .available = symbol##_available,                                       \
+                                      .worth_it = symbol##_worth_it,                                         \
+                                      .digest = symbol##_digest}
 
 /* The rule behind `auto` (see gpu_pipeline.c): whether a device that hashes
  * and transfers at about device_gbps GB/s, after fixed costs of setup_s

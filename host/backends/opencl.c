@@ -166,11 +166,8 @@ static cckey_status ocl_reserve(void *self, size_t data_bytes, size_t msgs, ccke
         S.cap_data = data_bytes;
         S.cap_msgs = msgs;
     }
-    for (unsigned s = 0; s < SLOTS; s++) {
-        slots[s].data = S.slot[s].in_map;
-        slots[s].meta = (uint32_t *)((uint8_t *)S.slot[s].in_map + S.cap_data);
-        slots[s].digests = S.slot[s].out_map;
-    }
+    for (unsigned s = 0; s < SLOTS; s++)
+        slots[s] = cckey_gpu_slot_views(S.slot[s].in_map, S.cap_data, S.slot[s].out_map);
     return CCKEY_OK;
 }
 
@@ -218,6 +215,15 @@ static void ocl_close(void *self, bool failed)
     pthread_mutex_unlock(&lock);
 }
 
+static const cckey_device_info *ocl_device(char *why, size_t why_len)
+{
+    const cckey_cl_api *cl;
+    const cckey_cl_device *d = cckey_cl_selected(&cl, why, why_len);
+    return d ? &d->info : NULL;
+}
+
+/* ---- the backend -------------------------------------------------------- */
+
 static const cckey_gpu_ops engine = {
     .name = "opencl",
     .open = ocl_open,
@@ -225,36 +231,11 @@ static const cckey_gpu_ops engine = {
     .launch = ocl_launch,
     .wait = ocl_wait,
     .close = ocl_close,
+    .device = ocl_device,
+    /* Discrete GPUs over PCIe, with the program built from source on first
+     * use: conservative figures. */
+    .device_gbps = 8.0,
+    .setup_s = 0.5,
 };
 
-/* ---- the backend -------------------------------------------------------- */
-
-static cckey_status ocl_available(char *why, size_t why_len)
-{
-    const cckey_cl_api *cl;
-    return cckey_cl_selected(&cl, why, why_len) ? CCKEY_OK : CCKEY_ERR_UNAVAILABLE;
-}
-
-/* Discrete GPUs over PCIe, with the program built from source on first
- * use: conservative figures, see cckey_gpu_worth_it. */
-#define CL_DEVICE_GBPS 8.0
-#define CL_SETUP_S 0.5
-
-static bool ocl_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads)
-{
-    /* The size test first: a small batch must not even load the runtime. */
-    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, CL_DEVICE_GBPS, CL_SETUP_S)) return false;
-    const cckey_cl_api *cl;
-    const cckey_cl_device *d = cckey_cl_selected(&cl, NULL, 0);
-    return d && d->info.auto_ok;
-}
-
-static cckey_status ocl_digest(const cckey_digest_job *job) { return cckey_gpu_digest(job, &engine); }
-
-const cckey_backend_ops cckey_backend_opencl = {
-    .kind = CCKEY_BACKEND_OPENCL,
-    .name = "opencl",
-    .available = ocl_available,
-    .worth_it = ocl_worth_it,
-    .digest = ocl_digest,
-};
+CCKEY_GPU_BACKEND(cckey_backend_opencl, CCKEY_BACKEND_OPENCL, "opencl", engine);
