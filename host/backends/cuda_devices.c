@@ -40,18 +40,18 @@ cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey
     return CCKEY_OK;
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static cckey_gpu_choice choice = CCKEY_GPU_CHOICE_INIT;
 static const cckey_cu_api *api;
 static cckey_cu_device chosen;
-static bool found;
-static char reason[512];
 
 static void discover(void)
 {
+    char *reason = choice.reason;
+    const size_t reason_len = sizeof choice.reason;
     const char *why = NULL;
     api = cckey_cu_load(&why);
     if (!api) {
-        snprintf(reason, sizeof reason, "%s", why);
+        snprintf(reason, reason_len, "%s", why);
         return;
     }
     int count = 0;
@@ -59,7 +59,7 @@ static void discover(void)
     if (r != CCKEY_CUDA_SUCCESS || count == 0) {
         char what[256] = "0 devices";
         if (r != CCKEY_CUDA_SUCCESS) cckey_cu_describe(api, r, what, sizeof what);
-        snprintf(reason, sizeof reason, "no CUDA device (cuDeviceGetCount: %s)", what);
+        snprintf(reason, reason_len, "no CUDA device (cuDeviceGetCount: %s)", what);
         return;
     }
     int ordinal = 0;
@@ -68,33 +68,29 @@ static void discover(void)
         char *end;
         long k = strtol(want, &end, 10);
         if (*end || end == want || k < 0 || k >= count) {
-            snprintf(reason, sizeof reason, "CCKEY_CUDA_DEVICE=%s is not a device ordinal from 0 to %d", want,
+            snprintf(reason, reason_len, "CCKEY_CUDA_DEVICE=%s is not a device ordinal from 0 to %d", want,
                      count - 1);
             return;
         }
         ordinal = (int)k;
     }
-    if (cckey_cu_describe_device(api, ordinal, &chosen, reason, sizeof reason) != CCKEY_OK) return;
+    if (cckey_cu_describe_device(api, ordinal, &chosen, reason, reason_len) != CCKEY_OK) return;
     if (!chosen.info.usable) {
-        snprintf(reason, sizeof reason, "'%s' has compute capability %d.%d; the kernel needs %d.0 or newer",
+        snprintf(reason, reason_len, "'%s' has compute capability %d.%d; the kernel needs %d.0 or newer",
                  chosen.info.name, chosen.cc_major, chosen.cc_minor, CCKEY_CUDA_MIN_CC_MAJOR);
         return;
     }
     if (!cckey_cuda_has_kernel()) {
-        snprintf(reason, sizeof reason, "built without a compiled kernel (nvcc was not found at build time)");
+        snprintf(reason, reason_len, "built without a compiled kernel (nvcc was not found at build time)");
         return;
     }
     chosen.info.chosen = true;
-    found = true;
+    choice.found = true;
 }
 
 const cckey_cu_device *cckey_cu_selected(const cckey_cu_api **cu, char *why, size_t why_len)
 {
-    pthread_once(&once, discover);
-    if (!found) {
-        if (why) snprintf(why, why_len, "%s", reason);
-        return NULL;
-    }
+    if (!cckey_gpu_choice_made(&choice, discover, why, why_len)) return NULL;
     *cu = api;
     return &chosen;
 }

@@ -3,6 +3,13 @@
 
 #include <stdio.h>
 
+bool cckey_gpu_choice_made(cckey_gpu_choice *c, void (*discover)(void), char *why, size_t why_len)
+{
+    pthread_once(&c->once, discover);
+    if (!c->found && why) snprintf(why, why_len, "%s", c->reason);
+    return c->found;
+}
+
 void cckey_device_ident(const cckey_device_info *d, char *buf, size_t len)
 {
     snprintf(buf, len, "%s|%s", d->name, d->driver);

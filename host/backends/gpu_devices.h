@@ -5,6 +5,7 @@
 
 #include "cckey.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +31,19 @@ void cckey_device_ident(const cckey_device_info *d, char *buf, size_t len);
  * backend cannot run here (not compiled in, no driver, no device). */
 cckey_status cckey_backend_devices(cckey_backend_kind kind, cckey_device_info *out, size_t max,
                                    size_t *count, char *why, size_t why_len);
+
+/* A device backend's process-wide choice of device, made once by its
+ * discover(), which either sets found or says why not in reason. */
+typedef struct cckey_gpu_choice {
+    pthread_once_t once;
+    bool found;
+    char reason[512];
+} cckey_gpu_choice;
+#define CCKEY_GPU_CHOICE_INIT {.once = PTHREAD_ONCE_INIT}
+
+/* Makes the choice on first use; whether a device was found, else false
+ * with the reason in why (when why is not NULL). */
+bool cckey_gpu_choice_made(cckey_gpu_choice *c, void (*discover)(void), char *why, size_t why_len);
 
 /* How the backend gets its kernel, in a few words (for `cckey devices`). */
 const char *cckey_backend_kernel_note(cckey_backend_kind kind);

@@ -138,38 +138,34 @@ long cckey_cl_choose(const cckey_cl_device *devs, size_t n, char *why, size_t wh
 
 /* ---- the process-wide choice -------------------------------------------- */
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static cckey_gpu_choice choice = CCKEY_GPU_CHOICE_INIT;
 static const cckey_cl_api *api;
 static cckey_cl_device chosen;
-static bool found;
-static char reason[512];
 
 static void discover(void)
 {
+    char *reason = choice.reason;
+    const size_t reason_len = sizeof choice.reason;
     const char *why = NULL;
     api = cckey_cl_load(&why);
     if (!api) {
-        snprintf(reason, sizeof reason, "%s", why);
+        snprintf(reason, reason_len, "%s", why);
         return;
     }
     cckey_cl_device devs[MAX_DEVICES];
     size_t n = 0;
-    if (cckey_cl_enumerate(api, devs, MAX_DEVICES, &n, reason, sizeof reason) != CCKEY_OK) return;
+    if (cckey_cl_enumerate(api, devs, MAX_DEVICES, &n, reason, reason_len) != CCKEY_OK) return;
     if (n > MAX_DEVICES) n = MAX_DEVICES;
-    long k = cckey_cl_choose(devs, n, reason, sizeof reason);
+    long k = cckey_cl_choose(devs, n, reason, reason_len);
     if (k < 0) return;
     chosen = devs[k];
     chosen.info.chosen = true;
-    found = true;
+    choice.found = true;
 }
 
 const cckey_cl_device *cckey_cl_selected(const cckey_cl_api **cl, char *why, size_t why_len)
 {
-    pthread_once(&once, discover);
-    if (!found) {
-        if (why) snprintf(why, why_len, "%s", reason);
-        return NULL;
-    }
+    if (!cckey_gpu_choice_made(&choice, discover, why, why_len)) return NULL;
     *cl = api;
     return &chosen;
 }
