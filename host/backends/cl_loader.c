@@ -1,31 +1,20 @@
 /* Loading libOpenCL at run time; see cl_loader.h for why. */
 #include "cl_loader.h"
+#include "dl_table.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
 static cckey_cl_api api;
 static const cckey_cl_api *loaded;
 static char reason[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Required entries first, then the optional ones; the offsets keep one list
- * of names next to one struct instead of a hand-written assignment per
- * function that could drift from the header. */
-typedef struct entry {
-    const char *symbol;
-    size_t offset;
-    int optional;
-} entry;
+/* Required entries first, then the optional ones. */
+#define REQ(f) {"cl" #f, NULL, offsetof(cckey_cl_api, f), false}
+#define OPT(f) {"cl" #f, NULL, offsetof(cckey_cl_api, f), true}
 
-#define REQ(f) {"cl" #f, offsetof(cckey_cl_api, f), 0}
-#define OPT(f) {"cl" #f, offsetof(cckey_cl_api, f), 1}
-
-static const entry entries[] = {
+static const cckey_dl_entry entries[] = {
     REQ(GetPlatformIDs), REQ(GetPlatformInfo), REQ(GetDeviceIDs), REQ(GetDeviceInfo),
     REQ(CreateContext), REQ(ReleaseContext), REQ(CreateCommandQueue), REQ(ReleaseCommandQueue),
     REQ(CreateProgramWithSource), REQ(CreateProgramWithBinary), REQ(BuildProgram), REQ(GetProgramInfo),
@@ -39,27 +28,9 @@ static const entry entries[] = {
 
 static void load(void)
 {
-    const char *path = getenv("CCKEY_OPENCL_LIBRARY");
-    if (!path || !*path) path = "libOpenCL.so.1";
-    dlerror();
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(reason, sizeof reason, "no OpenCL runtime: %s", e ? e : path);
-        return;
-    }
-    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
-        void *sym = dlsym(lib, entries[i].symbol);
-        if (!sym && !entries[i].optional) {
-            snprintf(reason, sizeof reason, "%s lacks %s (OpenCL older than 1.1?)", path, entries[i].symbol);
-            dlclose(lib);
-            return;
-        }
-        /* POSIX guarantees a data pointer from dlsym converts to a function
-         * pointer; memcpy avoids the ISO C warning about the cast. */
-        memcpy((char *)&api + entries[i].offset, &sym, sizeof sym);
-    }
-    loaded = &api;   /* the library stays open for the life of the process */
+    if (cckey_dl_bind("CCKEY_OPENCL_LIBRARY", "libOpenCL.so.1", entries, sizeof entries / sizeof *entries, &api,
+                      "no OpenCL runtime", "OpenCL older than 1.1?", reason, sizeof reason))
+        loaded = &api;
 }
 
 const cckey_cl_api *cckey_cl_load(const char **why)

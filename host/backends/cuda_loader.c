@@ -1,11 +1,11 @@
 /* Loading the CUDA driver at run time; see cuda_loader.h for why. */
 #include "cuda_loader.h"
+#include "dl_table.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static cckey_cu_api api;
@@ -13,65 +13,27 @@ static const cckey_cu_api *loaded;
 static char reason[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-typedef struct entry {
-    const char *symbol, *fallback;   /* versioned name first, then the plain one */
-    size_t offset;
-} entry;
+/* The field's name with "cu" in front; V2: the versioned name, which is the
+ * ABI every driver since CUDA 4 exports for these; V2_OR_PLAIN: the
+ * versioned name where the driver has it, else the plain one. */
+#define E(f) {"cu" #f, NULL, offsetof(cckey_cu_api, f), false}
+#define V2(f) {"cu" #f "_v2", NULL, offsetof(cckey_cu_api, f), false}
+#define V2_OR_PLAIN(f) {"cu" #f "_v2", "cu" #f, offsetof(cckey_cu_api, f), false}
 
-#define E(field, sym, fb) {sym, fb, offsetof(cckey_cu_api, field)}
-
-/* The _v2 names are the ABI every driver since CUDA 4 exports for these. */
-static const entry entries[] = {
-    E(Init, "cuInit", NULL),
-    E(DriverGetVersion, "cuDriverGetVersion", NULL),
-    E(GetErrorName, "cuGetErrorName", NULL),
-    E(GetErrorString, "cuGetErrorString", NULL),
-    E(DeviceGetCount, "cuDeviceGetCount", NULL),
-    E(DeviceGet, "cuDeviceGet", NULL),
-    E(DeviceGetName, "cuDeviceGetName", NULL),
-    E(DeviceGetAttribute, "cuDeviceGetAttribute", NULL),
-    E(DeviceTotalMem, "cuDeviceTotalMem_v2", NULL),
-    E(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL),
-    E(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
-    E(CtxPushCurrent, "cuCtxPushCurrent_v2", NULL),
-    E(CtxPopCurrent, "cuCtxPopCurrent_v2", NULL),
-    E(ModuleLoadData, "cuModuleLoadData", NULL),
-    E(ModuleUnload, "cuModuleUnload", NULL),
-    E(ModuleGetFunction, "cuModuleGetFunction", NULL),
-    E(FuncGetAttribute, "cuFuncGetAttribute", NULL),
-    E(MemAlloc, "cuMemAlloc_v2", NULL),
-    E(MemFree, "cuMemFree_v2", NULL),
-    E(MemHostAlloc, "cuMemHostAlloc", NULL),
-    E(MemFreeHost, "cuMemFreeHost", NULL),
-    E(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL),
-    E(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL),
-    E(StreamCreate, "cuStreamCreate", NULL),
-    E(StreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy"),
-    E(StreamSynchronize, "cuStreamSynchronize", NULL),
-    E(LaunchKernel, "cuLaunchKernel", NULL),
+static const cckey_dl_entry entries[] = {
+    E(Init), E(DriverGetVersion), E(GetErrorName), E(GetErrorString),
+    E(DeviceGetCount), E(DeviceGet), E(DeviceGetName), E(DeviceGetAttribute), V2(DeviceTotalMem),
+    E(DevicePrimaryCtxRetain), V2_OR_PLAIN(DevicePrimaryCtxRelease), V2(CtxPushCurrent), V2(CtxPopCurrent),
+    E(ModuleLoadData), E(ModuleUnload), E(ModuleGetFunction), E(FuncGetAttribute),
+    V2(MemAlloc), V2(MemFree), E(MemHostAlloc), E(MemFreeHost), V2(MemcpyHtoDAsync), V2(MemcpyDtoHAsync),
+    E(StreamCreate), V2_OR_PLAIN(StreamDestroy), E(StreamSynchronize), E(LaunchKernel),
 };
 
 static void load(void)
 {
-    const char *path = getenv("CCKEY_CUDA_LIBRARY");
-    if (!path || !*path) path = "libcuda.so.1";
-    dlerror();
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(reason, sizeof reason, "no CUDA driver: %s", e ? e : path);
+    if (!cckey_dl_bind("CCKEY_CUDA_LIBRARY", "libcuda.so.1", entries, sizeof entries / sizeof *entries, &api,
+                       "no CUDA driver", "driver too old?", reason, sizeof reason))
         return;
-    }
-    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
-        void *sym = dlsym(lib, entries[i].symbol);
-        if (!sym && entries[i].fallback) sym = dlsym(lib, entries[i].fallback);
-        if (!sym) {
-            snprintf(reason, sizeof reason, "%s lacks %s (driver too old?)", path, entries[i].symbol);
-            dlclose(lib);
-            return;
-        }
-        memcpy((char *)&api + entries[i].offset, &sym, sizeof sym);
-    }
     cckey_CUresult r = api.Init(0);
     if (r != CCKEY_CUDA_SUCCESS) {
         char what[256];
