@@ -75,8 +75,12 @@ static int grow(cckey_intern *t)
 
 uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len)
 {
+    return cckey_intern_add_hashed(t, ptr, len, cckey_hash_bytes(ptr, len));
+}
+
+uint32_t cckey_intern_add_hashed(cckey_intern *t, const void *ptr, size_t len, uint64_t h)
+{
     if (t->n * 2 >= t->cap && grow(t)) return CCKEY_INTERN_NOMEM;
-    uint64_t h = cckey_hash_bytes(ptr, len);
     size_t j = h & (t->cap - 1);
     for (; t->slots[j]; j = (j + 1) & (t->cap - 1)) {
         if (t->slot_hash[j] != h) continue;

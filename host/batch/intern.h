@@ -21,6 +21,9 @@ void cckey_intern_free(cckey_intern *t);
 /* The id of these bytes, adding them if new; CCKEY_INTERN_NOMEM on failure.
  * The bytes are borrowed: they must outlive the table. */
 uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len);
+/* The same with hash = cckey_hash_bytes(ptr, len) computed beforehand (on
+ * many threads: hashing is the costly part of deduplication). */
+uint32_t cckey_intern_add_hashed(cckey_intern *t, const void *ptr, size_t len, uint64_t hash);
 /* Generic id-sequence variant used for option sets: hash and equality over
  * uint32 words. */
 uint64_t cckey_hash_bytes(const void *ptr, size_t len);

@@ -88,7 +88,46 @@ static uint32_t set_add(plan *p, size_t t)
     return id;
 }
 
-static cckey_status intern_all(plan *p)
+typedef struct hash_work {
+    const plan *p;
+    uint64_t *field_hash;   /* per tuple: device, name, source */
+    uint64_t *opt_hash;     /* per option: key, value (laid out like opt_ids) */
+} hash_work;
+
+static uint64_t hash_or_reuse(cckey_bytes b, cckey_bytes prev, uint64_t prev_hash)
+{
+    /* Neighbouring tuples often share a field by pointer (one source, many
+     * entry points): skip hashing it again. */
+    if (b.ptr == prev.ptr && b.len == prev.len) return prev_hash;
+    return cckey_hash_bytes(b.ptr, b.len);
+}
+
+static void hash_range(void *ctx, size_t begin, size_t end)
+{
+    hash_work *w = ctx;
+    const plan *p = w->p;
+    for (size_t i = begin; i < end; i++) {
+        const cckey_tuple *t = &p->tuples[i];
+        uint64_t *h = &w->field_hash[3 * i];
+        if (i > begin) {
+            const cckey_tuple *q = &p->tuples[i - 1];
+            h[0] = hash_or_reuse(t->device, q->device, h[-3]);
+            h[1] = hash_or_reuse(t->name, q->name, h[-2]);
+            h[2] = hash_or_reuse(t->source, q->source, h[-1]);
+        } else {
+            h[0] = cckey_hash_bytes(t->device.ptr, t->device.len);
+            h[1] = cckey_hash_bytes(t->name.ptr, t->name.len);
+            h[2] = cckey_hash_bytes(t->source.ptr, t->source.len);
+        }
+        uint64_t *oh = &w->opt_hash[p->opt_base[i]];
+        for (size_t k = 0; k < t->n_options; k++) {
+            oh[2 * k] = cckey_hash_bytes(t->options[k].key.ptr, t->options[k].key.len);
+            oh[2 * k + 1] = cckey_hash_bytes(t->options[k].value.ptr, t->options[k].value.len);
+        }
+    }
+}
+
+static cckey_status intern_all(plan *p, unsigned threads)
 {
     size_t n_opt = 0;
     for (size_t i = 0; i < p->n; i++) {
@@ -101,27 +140,42 @@ static cckey_status intern_all(plan *p)
     p->ids = malloc(p->n * 4 * sizeof *p->ids);
     p->opt_ids = malloc((2 * n_opt + 1) * sizeof *p->opt_ids);
     p->opt_base = malloc(p->n * sizeof *p->opt_base);
-    if (!p->ids || !p->opt_ids || !p->opt_base) return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
-    size_t o = 0;
-    for (size_t i = 0; i < p->n; i++) {
+    hash_work hw = {.p = p, .field_hash = malloc(p->n * 3 * sizeof(uint64_t)),
+                    .opt_hash = malloc((2 * n_opt + 1) * sizeof(uint64_t))};
+    cckey_status st = CCKEY_OK;
+    if (!p->ids || !p->opt_ids || !p->opt_base || !hw.field_hash || !hw.opt_hash) {
+        st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
+        goto out;
+    }
+    for (size_t i = 0, o = 0; i < p->n; i++) {
+        p->opt_base[i] = o;
+        o += 2 * p->tuples[i].n_options;
+    }
+    st = cckey_parallel_for(threads, p->n, 4096, hash_range, &hw);
+    for (size_t i = 0; i < p->n && st == CCKEY_OK; i++) {
         const cckey_tuple *t = &p->tuples[i];
         uint32_t *id = &p->ids[4 * i];
-        id[0] = cckey_intern_add(&p->strings, t->device.ptr, t->device.len);
-        id[1] = cckey_intern_add(&p->strings, t->name.ptr, t->name.len);
-        id[2] = cckey_intern_add(&p->strings, t->source.ptr, t->source.len);
-        p->opt_base[i] = o;
+        const uint64_t *h = &hw.field_hash[3 * i];
+        id[0] = cckey_intern_add_hashed(&p->strings, t->device.ptr, t->device.len, h[0]);
+        id[1] = cckey_intern_add_hashed(&p->strings, t->name.ptr, t->name.len, h[1]);
+        id[2] = cckey_intern_add_hashed(&p->strings, t->source.ptr, t->source.len, h[2]);
         uint32_t worst = id[0] | id[1] | id[2];
+        uint32_t *oid = p->opt_ids + p->opt_base[i];
+        const uint64_t *oh = hw.opt_hash + p->opt_base[i];
         for (size_t k = 0; k < t->n_options; k++) {
-            p->opt_ids[o] = cckey_intern_add(&p->strings, t->options[k].key.ptr, t->options[k].key.len);
-            p->opt_ids[o + 1] = cckey_intern_add(&p->strings, t->options[k].value.ptr, t->options[k].value.len);
-            worst |= p->opt_ids[o] | p->opt_ids[o + 1];
-            o += 2;
+            oid[2 * k] = cckey_intern_add_hashed(&p->strings, t->options[k].key.ptr, t->options[k].key.len, oh[2 * k]);
+            oid[2 * k + 1] = cckey_intern_add_hashed(&p->strings, t->options[k].value.ptr, t->options[k].value.len,
+                                                     oh[2 * k + 1]);
+            worst |= oid[2 * k] | oid[2 * k + 1];
         }
-        if (worst == CCKEY_INTERN_NOMEM) return cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating fields");
-        id[3] = set_add(p, i);
-        if (id[3] == CCKEY_INTERN_NOMEM) return cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating option sets");
+        if (worst == CCKEY_INTERN_NOMEM) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating fields");
+        else if ((id[3] = set_add(p, i)) == CCKEY_INTERN_NOMEM)
+            st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating option sets");
     }
-    return CCKEY_OK;
+out:
+    free(hw.field_hash);
+    free(hw.opt_hash);
+    return st;
 }
 
 /* The first tuple that uses string id m, and in which field: for messages
@@ -328,7 +382,7 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
     unsigned threads = cfg->threads ? cfg->threads : cckey_cpu_count();
 
     plan p = {.tuples = tuples, .n = n};
-    cckey_status st = intern_all(&p);
+    cckey_status st = intern_all(&p, threads);
     if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads);
     if (st == CCKEY_OK) {
         p.hex = malloc(p.strings.n * sizeof *p.hex);
