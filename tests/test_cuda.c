@@ -14,20 +14,7 @@
 
 #define K CCKEY_BACKEND_CUDA
 
-Test(cuda, lengths_0_to_300) { gpu_case_lengths_0_300(K); }
-Test(cuda, block_boundaries) { gpu_case_block_boundaries(K); }
-Test(cuda, empty_messages) { gpu_case_empty_messages(K); }
-Test(cuda, empty_batch) { gpu_case_empty_job(K); }
-Test(cuda, duplicates) { gpu_case_duplicates(K); }
-Test(cuda, batch_larger_than_a_chunk) { gpu_case_many_chunks(K); }
-Test(cuda, long_threshold_routing) { gpu_case_long_threshold_routing(K); }
-Test(cuda, long_messages) { gpu_case_long_messages(K); }
-Test(cuda, fault_at_chunk_k_backend) { gpu_case_fault_chunk_backend(K); }
-Test(cuda, fault_at_chunk_k_planner) { gpu_case_fault_chunk_planner(K); }
-Test(cuda, fault_in_module_load) { gpu_case_fault_build(K); }
-Test(cuda, make_keys_backend_cuda) { gpu_case_make_keys(K); }
-Test(cuda, concurrent_batches) { gpu_case_concurrent_batches(K); }
-Test(cuda, bad_environment) { gpu_case_bad_env(K); }
+GPU_COMMON_TESTS(cuda, K)
 
 /* The build says whether nvcc was found (CCKEY_TEST_HAVE_NVCC); the
  * library must agree, and the embedded image must be a fatbin. */
@@ -56,40 +43,12 @@ Test(cuda, fatbin_embedded_when_nvcc_was_found)
 #endif
 }
 
-static void expect_unavailable_everywhere(const char *reason_part)
-{
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
-    char why[512] = "";
-    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(why, reason_part), "reason: %s", why);
-    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
-
-    cckey_tuple t = {.device = {"d", 1}, .name = {"n", 1}, .source = {"s", 1}};
-    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
-    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
-    cckey_batch_config *cfg;
-    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cckey_batch_config_set_backend(cfg, K);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(cckey_last_error(), reason_part), "%s", cckey_last_error());
-    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
-    cr_assert_str_eq(key[0], want);
-    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
-    cckey_batch_config_free(cfg);
-
-    size_t n = 5;
-    cckey_device_info info[1];
-    cr_assert_eq(cckey_backend_devices(K, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(why, reason_part), "%s", why);
-}
-
 /* Each Criterion test runs in its own process: the loader sees this path. */
 Test(cuda, no_driver_means_unavailable_and_cpu_still_works)
 {
     if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
     setenv("CCKEY_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
-    expect_unavailable_everywhere("no CUDA driver");
+    gpu_expect_unavailable(K, "no CUDA driver");
 }
 
 /* The toolkit's stub libcuda loads but cuInit refuses: the driver's own
@@ -103,7 +62,7 @@ Test(cuda, stub_driver_reports_cuinit_failure)
         if (access(stubs[i], R_OK) == 0) stub = stubs[i];
     if (!stub) cr_skip_test("no CUDA toolkit stub library at /usr/local/cuda");
     setenv("CCKEY_CUDA_LIBRARY", stub, 1);
-    expect_unavailable_everywhere("cuInit failed: CUDA_ERROR_STUB_LIBRARY");
+    gpu_expect_unavailable(K, "cuInit failed: CUDA_ERROR_STUB_LIBRARY");
 }
 
 Test(cuda, device_selector_out_of_range)

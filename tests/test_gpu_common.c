@@ -1,5 +1,6 @@
 /* Edge cases shared by the device backend suites; see test_gpu_common.h. */
 #include "test_gpu_common.h"
+#include "backends/gpu_devices.h"
 #include "backends/gpu_pipeline.h"
 #include "support.h"
 
@@ -17,6 +18,36 @@ const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
     if (b->available(why, sizeof why) != CCKEY_OK)
         cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
     return b;
+}
+
+void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(kind);
+    cr_assert_not_null(b);
+    char why[512] = "";
+    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, reason_part), "reason: %s", why);
+    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
+
+    cckey_tuple t = {.device = {"d", 1}, .name = {"n", 1}, .source = {"s", 1}};
+    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
+    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cckey_batch_config_set_backend(cfg, kind);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), reason_part), "%s", cckey_last_error());
+    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
+    cr_assert_str_eq(key[0], want);
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
+    cckey_batch_config_free(cfg);
+
+    size_t n = 7;
+    cckey_device_info info[1];
+    cr_assert_eq(cckey_backend_devices(kind, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(why, reason_part), "%s", why);
 }
 
 static void *keep(gpu_batch *b, size_t len)

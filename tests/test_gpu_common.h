@@ -42,4 +42,27 @@ void gpu_case_make_keys(cckey_backend_kind kind);
 void gpu_case_concurrent_batches(cckey_backend_kind kind);
 void gpu_case_bad_env(cckey_backend_kind kind);
 
+/* The edge cases as the Test()s of suite. */
+#define GPU_COMMON_TESTS(suite, kind)                                                            \
+    Test(suite, lengths_0_to_300) { gpu_case_lengths_0_300(kind); }                              \
+    Test(suite, block_boundaries) { gpu_case_block_boundaries(kind); }                           \
+    Test(suite, empty_messages) { gpu_case_empty_messages(kind); }                               \
+    Test(suite, empty_batch) { gpu_case_empty_job(kind); }                                       \
+    Test(suite, duplicates) { gpu_case_duplicates(kind); }                                       \
+    Test(suite, batch_larger_than_a_chunk) { gpu_case_many_chunks(kind); }                       \
+    Test(suite, long_threshold_routing) { gpu_case_long_threshold_routing(kind); }               \
+    Test(suite, long_messages) { gpu_case_long_messages(kind); }                                 \
+    Test(suite, fault_at_chunk_k_backend) { gpu_case_fault_chunk_backend(kind); }                \
+    Test(suite, fault_at_chunk_k_planner) { gpu_case_fault_chunk_planner(kind); }                \
+    Test(suite, fault_in_kernel_build) { gpu_case_fault_build(kind); }                           \
+    Test(suite, make_keys_on_the_backend) { gpu_case_make_keys(kind); }                          \
+    Test(suite, concurrent_batches) { gpu_case_concurrent_batches(kind); }                       \
+    Test(suite, bad_environment) { gpu_case_bad_env(kind); }
+
+/* For a backend that cannot run here (its driver made unloadable): it says
+ * so with a reason holding reason_part, wherever it is asked (available,
+ * make_keys, the device listing), `auto` never picks it, and `auto` still
+ * gives the right key on the CPU. */
+void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part);
+
 #endif

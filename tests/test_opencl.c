@@ -14,52 +14,15 @@
 
 #define K CCKEY_BACKEND_OPENCL
 
-Test(opencl, lengths_0_to_300) { gpu_case_lengths_0_300(K); }
-Test(opencl, block_boundaries) { gpu_case_block_boundaries(K); }
-Test(opencl, empty_messages) { gpu_case_empty_messages(K); }
-Test(opencl, empty_batch) { gpu_case_empty_job(K); }
-Test(opencl, duplicates) { gpu_case_duplicates(K); }
-Test(opencl, batch_larger_than_a_chunk) { gpu_case_many_chunks(K); }
-Test(opencl, long_threshold_routing) { gpu_case_long_threshold_routing(K); }
-Test(opencl, long_messages) { gpu_case_long_messages(K); }
-Test(opencl, fault_at_chunk_k_backend) { gpu_case_fault_chunk_backend(K); }
-Test(opencl, fault_at_chunk_k_planner) { gpu_case_fault_chunk_planner(K); }
-Test(opencl, fault_in_build) { gpu_case_fault_build(K); }
-Test(opencl, make_keys_backend_opencl) { gpu_case_make_keys(K); }
-Test(opencl, concurrent_batches) { gpu_case_concurrent_batches(K); }
-Test(opencl, bad_environment) { gpu_case_bad_env(K); }
+GPU_COMMON_TESTS(opencl, K)
 
 /* Each Criterion test runs in its own process, so the runtime is loaded
  * afresh and this library path is what the loader sees first. */
 Test(opencl, no_runtime_means_unavailable_and_cpu_still_works)
 {
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
-    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
     setenv("CCKEY_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", 1);
-    char why[512] = "";
-    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(why, "no OpenCL runtime") && strstr(why, "/nonexistent/libOpenCL.so.1"), "%s", why);
-    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
-
-    const char *dev = "d", *src = "s";
-    cckey_tuple t = {.device = {dev, 1}, .name = {"n", 1}, .source = {src, 1}};
-    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
-    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
-    cckey_batch_config *cfg;
-    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cckey_batch_config_set_backend(cfg, K);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(cckey_last_error(), "no OpenCL runtime"), "%s", cckey_last_error());
-    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
-    cr_assert_str_eq(key[0], want);
-    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
-
-    size_t n = 7;
-    cckey_device_info info[1];
-    cr_assert_eq(cckey_backend_devices(K, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert_eq(n, 0);
-    cckey_batch_config_free(cfg);
+    gpu_expect_unavailable(K, "no OpenCL runtime: /nonexistent/libOpenCL.so.1");
 }
 
 /* The devices, straight from the runtime: unlike cckey_backend_devices this
