@@ -114,3 +114,19 @@ void cckey_test_arena_free(cckey_test_arena *a)
     free(a->blocks);
     *a = (cckey_test_arena){0};
 }
+
+cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len)
+{
+    cckey_test_tuple t;
+    t.device = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len + 1));
+    t.name = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 2 + 1));
+    t.n = cckey_test_below(rng, 5);
+    t.opts = cckey_test_alloc(a, (t.n ? t.n : 1) * sizeof *t.opts);
+    for (size_t i = 0; i < t.n; i++) {
+        uint8_t *k = cckey_test_alloc(a, 1);
+        k[0] = (uint8_t)("ab"[cckey_test_below(rng, 2)]);
+        t.opts[i].key = (cckey_bytes){k, cckey_test_below(rng, 2)};
+        t.opts[i].value = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 4 + 1));
+    }
+    return t;
+}

@@ -37,4 +37,14 @@ cckey_bytes cckey_test_random_bytes(cckey_test_arena *a, uint64_t *state, size_t
 cckey_bytes cckey_test_dup(cckey_test_arena *a, cckey_bytes b);
 void cckey_test_arena_free(cckey_test_arena *a);
 
+/* A key's fields but the source, random: fields up to max_len bytes (the
+ * name half that, option values a quarter), up to 4 options whose keys are
+ * "", "a" or "b", so that equal keys, whose order matters, come up. */
+typedef struct cckey_test_tuple {
+    cckey_bytes device, name;
+    cckey_option *opts;
+    size_t n;
+} cckey_test_tuple;
+cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len);
+
 #endif

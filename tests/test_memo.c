@@ -7,29 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct tuple {
-    cckey_bytes device, name;
-    cckey_option *opts;
-    size_t n;
-} tuple;
-
-/* Short fields mostly (memoised), some past CCKEY_MEMO_MAX_MATERIAL. */
-static tuple random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len)
-{
-    tuple t;
-    t.device = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len + 1));
-    t.name = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 2 + 1));
-    t.n = cckey_test_below(rng, 5);
-    t.opts = cckey_test_alloc(a, (t.n ? t.n : 1) * sizeof *t.opts);
-    for (size_t i = 0; i < t.n; i++) {
-        /* Few distinct keys, so equal keys (order matters) come up. */
-        uint8_t *k = cckey_test_alloc(a, 1);
-        k[0] = (uint8_t)("ab"[cckey_test_below(rng, 2)]);
-        t.opts[i].key = (cckey_bytes){k, cckey_test_below(rng, 2)};
-        t.opts[i].value = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 4 + 1));
-    }
-    return t;
-}
+typedef cckey_test_tuple tuple;
 
 static void expected(char out[CCKEY_KEY_LEN + 1], const tuple *t, cckey_bytes src)
 {
@@ -55,7 +33,7 @@ Test(memo, identical_to_make_key_on_random_tuples)
         cckey_source *s;
         cr_assert_eq(cckey_source_new(&s, src, h % 2 ? CCKEY_SOURCE_BORROW : CCKEY_SOURCE_COPY), CCKEY_OK);
         tuple ts[100];
-        for (int i = 0; i < 100; i++) ts[i] = random_tuple(&a, &rng, h < 10 ? 60 : 600);
+        for (int i = 0; i < 100; i++) ts[i] = cckey_test_random_tuple(&a, &rng, h < 10 ? 60 : 600);
         /* Three passes: misses, then hits (or evictions), in another order. */
         for (int pass = 0; pass < 3; pass++)
             for (int i = 0; i < 100; i++) {
@@ -80,7 +58,7 @@ Test(memo, source_digested_once_and_no_md5_on_a_hit)
         /* Up to 4 tuples fit one memo set whatever their hash, so each of
          * them must hit on the second call. */
         tuple ts[4];
-        for (int i = 0; i < 4; i++) ts[i] = random_tuple(&a, &rng, 40);
+        for (int i = 0; i < 4; i++) ts[i] = cckey_test_random_tuple(&a, &rng, 40);
         for (int i = 0; i < 4; i++) {
             char k[CCKEY_KEY_LEN + 1];
             uint64_t before = cckey_md5_count;
@@ -137,7 +115,7 @@ Test(memo, borrow_reads_the_callers_bytes)
     cr_assert_eq(cckey_source_digest(d, s), CCKEY_OK);
     cr_assert_str_eq(d, want);
     for (int i = 0; i < 50; i++) {
-        tuple t = random_tuple(&a, &rng, 100);
+        tuple t = cckey_test_random_tuple(&a, &rng, 100);
         check(s, &t, src, "borrowed");
     }
     cckey_source_free(s);
@@ -170,7 +148,7 @@ Test(memo, eviction_keeps_results_right)
     cr_assert_eq(cckey_source_new(&s, src, CCKEY_SOURCE_COPY), CCKEY_OK);
     enum { N = 5 * CCKEY_MEMO_ENTRIES };
     static tuple ts[N];
-    for (int i = 0; i < N; i++) ts[i] = random_tuple(&a, &rng, 30);
+    for (int i = 0; i < N; i++) ts[i] = cckey_test_random_tuple(&a, &rng, 30);
     /* A hot few among a stream of cold ones: the clock keeps the hot ones,
      * the cold ones evict each other, and every answer stays right. */
     for (int i = 0; i < 20 * N; i++) {

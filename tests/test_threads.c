@@ -10,24 +10,7 @@
 
 enum { THREADS = 8 };
 
-typedef struct tuple {
-    cckey_bytes device, name;
-    cckey_option *opts;
-    size_t n;
-} tuple;
-
-static tuple random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len)
-{
-    tuple t;
-    t.device = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len + 1));
-    t.name = cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 2 + 1));
-    t.n = cckey_test_below(rng, 5);
-    t.opts = cckey_test_alloc(a, (t.n ? t.n : 1) * sizeof *t.opts);
-    for (size_t i = 0; i < t.n; i++)
-        t.opts[i] = (cckey_option){cckey_test_random_bytes(a, rng, cckey_test_below(rng, 3)),
-                                   cckey_test_random_bytes(a, rng, cckey_test_below(rng, max_len / 4 + 1))};
-    return t;
-}
+typedef cckey_test_tuple tuple;
 
 static void *run_threads(void *(*fn)(void *), void *args, size_t arg_size)
 {
@@ -80,7 +63,7 @@ static void memo_one_handle(void)
     CHECK(cckey_source_new(&memo.s, src, CCKEY_SOURCE_COPY) == CCKEY_OK, "source_new");
     for (int i = 0; i < POOL; i++) {
         /* Every tenth is too big to memoise at all. */
-        memo.ts[i] = random_tuple(&a, &rng, i % 10 ? 60 : 700);
+        memo.ts[i] = cckey_test_random_tuple(&a, &rng, i % 10 ? 60 : 700);
         const tuple *t = &memo.ts[i];
         cckey_test_ref_key(memo.want[i], t->device, t->name, src, t->opts, t->n);
     }
@@ -108,7 +91,7 @@ static void *handles_worker(void *p)
         cckey_source *s;
         CHECK(cckey_source_new(&s, src, h % 2 ? CCKEY_SOURCE_BORROW : CCKEY_SOURCE_COPY) == CCKEY_OK, "new");
         for (int i = 0; i < 20; i++) {
-            tuple t = random_tuple(&a, &rng, 50);
+            tuple t = cckey_test_random_tuple(&a, &rng, 50);
             char want[CCKEY_KEY_LEN + 1], got[CCKEY_KEY_LEN + 1];
             cckey_test_ref_key(want, t.device, t.name, src, t.opts, t.n);
             for (int r = 0; r < 2; r++) {
@@ -175,7 +158,7 @@ static void concurrent_batches(int use_shared_config)
     for (int i = 0; i < 3; i++) devs[i] = cckey_test_random_bytes(&a, &rng, 20);
     for (int i = 0; i < 20; i++) srcs[i] = cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 5000));
     for (size_t i = 0; i < BATCH; i++) {
-        tuple r = random_tuple(&a, &rng, 30);
+        tuple r = cckey_test_random_tuple(&a, &rng, 30);
         batch.t[i] = (cckey_tuple){devs[i % 3], r.name, srcs[cckey_test_below(&rng, 20)], r.opts, r.n};
         cckey_test_ref_key(batch.want[i], batch.t[i].device, batch.t[i].name, batch.t[i].source, r.opts, r.n);
     }
