@@ -115,6 +115,39 @@ void cckey_test_arena_free(cckey_test_arena *a)
     *a = (cckey_test_arena){0};
 }
 
+char *cckey_test_read_file(const char *path, size_t *len)
+{
+    if (len) *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+        if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+            buf[n] = '\0';
+            if (len) *len = (size_t)n;
+        } else {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+bool cckey_test_make_dir(char dir[64], const char *tag)
+{
+    if (snprintf(dir, 64, "/tmp/cckey-%s-XXXXXX", tag) >= 64) return false;
+    return mkdtemp(dir) != NULL;
+}
+
+bool cckey_test_remove_tree(const char *path)
+{
+    char cmd[1100];
+    if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", path) >= (int)sizeof cmd) return false;
+    return system(cmd) == 0;
+}
+
 cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len)
 {
     cckey_test_tuple t;

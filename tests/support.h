@@ -6,6 +6,7 @@
 
 #include "cckey.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,17 @@ cckey_bytes cckey_test_random_bytes(cckey_test_arena *a, uint64_t *state, size_t
 /* A copy of b at a fresh address. */
 cckey_bytes cckey_test_dup(cckey_test_arena *a, cckey_bytes b);
 void cckey_test_arena_free(cckey_test_arena *a);
+
+/* The whole file at path with a NUL after it (so text reads as a string),
+ * or NULL when it cannot be read; *len gets its length (when len is not
+ * NULL). */
+char *cckey_test_read_file(const char *path, size_t *len);
+
+/* A fresh folder /tmp/cckey-TAG-XXXXXX, its name in dir; false when it
+ * cannot be made. */
+bool cckey_test_make_dir(char dir[64], const char *tag);
+/* Removes path and everything below it; whether that worked. */
+bool cckey_test_remove_tree(const char *path);
 
 /* A key's fields but the source, random: fields up to max_len bytes (the
  * name half that, option values a quarter), up to 4 options whose keys are

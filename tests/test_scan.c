@@ -5,27 +5,12 @@
 #include "scan/scan.h"
 #include "scan/lexer.h"
 #include "store/warm.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *slurp(const char *name, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", CCKEY_SCAN_DATA, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static void expect(const cckey_scan_result *r, const char *const *names, size_t n, const char *what)
 {
@@ -38,8 +23,11 @@ static void expect(const cckey_scan_result *r, const char *const *names, size_t 
 
 static void scan_fixture(const char *name, cckey_lang lang, cckey_scan_result *r)
 {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", CCKEY_SCAN_DATA, name);
     size_t len;
-    char *src = slurp(name, &len);
+    char *src = cckey_test_read_file(path, &len);
+    cr_assert_not_null(src, "%s", path);
     cr_assert_eq(cckey_scan_source(src, len, lang, r), 0);
     free(src);
 }

@@ -2,6 +2,7 @@
  * and compare the .entry names with what the scanner lists. NVRTC runs on
  * the CPU (no GPU needed); the suite skips where libnvrtc is not installed. */
 #include "scan/scan.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -14,22 +15,6 @@ typedef int (*compile_fn)(void *, int, const char *const *);
 typedef int (*size_fn)(void *, size_t *);
 typedef int (*get_fn)(void *, char *);
 typedef int (*destroy_fn)(void **);
-
-static char *slurp(const char *name, size_t *len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", CCKEY_SCAN_DATA, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = calloc(1, (size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 /* The PTX's .entry names, newline-separated, or NULL when NVRTC is absent. */
 static char *ptx_entries(const char *src)
@@ -81,7 +66,8 @@ static bool listed(const char *entries, const char *name)
 Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
 {
     size_t len;
-    char *src = slurp("mangle.cu", &len);
+    char *src = cckey_test_read_file(CCKEY_SCAN_DATA "/mangle.cu", &len);
+    cr_assert_not_null(src);
     char *entries = ptx_entries(src);
     if (!entries) {
         free(src);
@@ -102,7 +88,8 @@ Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
 Test(scan_nvrtc, tricky_fixture_names_exist)
 {
     size_t len;
-    char *src = slurp("tricky.cu", &len);
+    char *src = cckey_test_read_file(CCKEY_SCAN_DATA "/tricky.cu", &len);
+    cr_assert_not_null(src);
     char *entries = ptx_entries(src);
     if (!entries) {
         free(src);

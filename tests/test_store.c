@@ -17,18 +17,8 @@
 
 static char dir[64];
 
-static void make_dir(void)
-{
-    strcpy(dir, "/tmp/cckey-store-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_tree(const char *path)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    cr_assert_eq(system(cmd), 0);
-}
+static void make_dir(void) { cr_assert(cckey_test_make_dir(dir, "store")); }
+static void remove_tree(const char *path) { cr_assert(cckey_test_remove_tree(path), "%s", path); }
 
 TestSuite(store, .init = make_dir, .fini = NULL);
 
@@ -52,15 +42,8 @@ static void entry_path(char *out, size_t cap, const char *key)
 
 static uint8_t *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
+    uint8_t *buf = (uint8_t *)cckey_test_read_file(path, len);
+    cr_assert_not_null(buf, "%s: %s", path, strerror(errno));
     return buf;
 }
 

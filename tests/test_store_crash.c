@@ -17,18 +17,8 @@
 
 static char dir[64];
 
-static void make_dir(void)
-{
-    strcpy(dir, "/tmp/cckey-crash-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_tree(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void make_dir(void) { cr_assert(cckey_test_make_dir(dir, "crash")); }
+static void remove_tree(void) { cr_assert(cckey_test_remove_tree(dir), "%s", dir); }
 
 TestSuite(crash, .init = make_dir, .fini = remove_tree);
 

@@ -58,15 +58,8 @@ static void load(void)
 {
     const char *path = getenv("CCKEY_VECTORS");
     cr_assert(path && *path, "CCKEY_VECTORS is not set: run this suite through ctest");
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    file_text = malloc((size_t)size + 1);
-    cr_assert_eq(fread(file_text, 1, (size_t)size, f), (size_t)size);
-    file_text[size] = '\0';
-    fclose(f);
+    file_text = cckey_test_read_file(path, NULL);
+    cr_assert_not_null(file_text, "cannot read %s", path);
 
     size_t lines = 0;
     for (char *p = file_text; *p; p++) lines += *p == '\n';

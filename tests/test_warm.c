@@ -18,17 +18,11 @@ static char dir[64], device[512];
 static const cckey_cl_api *cl;
 static cckey_cl_device dev;
 
-static void setup(void)
-{
-    strcpy(dir, "/tmp/cckey-warm-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
+static void setup(void) { cr_assert(cckey_test_make_dir(dir, "warm")); }
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) cr_log_warn("could not remove %s", dir);
+    if (!cckey_test_remove_tree(dir)) cr_log_warn("could not remove %s", dir);
 }
 
 TestSuite(warm, .init = setup, .fini = teardown, .timeout = 300);
@@ -66,26 +60,11 @@ static int cli(const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    if (len) *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, (size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return b;
-}
-
 static char *output(const char *which)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", dir, which);
-    char *s = slurp(path, NULL);
+    char *s = cckey_test_read_file(path, NULL);
     cr_assert_not_null(s);
     return s;
 }
@@ -104,7 +83,7 @@ static const char *const entries[] = {"vec_add", "vec_scale", "saxpy"};
 static void expected_keys(char keys[6][CCKEY_KEY_LEN + 1])
 {
     size_t len;
-    char *src = slurp(SUITE, &len);
+    char *src = cckey_test_read_file(SUITE, &len);
     cr_assert_not_null(src);
     cckey_option set[] = {{{"-cl-fast-relaxed-math", 21}, {"", 0}}, {{"-DUNROLL", 8}, {"4", 1}}};
     for (int e = 0; e < 3; e++)
@@ -187,7 +166,7 @@ Test(warm, compiles_once_and_stores_real_binaries_under_the_right_keys)
     char got[128];
     snprintf(got, sizeof got, "%s/got.bin", dir);
     size_t got_len;
-    char *g = slurp(got, &got_len);
+    char *g = cckey_test_read_file(got, &got_len);
     cr_assert_eq(cckey_store_get(s, keys[0], &bin, &len), CCKEY_OK);
     cr_assert_eq(got_len, len);
     cr_assert_eq(memcmp(g, bin, len), 0);
