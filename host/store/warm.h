@@ -51,6 +51,16 @@ typedef struct cckey_compiler {
                  const char *const *names, size_t n_names, bool *present, cckey_build *out);
 } cckey_compiler;
 
+/* A compiler's devices by identity, with the find() and names() that both
+ * compilers use. */
+#define CCKEY_WARM_MAX_DEVS 64
+typedef struct cckey_warm_devices {
+    char ident[CCKEY_WARM_MAX_DEVS][400];
+    size_t n;
+} cckey_warm_devices;
+int cckey_warm_find(const cckey_warm_devices *d, const char *ident, size_t len);
+void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len);
+
 /* 0, or -1 with why when the compiler or its devices are not here. */
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
 int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define MAX_DEVS 32
+_Static_assert(MAX_DEVS <= CCKEY_WARM_MAX_DEVS, "every device needs an identity slot");
 
 typedef int (*nvrtc_create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
 typedef int (*nvrtc_compile_fn)(void *, int, const char *const *);
@@ -27,9 +28,8 @@ typedef struct cuda_state {
     nvrtc_get_fn log, cubin, ptx;
     nvrtc_destroy_fn destroy;
     nvrtc_error_fn error;
-    char ident[MAX_DEVS][400];
+    cckey_warm_devices devices;
     int major[MAX_DEVS], minor[MAX_DEVS];
-    size_t n;
     bool ready;
     char why[512];
 } cuda_state;
@@ -97,19 +97,19 @@ static void load(void)
     size_t listed = 0;
     char why[256];
     if (cckey_backend_devices(CCKEY_BACKEND_CUDA, infos, MAX_DEVS, &listed, why, sizeof why) != CCKEY_OK) listed = 0;
-    s->n = (size_t)count < MAX_DEVS ? (size_t)count : MAX_DEVS;
-    for (size_t i = 0; i < s->n; i++) {
+    s->devices.n = (size_t)count < MAX_DEVS ? (size_t)count : MAX_DEVS;
+    for (size_t i = 0; i < s->devices.n; i++) {
         int dev = 0;
         cu_get(&dev, (int)i);
         cu_attr(&s->major[i], 75, dev);   /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
         cu_attr(&s->minor[i], 76, dev);   /* ..._MINOR */
         if (i < listed) {
-            cckey_device_ident(&infos[i], s->ident[i], sizeof s->ident[i]);
+            cckey_device_ident(&infos[i], s->devices.ident[i], sizeof s->devices.ident[i]);
         } else {
             char name[256] = "", drv[64];
             cu_name(name, sizeof name, dev);
             driver_version(drv, sizeof drv, version);
-            snprintf(s->ident[i], sizeof s->ident[i], "%s|%s", name, drv);
+            snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s|%s", name, drv);
         }
     }
     void *h = open_nvrtc();
@@ -139,19 +139,12 @@ static void load(void)
 
 static int find(void *impl, const char *ident, size_t len)
 {
-    cuda_state *s = impl;
-    for (size_t i = 0; i < s->n; i++)
-        if (strlen(s->ident[i]) == len && memcmp(s->ident[i], ident, len) == 0) return (int)i;
-    return -1;
+    return cckey_warm_find(&((const cuda_state *)impl)->devices, ident, len);
 }
 
 static void names(void *impl, char *buf, size_t len)
 {
-    cuda_state *s = impl;
-    size_t k = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < s->n && k < len; i++)
-        k += (size_t)snprintf(buf + k, len - k, "%s\"%s\"", i ? ", " : "", s->ident[i]);
+    cckey_warm_names(&((const cuda_state *)impl)->devices, buf, len);
 }
 
 /* The entry is in the cubin's string table (NUL-delimited), or is a PTX

@@ -19,14 +19,13 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
 #include <pthread.h>
 #include <stdlib.h>
 
-#define MAX_DEVS 64
+#define MAX_DEVS CCKEY_WARM_MAX_DEVS
 
 typedef struct cl_state {
     const cckey_cl_api *cl;
     cckey_cl_device devs[MAX_DEVS];
-    char ident[MAX_DEVS][400];
+    cckey_warm_devices devices;
     cl_context ctx[MAX_DEVS];
-    size_t n;
     pthread_mutex_t lock;
 } cl_state;
 
@@ -34,19 +33,12 @@ static cl_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int find(void *impl, const char *ident, size_t len)
 {
-    cl_state *s = impl;
-    for (size_t i = 0; i < s->n; i++)
-        if (strlen(s->ident[i]) == len && memcmp(s->ident[i], ident, len) == 0) return (int)i;
-    return -1;
+    return cckey_warm_find(&((const cl_state *)impl)->devices, ident, len);
 }
 
 static void names(void *impl, char *buf, size_t len)
 {
-    cl_state *s = impl;
-    size_t k = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < s->n && k < len; i++)
-        k += (size_t)snprintf(buf + k, len - k, "%s\"%s\"", i ? ", " : "", s->ident[i]);
+    cckey_warm_names(&((const cl_state *)impl)->devices, buf, len);
 }
 
 static cl_context context_of(cl_state *s, int dev, cl_int *err)
@@ -140,8 +132,9 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
             pthread_mutex_unlock(&state.lock);
             return -1;
         }
-        state.n = count < MAX_DEVS ? count : MAX_DEVS;
-        for (size_t i = 0; i < state.n; i++) cckey_device_ident(&state.devs[i].info, state.ident[i], sizeof state.ident[i]);
+        state.devices.n = count < MAX_DEVS ? count : MAX_DEVS;
+        for (size_t i = 0; i < state.devices.n; i++)
+            cckey_device_ident(&state.devs[i].info, state.devices.ident[i], sizeof state.devices.ident[i]);
         state.cl = cl;
     }
     pthread_mutex_unlock(&state.lock);
