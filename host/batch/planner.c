@@ -94,37 +94,54 @@ typedef struct hash_work {
     uint64_t *opt_hash;     /* per option: key, value (laid out like opt_ids) */
 } hash_work;
 
-static uint64_t hash_or_reuse(cckey_bytes b, cckey_bytes prev, uint64_t prev_hash)
+/* A thread's memory of recently hashed pointers. Batches name the same
+ * source (or device, or name) object from many tuples, in any order: hash
+ * its bytes once per thread, not once per tuple. Direct-mapped on the
+ * address; only worth it for fields longer than a few words. */
+#define HASH_CACHE 1024
+#define HASH_CACHE_MIN_LEN 64
+
+typedef struct hash_cache {
+    const void *ptr[HASH_CACHE];
+    size_t len[HASH_CACHE];
+    uint64_t hash[HASH_CACHE];
+} hash_cache;
+
+static uint64_t cached_hash(hash_cache *c, cckey_bytes b)
 {
-    /* Neighbouring tuples often share a field by pointer (one source, many
-     * entry points): skip hashing it again. */
-    if (b.ptr == prev.ptr && b.len == prev.len) return prev_hash;
-    return cckey_hash_bytes(b.ptr, b.len);
+    if (b.len < HASH_CACHE_MIN_LEN) return cckey_hash_bytes(b.ptr, b.len);
+    size_t slot = ((uintptr_t)b.ptr >> 4 ^ (uintptr_t)b.ptr >> 14) % HASH_CACHE;
+    if (c->ptr[slot] != b.ptr || c->len[slot] != b.len) {
+        c->ptr[slot] = b.ptr;
+        c->len[slot] = b.len;
+        c->hash[slot] = cckey_hash_bytes(b.ptr, b.len);
+    }
+    return c->hash[slot];
 }
 
 static void hash_range(void *ctx, size_t begin, size_t end)
 {
     hash_work *w = ctx;
     const plan *p = w->p;
+    hash_cache *cache = calloc(1, sizeof *cache);
+    hash_cache none;
+    if (!cache) {   /* still correct without it, only slower */
+        memset(none.ptr, 0, sizeof none.ptr);
+        cache = &none;
+    }
     for (size_t i = begin; i < end; i++) {
         const cckey_tuple *t = &p->tuples[i];
         uint64_t *h = &w->field_hash[3 * i];
-        if (i > begin) {
-            const cckey_tuple *q = &p->tuples[i - 1];
-            h[0] = hash_or_reuse(t->device, q->device, h[-3]);
-            h[1] = hash_or_reuse(t->name, q->name, h[-2]);
-            h[2] = hash_or_reuse(t->source, q->source, h[-1]);
-        } else {
-            h[0] = cckey_hash_bytes(t->device.ptr, t->device.len);
-            h[1] = cckey_hash_bytes(t->name.ptr, t->name.len);
-            h[2] = cckey_hash_bytes(t->source.ptr, t->source.len);
-        }
+        h[0] = cached_hash(cache, t->device);
+        h[1] = cached_hash(cache, t->name);
+        h[2] = cached_hash(cache, t->source);
         uint64_t *oh = &w->opt_hash[p->opt_base[i]];
         for (size_t k = 0; k < t->n_options; k++) {
-            oh[2 * k] = cckey_hash_bytes(t->options[k].key.ptr, t->options[k].key.len);
-            oh[2 * k + 1] = cckey_hash_bytes(t->options[k].value.ptr, t->options[k].value.len);
+            oh[2 * k] = cached_hash(cache, t->options[k].key);
+            oh[2 * k + 1] = cached_hash(cache, t->options[k].value);
         }
     }
+    if (cache != &none) free(cache);
 }
 
 static cckey_status intern_all(plan *p, unsigned threads)
