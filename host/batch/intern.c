@@ -1,7 +1,8 @@
 /* Open-addressing intern table. Long strings are hashed on a sample (both
  * ends and strided windows) and told apart by a full memcmp only when
  * length and sample agree: deduplication stays much cheaper than MD5 and is
- * still exact. */
+ * still exact. (Many distinct strings of one length that differ only
+ * between the windows would make long memcmp chains: slower, never wrong.) */
 #include "intern.h"
 
 #include <stdlib.h>
@@ -13,8 +14,23 @@ static inline uint64_t mix(uint64_t h, uint64_t w)
     return h ^ (h >> 31);
 }
 
+/* Four independent multiply chains: one chain waits on its multiply for
+ * every word, four keep the multiplier busy (about four times the bytes per
+ * cycle). Quality only matters for speed: equality is always memcmp. */
 static uint64_t hash_span(uint64_t h, const uint8_t *p, size_t len)
 {
+    uint64_t a = h, b = h ^ 0x13198a2e03707344u, c = h ^ 0xa4093822299f31d0u, d = h ^ 0x082efa98ec4e6c89u;
+    while (len >= 32) {
+        uint64_t w[4];
+        memcpy(w, p, 32);
+        a = mix(a, w[0]);
+        b = mix(b, w[1]);
+        c = mix(c, w[2]);
+        d = mix(d, w[3]);
+        p += 32;
+        len -= 32;
+    }
+    h = mix(mix(mix(mix(h, a), b), c), d);
     while (len >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
@@ -23,20 +39,25 @@ static uint64_t hash_span(uint64_t h, const uint8_t *p, size_t len)
         len -= 8;
     }
     uint64_t w = 0;
-    if (len) memcpy(&w, p, len);   /* {NULL, 0} is a valid field; memcpy from NULL is not */
+    if (len) memcpy(&w, p, len);
     return mix(h, w ^ ((uint64_t)len << 56));
 }
+
+/* Long strings: both ends and 16 windows between them, about 2 KiB in all,
+ * so deduplication costs a small fraction of the MD5 it saves. */
+#define HASH_EDGE 512
+#define HASH_WINDOWS 16
+#define HASH_WINDOW 64
 
 uint64_t cckey_hash_bytes(const void *ptr, size_t len)
 {
     const uint8_t *p = ptr;
     uint64_t h = mix(0x452821e638d01377u, len);
-    if (len <= 4096) return hash_span(h, p, len);
-    h = hash_span(h, p, 2048);
-    h = hash_span(h, p + len - 2048, 2048);
-    size_t middle = len - 4096;
-    if (middle < 64 * 32) return hash_span(h, p + 2048, middle);
-    for (size_t i = 0; i < 32; i++) h = hash_span(h, p + 2048 + (middle - 64) / 31 * i, 64);
+    if (len <= 2 * HASH_EDGE + HASH_WINDOWS * HASH_WINDOW) return hash_span(h, p, len);
+    h = hash_span(h, p, HASH_EDGE);
+    h = hash_span(h, p + len - HASH_EDGE, HASH_EDGE);
+    size_t middle = len - 2 * HASH_EDGE, step = (middle - HASH_WINDOW) / (HASH_WINDOWS - 1);
+    for (size_t i = 0; i < HASH_WINDOWS; i++) h = hash_span(h, p + HASH_EDGE + step * i, HASH_WINDOW);
     return h;
 }
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 typedef struct cckey_intern {
-    uint32_t *slots;     /* id + 1; 0 is empty */
+    uint32_t *slots;     /* id + 1; 0 is empty: a compact array to probe */
     uint64_t *slot_hash;
     size_t cap;          /* power of two */
     cckey_msg *msgs;     /* by id */
@@ -24,8 +24,7 @@ uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len);
 /* The same with hash = cckey_hash_bytes(ptr, len) computed beforehand (on
  * many threads: hashing is the costly part of deduplication). */
 uint32_t cckey_intern_add_hashed(cckey_intern *t, const void *ptr, size_t len, uint64_t hash);
-/* Generic id-sequence variant used for option sets: hash and equality over
- * uint32 words. */
+/* The table's hash of a byte string; also used for option sets' id lists. */
 uint64_t cckey_hash_bytes(const void *ptr, size_t len);
 
 #endif
