@@ -287,3 +287,30 @@ Test(batch, explicit_cuda_is_unavailable_here)
     }
     cckey_batch_config_free(cfg);
 }
+
+/* Deduplication hashes long strings on a sample; equality is still decided
+ * byte for byte. Sources of one length that agree everywhere but at one
+ * byte (at every offset class: the ends, the sampled windows, between them)
+ * must each keep their own digest, also when they share the hash. */
+Test(batch, long_near_duplicates_stay_distinct)
+{
+    enum { LEN = 100000, VARIANTS = 64 };
+    uint8_t *base = malloc(LEN);
+    uint8_t *copies = malloc((size_t)VARIANTS * LEN);
+    cckey_tuple t[VARIANTS + 1];
+    for (size_t i = 0; i < LEN; i++) base[i] = (uint8_t)(i * 31 + 7);
+    for (size_t v = 0; v < VARIANTS; v++) {
+        uint8_t *c = copies + v * LEN;
+        memcpy(c, base, LEN);
+        c[(v * 1571 + 3) % LEN] ^= 0x5a;   /* one byte apart from the base */
+        t[v] = (cckey_tuple){.device = {"d", 1}, .name = {"k", 1}, .source = {c, LEN}};
+    }
+    t[VARIANTS] = (cckey_tuple){.device = {"d", 1}, .name = {"k", 1}, .source = {base, LEN}};
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads);
+        check_batch(t, VARIANTS + 1, cfg, "near duplicates");
+        cckey_batch_config_free(cfg);
+    }
+    free(base);
+    free(copies);
+}
