@@ -4,7 +4,6 @@
 #include "backends/backend.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +44,6 @@ void *bench_alloc(size_t bytes)
     return p;
 }
 
-typedef struct pfor {
-    size_t n, grain;
-    void (*body)(void *, size_t, size_t);
-    void *ctx;
-    _Atomic size_t next;
-} pfor;
-
-static void pfor_worker(void *arg, unsigned tid)
-{
-    (void)tid;
-    pfor *p = arg;
-    for (;;) {
-        size_t b = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
-        if (b >= p->n) return;
-        p->body(p->ctx, b, b + p->grain < p->n ? b + p->grain : p->n);
-    }
-}
-
 size_t bench_grain(size_t n, unsigned threads)
 {
     size_t g = n / ((size_t)(threads ? threads : 1) * 8);
@@ -72,14 +53,8 @@ size_t bench_grain(size_t n, unsigned threads)
 void bench_parallel_for(size_t n, size_t grain, unsigned threads,
                         void (*body)(void *ctx, size_t begin, size_t end), void *ctx)
 {
-    if (grain == 0) grain = 1;
-    if (threads <= 1 || n <= grain) {
-        if (n) body(ctx, 0, n);
-        return;
-    }
-    pfor p = {.n = n, .grain = grain, .body = body, .ctx = ctx};
-    atomic_init(&p.next, 0);
-    if (cckey_parallel_run(threads, pfor_worker, &p) != CCKEY_OK) {
+    /* The library's own range loop; 0 threads there would mean every core. */
+    if (cckey_parallel_for(threads ? threads : 1, n, grain, body, ctx) != CCKEY_OK) {
         fprintf(stderr, "cckey_bench: could not start %u threads\n", threads);
         exit(1);
     }
