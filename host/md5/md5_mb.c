@@ -115,8 +115,8 @@ static void drain_scalar(mb_state *s, unsigned lanes, uint8_t (*out)[CCKEY_MD5_D
     }
 }
 
-void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
-                  uint8_t (*out)[CCKEY_MD5_DIGEST])
+static void mb_general(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
+                       uint8_t (*out)[CCKEY_MD5_DIGEST])
 {
     mb_state s;
     unsigned lanes = path->lanes, active = 0;
@@ -171,4 +171,50 @@ void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
             }
         }
     }
+}
+
+/* Messages of at most 55 bytes are one padded block each: a kernel call's
+ * worth of them needs none of the per-lane walking above, only a tail per
+ * lane, the IV and the digests. Short-key workloads are mostly this. */
+#define SINGLE_MAX (CCKEY_MD5_BLOCK - 9)
+
+static void mb_single(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
+                      uint8_t (*out)[CCKEY_MD5_DIGEST])
+{
+    mb_state s;
+    unsigned lanes = path->lanes;
+    size_t dirty[CCKEY_MD5_MAX_LANES];
+    memset(s.tail, 0, lanes * sizeof s.tail[0]);
+    for (unsigned l = 0; l < lanes; l++) {
+        dirty[l] = 0;
+        s.blk[l] = s.tail[l];
+    }
+    for (size_t i = 0; i + lanes <= n; i += lanes) {
+        for (unsigned l = 0; l < lanes; l++)
+            cckey_md5_pad_into(s.tail[l], msgs[i + l].ptr, msgs[i + l].len, msgs[i + l].len, &dirty[l]);
+        for (int w = 0; w < 4; w++)
+            for (unsigned l = 0; l < lanes; l++) s.st[w][l] = cckey_md5_iv[w];
+        path->kernel(s.st, s.blk);
+        for (unsigned l = 0; l < lanes; l++) lane_store(&s, l, out[i + l]);
+    }
+}
+
+void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
+                  uint8_t (*out)[CCKEY_MD5_DIGEST])
+{
+    /* Whole kernel calls of single-block messages take the short path; the
+     * rest, in order, the general manager. */
+    size_t lanes = path->lanes, done = 0, i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (run < n && msgs[run].len <= SINGLE_MAX) run++;
+        size_t whole = (run - i) / lanes * lanes;
+        if (whole) {
+            if (i > done) mb_general(path, msgs + done, i - done, out + done);
+            mb_single(path, msgs + i, whole, out + i);
+            done = i + whole;
+        }
+        i = run > i + whole ? run : run + 1;
+    }
+    if (n > done) mb_general(path, msgs + done, n - done, out + done);
 }
