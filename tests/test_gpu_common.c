@@ -88,6 +88,13 @@ void gpu_batch_free(gpu_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+void gpu_assert_used(const cckey_backend_ops *b, const char *used)
+{
+    char both[64];
+    snprintf(both, sizeof both, "%s+cpu", b->name);
+    cr_assert(strcmp(used, b->name) == 0 || strcmp(used, both) == 0, "used: '%s'", used);
+}
+
 static bool digest_ok(const cckey_msg *m, const uint8_t d[CCKEY_MD5_DIGEST])
 {
     char want[CCKEY_HEX_LEN + 1], got[CCKEY_HEX_LEN + 1];
@@ -101,6 +108,7 @@ typedef struct outcome {
     uint8_t (*out)[CCKEY_MD5_DIGEST];
     uint8_t *done;
     cckey_status st;
+    struct cckey_digest_split split;
     char error[1024];
 } outcome;
 
@@ -109,7 +117,9 @@ static outcome run(const cckey_backend_ops *b, const gpu_batch *batch)
     size_t n = batch->n ? batch->n : 1;
     outcome o = {.out = calloc(n, CCKEY_MD5_DIGEST), .done = calloc(n, 1)};
     cr_assert(o.out && o.done);
-    cckey_digest_job job = {.msgs = batch->msgs, .n = batch->n, .out = o.out, .done = o.done, .threads = 2};
+    o.split = (struct cckey_digest_split){(size_t)-1, (size_t)-1};
+    cckey_digest_job job = {.msgs = batch->msgs, .n = batch->n, .out = o.out, .done = o.done, .threads = 2,
+                            .split = &o.split};
     o.st = b->digest(&job);
     snprintf(o.error, sizeof o.error, "%s", cckey_last_error());
     return o;
@@ -227,8 +237,10 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
     for (size_t i = 0; i < n; i++) gpu_add_random(&batch, &rng, lens[i]);
     gpu_check(b, &batch, "around the long-message threshold");
 
-    /* With the device failing at once, only the CPU's share is done: that is
-     * exactly the messages longer than the threshold. */
+    /* With the device failing at once and the host kept to its own part,
+     * only the host's share is done: exactly the messages longer than the
+     * threshold. */
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
     setenv("CCKEY_FAULT_CHUNK", "0", 1);
     outcome o = run(b, &batch);
     unsetenv("CCKEY_FAULT_CHUNK");
@@ -238,6 +250,8 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
         cr_assert_eq(o.done[i] != 0, lens[i] > t, "length %zu: done=%d", lens[i], o.done[i]);
         if (o.done[i]) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "length %zu", lens[i]);
     }
+    cr_assert_eq(o.split.host, 2);
+    cr_assert_eq(o.split.device, 0);
     outcome_free(&o);
 
     /* The threshold moves with CCKEY_GPU_LONG_BYTES. */
@@ -246,6 +260,17 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
     o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     for (size_t i = 0; i < n; i++) cr_assert_eq(o.done[i] != 0, lens[i] > 64, "length %zu", lens[i]);
+    outcome_free(&o);
+
+    /* Sharing, the host may have taken more before the device failed, but
+     * never less than the long messages, and only right digests. */
+    unsetenv("CCKEY_GPU_CPU_SHARE");
+    o = run(b, &batch);
+    cr_assert(o.st == CCKEY_ERR_DEVICE || o.st == CCKEY_OK, "%s", o.error);
+    for (size_t i = 0; i < n; i++) {
+        if (lens[i] > 64) cr_assert(o.done[i], "length %zu", lens[i]);
+        if (o.done[i]) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "length %zu", lens[i]);
+    }
     outcome_free(&o);
     unsetenv("CCKEY_FAULT_CHUNK");
     gpu_check(b, &batch, "threshold 64");
@@ -276,6 +301,8 @@ void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
     gpu_batch batch = {0};
     for (int i = 0; i < 600; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 300));
     setenv("CCKEY_GPU_CHUNK_BYTES", "1024", 1);
+    /* The device alone, so that it surely reaches chunk 6. */
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
     setenv("CCKEY_FAULT_CHUNK", "6", 1);
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
@@ -289,6 +316,8 @@ void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
     /* Chunks before the fault came back; the rest did not. */
     cr_assert_gt(done, 0);
     cr_assert_lt(done, batch.n);
+    cr_assert_eq(o.split.device, done);
+    cr_assert_eq(o.split.host, 0);
     /* What the planner does next: the CPU finishes what is not done. */
     cckey_digest_job job = {.msgs = batch.msgs, .n = batch.n, .out = o.out, .done = o.done, .threads = 2};
     cr_assert_eq(cckey_cpu_digest(&job), CCKEY_OK);
@@ -298,6 +327,8 @@ void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
     /* The device is usable again on the next batch. */
     unsetenv("CCKEY_FAULT_CHUNK");
     gpu_check(b, &batch, "after a fault");
+    unsetenv("CCKEY_GPU_CPU_SHARE");
+    gpu_check(b, &batch, "after a fault, sharing");
     unsetenv("CCKEY_GPU_CHUNK_BYTES");
     gpu_batch_free(&batch);
 }
@@ -363,6 +394,7 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
     setenv("CCKEY_GPU_CHUNK_BYTES", "4096", 1);
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
     setenv("CCKEY_FAULT_CHUNK", "2", 1);
     cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
     check_keys(&ts, keys, "device failed at chunk 2");
@@ -379,6 +411,18 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     check_keys(&ts, keys, "no fault");
     cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
     cr_assert_str_eq(cckey_batch_config_used(cfg), b->name);
+
+    /* Sharing: wherever the fault hits (if the device gets that far before
+     * the host has hashed the rest), the keys are right. */
+    unsetenv("CCKEY_GPU_CPU_SHARE");
+    for (const char *k = "0"; k; k = *k == '0' ? "1" : *k == '1' ? "3" : NULL) {
+        setenv("CCKEY_FAULT_CHUNK", k, 1);
+        memset(keys, 0, ts.n * sizeof *keys);
+        cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+        check_keys(&ts, keys, "sharing, device failed");
+        gpu_assert_used(b, cckey_batch_config_used(cfg));
+    }
+    unsetenv("CCKEY_FAULT_CHUNK");
     unsetenv("CCKEY_GPU_CHUNK_BYTES");
     cckey_batch_config_free(cfg);
     free(keys);
@@ -392,11 +436,13 @@ void gpu_case_fault_build(cckey_backend_kind kind)
     gpu_batch batch = {0};
     for (int i = 0; i < 50; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 200));
     setenv("CCKEY_FAULT_BUILD", "1", 1);
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "CCKEY_FAULT_BUILD"), "the driver's message should surface: %s", o.error);
     for (size_t i = 0; i < batch.n; i++) cr_assert_eq(o.done[i], 0);
     outcome_free(&o);
+    unsetenv("CCKEY_GPU_CPU_SHARE");
 
     tuples ts = make_tuples(&rng, 100);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
@@ -427,7 +473,7 @@ void gpu_case_make_keys(cckey_backend_kind kind)
         memset(keys, 0, ts.n * sizeof *keys);
         cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
         check_keys(&ts, keys, "make_keys");
-        cr_assert_str_eq(cckey_batch_config_used(cfg), b->name);
+        gpu_assert_used(b, cckey_batch_config_used(cfg));
         cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
         cckey_batch_config_free(cfg);
     }
@@ -500,7 +546,148 @@ void gpu_case_bad_env(cckey_backend_kind kind)
     cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "%s", o.error);
     outcome_free(&o);
     unsetenv("CCKEY_FAULT_CHUNK");
+    static const char *const bad_share[] = {"2", "yes", "-1", "01"};
+    for (size_t i = 0; i < sizeof bad_share / sizeof *bad_share; i++) {
+        setenv("CCKEY_GPU_CPU_SHARE", bad_share[i], 1);
+        o = run(b, &batch);
+        cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CPU_SHARE=%s", bad_share[i]);
+        cr_assert(strstr(o.error, "CCKEY_GPU_CPU_SHARE"), "%s", o.error);
+        cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
+        outcome_free(&o);
+    }
+    unsetenv("CCKEY_GPU_CPU_SHARE");
     gpu_check(b, &batch, "CCKEY_GPU_CHUNK_BYTES=1M");
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_batch_free(&batch);
+}
+
+/* ---- the host's share ---------------------------------------------------- */
+
+/* Mixed lengths: empty, short, around block edges, a few KiB, some past
+ * the long threshold, and repeated pointers. */
+static size_t mixed_batch(gpu_batch *batch, uint64_t *rng, size_t n)
+{
+    size_t n_long = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t pick = cckey_test_below(rng, 100), len;
+        if (pick < 50) len = cckey_test_below(rng, 120);
+        else if (pick < 80) len = 64 * (1 + cckey_test_below(rng, 8)) + cckey_test_below(rng, 19) - 9;
+        else if (pick < 97) len = cckey_test_below(rng, 6000);
+        else if (pick < 98) len = CCKEY_GPU_DEFAULT_LONG_BYTES + 1 + cckey_test_below(rng, 5000), n_long++;
+        else {
+            gpu_add_same(batch, &batch->msgs[cckey_test_below(rng, batch->n ? batch->n : 1)]);
+            if (batch->msgs[batch->n - 1].len > CCKEY_GPU_DEFAULT_LONG_BYTES) n_long++;
+            continue;
+        }
+        if (batch->n == 0) len = 0;
+        gpu_add_random(batch, rng, len);
+    }
+    return n_long;
+}
+
+void gpu_case_share_identical(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 13;
+    gpu_batch batch = {0};
+    size_t n_long = mixed_batch(&batch, &rng, 6000);
+    static const char *const chunks[] = {"4096", "64K", NULL};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        if (chunks[c]) setenv("CCKEY_GPU_CHUNK_BYTES", chunks[c], 1);
+        else unsetenv("CCKEY_GPU_CHUNK_BYTES");
+        setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
+        outcome off = run(b, &batch);
+        setenv("CCKEY_GPU_CPU_SHARE", "1", 1);
+        outcome on = run(b, &batch);
+        unsetenv("CCKEY_GPU_CPU_SHARE");
+        cr_assert_eq(off.st, CCKEY_OK, "%s", off.error);
+        cr_assert_eq(on.st, CCKEY_OK, "%s", on.error);
+        cr_assert(memcmp(off.out, on.out, batch.n * CCKEY_MD5_DIGEST) == 0, "chunks %s: sharing changed digests",
+                  chunks[c] ? chunks[c] : "default");
+        for (size_t i = 0; i < batch.n; i++) {
+            cr_assert(on.done[i] && off.done[i], "message %zu not done", i);
+            cr_assert(digest_ok(&batch.msgs[i], on.out[i]), "message %zu (length %zu)", i, batch.msgs[i].len);
+        }
+        /* Without sharing the host does the long messages and nothing else. */
+        cr_assert_eq(off.split.host, n_long);
+        cr_assert_eq(off.split.device, batch.n - n_long);
+        cr_assert_eq(on.split.host + on.split.device, batch.n);
+        cr_assert_geq(on.split.host, n_long);
+        outcome_free(&off);
+        outcome_free(&on);
+    }
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_share_both_sides(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 14;
+    gpu_batch batch = {0};
+    for (int i = 0; i < 20000; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 400));
+    /* Build the kernel first, so that the device is ready when the host
+     * threads start. */
+    gpu_check(b, &batch, "warm-up");
+    /* Small chunks: the device needs hundreds of them, the host hashes
+     * meanwhile. Who wins each claim depends on the scheduler, so a few
+     * tries; a pipeline that never shares fails all of them. */
+    setenv("CCKEY_GPU_CHUNK_BYTES", "8192", 1);
+    size_t best_host = 0, best_dev = 0;
+    for (int t = 0; t < 20 && !(best_host && best_dev); t++) {
+        outcome o = run(b, &batch);
+        cr_assert_eq(o.st, CCKEY_OK, "%s", o.error);
+        for (size_t i = 0; i < batch.n; i++)
+            cr_assert(o.done[i] && digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
+        cr_assert_eq(o.split.host + o.split.device, batch.n);
+        if (o.split.host && o.split.device) best_host = o.split.host, best_dev = o.split.device;
+        outcome_free(&o);
+    }
+    cr_assert(best_host && best_dev, "in 20 runs, never did both the host and the device get work");
+    /* No long messages and no sharing: the device does every one. */
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
+    outcome o = run(b, &batch);
+    cr_assert_eq(o.st, CCKEY_OK, "%s", o.error);
+    cr_assert_eq(o.split.device, batch.n);
+    cr_assert_eq(o.split.host, 0);
+    outcome_free(&o);
+    unsetenv("CCKEY_GPU_CPU_SHARE");
+    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gpu_batch_free(&batch);
+}
+
+void gpu_case_share_fault(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_need(kind);
+    uint64_t rng = 15;
+    gpu_batch batch = {0};
+    size_t n_long = mixed_batch(&batch, &rng, 3000);
+    setenv("CCKEY_GPU_CHUNK_BYTES", "2048", 1);
+    static const char *const at[] = {"0", "1", "5", "40"};
+    for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+        setenv("CCKEY_FAULT_CHUNK", at[k], 1);
+        outcome o = run(b, &batch);
+        /* OK only when the host hashed the rest before the device got to
+         * chunk K. */
+        cr_assert(o.st == CCKEY_ERR_DEVICE || (o.st == CCKEY_OK && o.split.host > n_long), "chunk %s: %s", at[k],
+                  o.error);
+        size_t done = 0;
+        for (size_t i = 0; i < batch.n; i++) {
+            if (batch.msgs[i].len > CCKEY_GPU_DEFAULT_LONG_BYTES) cr_assert(o.done[i], "long message %zu", i);
+            if (!o.done[i]) continue;
+            done++;
+            cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "chunk %s: message %zu marked done, wrong digest", at[k],
+                      i);
+        }
+        cr_assert_eq(done, o.split.host + o.split.device, "chunk %s", at[k]);
+        if (o.st == CCKEY_OK) cr_assert_eq(done, batch.n);
+        /* The planner's fallback: the CPU finishes what is not done. */
+        cckey_digest_job job = {.msgs = batch.msgs, .n = batch.n, .out = o.out, .done = o.done, .threads = 2};
+        cr_assert_eq(cckey_cpu_digest(&job), CCKEY_OK);
+        for (size_t i = 0; i < batch.n; i++) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
+        outcome_free(&o);
+    }
+    unsetenv("CCKEY_FAULT_CHUNK");
     unsetenv("CCKEY_GPU_CHUNK_BYTES");
     gpu_batch_free(&batch);
 }

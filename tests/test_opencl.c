@@ -115,11 +115,11 @@ Test(opencl, device_selector_that_matches_nothing)
 Test(opencl, auto_rule)
 {
     /* Small batches never reach a device, whatever it is. */
-    cr_assert(!cckey_gpu_worth_it(1000, 1 << 20, 1, 100.0, 0.0));
+    cr_assert(!cckey_gpu_worth_it(1000, 1 << 20, 1, 100.0, 0.0, true));
     /* A huge batch against one host thread, a fast device: worth it. */
-    cr_assert(cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 1, 20.0, 0.5));
+    cr_assert(cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 1, 20.0, 0.5, true));
     /* The same batch against 64 host threads and a slow link: not. */
-    cr_assert(!cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 64, 2.0, 0.5));
+    cr_assert(!cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 64, 2.0, 0.5, true));
 
     const cckey_backend_ops *b = cckey_backend_ops_for(K);
     if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");

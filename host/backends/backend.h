@@ -22,6 +22,12 @@ typedef struct cckey_digest_job {
     unsigned threads;            /* host threads the backend may use */
     cckey_progress_fn progress;  /* may be NULL; called from the calling thread */
     void *progress_user;
+    /* May be NULL. A device backend stores here how many messages the
+     * device and the host threads each finished (its CPU share), also on
+     * failure; the CPU backend leaves it alone. */
+    struct cckey_digest_split {
+        size_t device, host;
+    } *split;
 } cckey_digest_job;
 
 typedef struct cckey_backend_ops {
@@ -44,6 +50,15 @@ const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind);
 /* The CPU reference path on `threads` threads (0: all cores), SIMD
  * multi-buffer on each. Also used by device backends for their CPU share. */
 cckey_status cckey_cpu_digest(const cckey_digest_job *job);
+
+/* The CPU path's pieces, for device backends that hash on host threads
+ * too. A run is order[start..end) with end the cckey_cpu_run_end of start:
+ * at most `limit`, sized so one call fills the SIMD lanes without holding a
+ * thread long. cckey_cpu_hash_run digests job->msgs[order[k]] for k in
+ * [start, end) on the calling thread into job->out, marks them done, and
+ * returns their bytes. */
+size_t cckey_cpu_run_end(const cckey_msg *msgs, const size_t *order, size_t start, size_t limit);
+uint64_t cckey_cpu_hash_run(const cckey_digest_job *job, const size_t *order, size_t start, size_t end);
 
 /* Online cores, at least 1. */
 unsigned cckey_cpu_count(void);

@@ -24,37 +24,50 @@ typedef struct cpu_work {
     uint64_t bytes_total;
 } cpu_work;
 
+size_t cckey_cpu_run_end(const cckey_msg *msgs, const size_t *order, size_t start, size_t limit)
+{
+    uint64_t bytes = 0;
+    size_t end = start;
+    while (end < limit && end - start < RUN_MSGS && (bytes < RUN_BYTES || end - start < RUN_MIN_MSGS))
+        bytes += msgs[order[end++]].len + 9;
+    return end;
+}
+
+uint64_t cckey_cpu_hash_run(const cckey_digest_job *job, const size_t *order, size_t start, size_t end)
+{
+    cckey_msg batch[RUN_MSGS];
+    uint8_t dig[RUN_MSGS][CCKEY_MD5_DIGEST];
+    uint64_t bytes = 0;
+    while (start < end) {
+        size_t k = end - start < RUN_MSGS ? end - start : RUN_MSGS;
+        for (size_t i = 0; i < k; i++) {
+            batch[i] = job->msgs[order[start + i]];
+            bytes += batch[i].len;
+        }
+        cckey_md5_many(batch, k, dig);
+        for (size_t i = 0; i < k; i++) {
+            size_t m = order[start + i];
+            memcpy(job->out[m], dig[i], CCKEY_MD5_DIGEST);
+            if (job->done) job->done[m] = 1;
+        }
+        start += k;
+    }
+    return bytes;
+}
+
 static void cpu_worker(void *arg, unsigned tid)
 {
     cpu_work *w = arg;
     const cckey_digest_job *job = w->job;
-    cckey_msg batch[RUN_MSGS];
-    uint8_t dig[RUN_MSGS][CCKEY_MD5_DIGEST];
-    size_t idx[RUN_MSGS];
     for (;;) {
         /* Claim a run: one message at a time so a run stops at RUN_BYTES. */
         size_t start = atomic_load_explicit(&w->next, memory_order_relaxed), end;
         do {
             if (start >= w->count) return;
-            uint64_t bytes = 0;
-            end = start;
-            while (end < w->count && end - start < RUN_MSGS && (bytes < RUN_BYTES || end - start < RUN_MIN_MSGS))
-                bytes += job->msgs[w->order[end++]].len + 9;
+            end = cckey_cpu_run_end(job->msgs, w->order, start, w->count);
         } while (!atomic_compare_exchange_weak_explicit(&w->next, &start, end, memory_order_relaxed,
                                                         memory_order_relaxed));
-        size_t k = 0;
-        uint64_t bytes = 0;
-        for (size_t i = start; i < end; i++) {
-            idx[k] = w->order[i];
-            batch[k] = job->msgs[idx[k]];
-            bytes += batch[k].len;
-            k++;
-        }
-        cckey_md5_many(batch, k, dig);
-        for (size_t i = 0; i < k; i++) {
-            memcpy(job->out[idx[i]], dig[i], CCKEY_MD5_DIGEST);
-            if (job->done) job->done[idx[i]] = 1;
-        }
+        uint64_t bytes = cckey_cpu_hash_run(job, w->order, start, end);
         uint64_t done = atomic_fetch_add_explicit(&w->bytes_done, bytes, memory_order_relaxed) + bytes;
         if (tid == 0 && job->progress) job->progress(job->progress_user, done, w->bytes_total);
     }

@@ -37,6 +37,17 @@ static cckey_status env_size(const char *var, size_t lo, size_t hi, size_t fallb
     return CCKEY_OK;
 }
 
+static cckey_status cpu_share_get(bool *on)
+{
+    const char *s = getenv("CCKEY_GPU_CPU_SHARE");
+    *on = true;
+    if (!s || !*s) return CCKEY_OK;
+    if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CPU_SHARE=%s: expected 0 or 1", s);
+    *on = s[0] == '1';
+    return CCKEY_OK;
+}
+
 cckey_status cckey_gpu_params_get(cckey_gpu_params *p)
 {
     cckey_status st = env_size("CCKEY_GPU_CHUNK_BYTES", 64, CCKEY_GPU_MAX_CHUNK_BYTES,
@@ -57,7 +68,7 @@ cckey_status cckey_gpu_params_get(cckey_gpu_params *p)
             return cckey_fail(CCKEY_ERR_INVALID_ARG, "CCKEY_FAULT_CHUNK=%s: expected a chunk number >= 0", f);
         p->fault_chunk = k;
     }
-    return CCKEY_OK;
+    return cpu_share_get(&p->cpu_share);
 }
 
 bool cckey_gpu_fault_build(void)
@@ -66,122 +77,41 @@ bool cckey_gpu_fault_build(void)
     return f && *f && strcmp(f, "0") != 0;
 }
 
-/* ---- the CPU's share: long messages, on a host thread ------------------- */
-
-typedef struct cpu_share {
-    cckey_msg *msgs;
-    size_t *idx;          /* job index of each */
-    uint8_t (*out)[CCKEY_MD5_DIGEST];
-    size_t n;
-    unsigned threads;
-    cckey_status st;
-    _Atomic uint64_t bytes_done;
-    pthread_t thread;
-    bool running;
-} cpu_share;
-
-static void share_progress(void *user, uint64_t done, uint64_t total)
-{
-    (void)total;
-    cpu_share *c = user;
-    atomic_store_explicit(&c->bytes_done, done, memory_order_relaxed);
-}
-
-static void *share_run(void *arg)
-{
-    cpu_share *c = arg;
-    cckey_digest_job sub = {.msgs = c->msgs, .n = c->n, .out = c->out, .threads = c->threads,
-                            .progress = share_progress, .progress_user = c};
-    c->st = cckey_cpu_digest(&sub);
-    return NULL;
-}
-
-/* Join the CPU's share and publish its digests. */
-static cckey_status share_finish(cpu_share *c, const cckey_digest_job *job)
-{
-    if (c->running) pthread_join(c->thread, NULL);
-    else if (c->n) share_run(c);   /* the thread could not start: do it here */
-    c->running = false;
-    if (c->st != CCKEY_OK) return c->st;
-    for (size_t i = 0; i < c->n; i++) {
-        memcpy(job->out[c->idx[i]], c->out[i], CCKEY_MD5_DIGEST);
-        if (job->done) job->done[c->idx[i]] = 1;
-    }
-    return CCKEY_OK;
-}
-
-/* ---- ordering: by block count, longest first --------------------------- */
+/* ---- the shared work list ------------------------------------------------
+ *
+ * Every message still to do sits in one list: the long ones first (only the
+ * host takes those), then the rest by MD5 block count, longest first. The
+ * host threads claim runs from the front, the device claims chunks from the
+ * back, and they meet wherever their speeds make them meet. Both claim
+ * indices live in one atomic word, so a claim from either end is a single
+ * compare-and-swap that can never overlap the other side's. */
 
 #define BUCKETS 4096u   /* beyond this many blocks, messages share a bucket */
 
-static size_t bucket_of(size_t len)
+static size_t rank_of(size_t len, size_t long_bytes)
 {
+    if (len > long_bytes) return 0;
     size_t blocks = (len + 8) / CCKEY_MD5_BLOCK + 1;
-    return blocks < BUCKETS ? blocks : BUCKETS - 1;
+    return BUCKETS - (blocks < BUCKETS ? blocks : BUCKETS - 1);
 }
 
-/* Counting sort of the device's messages, descending; O(n). */
-static cckey_status order_by_blocks(const cckey_msg *msgs, const size_t *in, size_t n, size_t *out)
+/* Counting sort by rank: O(n). */
+static cckey_status order_messages(const cckey_msg *msgs, const size_t *in, size_t n, size_t long_bytes, size_t *out)
 {
-    size_t *start = calloc(BUCKETS + 1, sizeof *start);
+    size_t *start = calloc(BUCKETS + 2, sizeof *start);
     if (!start) return cckey_fail(CCKEY_ERR_NO_MEMORY, "sort buckets");
-    for (size_t i = 0; i < n; i++) start[BUCKETS - 1 - bucket_of(msgs[in[i]].len) + 1]++;
-    for (size_t b = 1; b <= BUCKETS; b++) start[b] += start[b - 1];
-    for (size_t i = 0; i < n; i++) out[start[BUCKETS - 1 - bucket_of(msgs[in[i]].len)]++] = in[i];
+    for (size_t i = 0; i < n; i++) start[rank_of(msgs[in[i]].len, long_bytes) + 1]++;
+    for (size_t b = 1; b <= BUCKETS + 1; b++) start[b] += start[b - 1];
+    for (size_t i = 0; i < n; i++) out[start[rank_of(msgs[in[i]].len, long_bytes)]++] = in[i];
     free(start);
     return CCKEY_OK;
 }
 
-/* ---- the device loop ---------------------------------------------------- */
-
-typedef struct inflight {
-    size_t begin, end;    /* range of order[] in this slot */
-    uint64_t bytes;
-    bool busy;
-} inflight;
-
-typedef struct run {
-    const cckey_digest_job *job;
-    const cckey_gpu_ops *ops;
-    void *self;
-    const size_t *order;
-    cckey_gpu_slot slot[CCKEY_GPU_MAX_SLOTS];
-    inflight fl[CCKEY_GPU_MAX_SLOTS];
-    uint64_t bytes_done, bytes_total;
-    cpu_share *cpu;
-} run;
-
-static void report(run *r)
-{
-    const cckey_digest_job *job = r->job;
-    if (job->progress)
-        job->progress(job->progress_user,
-                      r->bytes_done + atomic_load_explicit(&r->cpu->bytes_done, memory_order_relaxed),
-                      r->bytes_total);
-}
-
-static cckey_status finish_slot(run *r, unsigned s)
-{
-    inflight *f = &r->fl[s];
-    f->busy = false;
-    cckey_status st = r->ops->wait(r->self, s);
-    if (st != CCKEY_OK) return st;
-    const cckey_digest_job *job = r->job;
-    const uint32_t *d = r->slot[s].digests;
-    for (size_t j = f->begin; j < f->end; j++, d += 4) {
-        size_t i = r->order[j];
-        cckey_md5_store(job->out[i], d);
-        if (job->done) job->done[i] = 1;
-    }
-    r->bytes_done += f->bytes;
-    report(r);
-    return CCKEY_OK;
-}
-
-/* Copying a chunk into staging memory is the host's main cost on a fast
- * device; a big chunk is copied by several threads. */
-#define PAR_COPY_BYTES ((size_t)2 << 20)   /* below this, starting threads costs more */
-#define COPY_RUN 256u                     /* messages per claim */
+#define CLAIMS(lo, hi) ((uint64_t)(lo) << 32 | (uint64_t)(hi))
+#define CLAIM_LO(w) ((size_t)((w) >> 32))
+#define CLAIM_HI(w) ((size_t)(uint32_t)(w))
+/* The claim word holds 32-bit indices: bigger jobs go through in slices. */
+#define SLICE_MSGS ((size_t)1 << 31)
 
 typedef struct copy_work {
     const cckey_msg *msgs;
@@ -192,10 +122,128 @@ typedef struct copy_work {
     _Atomic size_t next;
 } copy_work;
 
-static void copy_worker(void *arg, unsigned tid)
+typedef struct inflight {
+    size_t begin, end;    /* range of order[] in this slot */
+    uint64_t bytes;
+    bool busy;
+} inflight;
+
+typedef struct coop {
+    const cckey_digest_job *job;
+    const cckey_gpu_ops *ops;
+    const cckey_gpu_params *prm;
+    const size_t *order;
+    size_t n_long;              /* order[0..n_long) is the host's alone */
+    bool share;                 /* host threads may go past n_long */
+    _Atomic uint64_t claims;    /* CLAIMS(lo, hi): order[lo..hi) is unclaimed */
+    _Atomic uint64_t host_bytes;
+    _Atomic size_t host_msgs;
+    uint64_t dev_bytes, bytes_total;
+    size_t dev_msgs;
+
+    /* The device: driven by the calling thread only. */
+    void *self;
+    unsigned slots;
+    size_t cap_data, cap_msgs, dev_aligned, max_aligned;
+    cckey_gpu_slot slot[CCKEY_GPU_MAX_SLOTS];
+    inflight fl[CCKEY_GPU_MAX_SLOTS];
+    cckey_status st;
+
+    /* Packing help: the other threads copy a big chunk into staging memory
+     * before they hash anything (the device comes first). */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    copy_work *copy;            /* posted chunk, or NULL */
+    _Atomic bool copy_posted;   /* a cheap look before taking mu */
+    unsigned copy_helpers;
+    bool device_over;           /* no more chunks will be posted */
+} coop;
+
+static bool host_claim(coop *c, size_t *start, size_t *end)
 {
-    (void)tid;
-    copy_work *w = arg;
+    uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
+    for (;;) {
+        size_t lo = CLAIM_LO(w), hi = CLAIM_HI(w);
+        size_t limit = c->share || hi < c->n_long ? hi : c->n_long;
+        if (lo >= limit) return false;
+        size_t e = cckey_cpu_run_end(c->job->msgs, c->order, lo, limit);
+        if (atomic_compare_exchange_weak_explicit(&c->claims, &w, CLAIMS(e, hi), memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *start = lo, *end = e;
+            return true;
+        }
+    }
+}
+
+/* The next chunk from the back: as many messages as fit the slot, never
+ * into the host's part. Only the calling thread moves hi. */
+static bool device_claim(coop *c, size_t *begin, size_t *end)
+{
+    uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
+    size_t hi = CLAIM_HI(w), j = hi, off = 0;
+    while (j > c->n_long && hi - j < c->cap_msgs) {
+        size_t a = align_up(c->job->msgs[c->order[j - 1]].len);
+        if (off + a > c->cap_data) break;
+        off += a;
+        j--;
+    }
+    for (;;) {
+        size_t b = j > CLAIM_LO(w) ? j : CLAIM_LO(w);
+        if (b >= hi) return false;
+        if (atomic_compare_exchange_weak_explicit(&c->claims, &w, CLAIMS(CLAIM_LO(w), b), memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *begin = b, *end = hi;
+            return true;
+        }
+    }
+}
+
+/* After a device failure nothing more goes to the device, and the host
+ * finishes only its own part: the planner's fallback does the rest on all
+ * threads, and done[] says exactly what that is. */
+static void device_abandon(coop *c)
+{
+    uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
+    for (;;) {
+        size_t lo = CLAIM_LO(w), hi = CLAIM_HI(w);
+        size_t keep = lo > c->n_long ? lo : c->n_long;
+        if (keep >= hi) return;
+        if (atomic_compare_exchange_weak_explicit(&c->claims, &w, CLAIMS(lo, keep), memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return;
+    }
+}
+
+static void report(coop *c)
+{
+    const cckey_digest_job *job = c->job;
+    if (job->progress)
+        job->progress(job->progress_user,
+                      c->dev_bytes + atomic_load_explicit(&c->host_bytes, memory_order_relaxed), c->bytes_total);
+}
+
+/* Hash runs from the front until the host's part is claimed; tid 0 reports
+ * progress (it is the calling thread). */
+static bool host_hash_one(coop *c, unsigned tid)
+{
+    size_t start, end;
+    if (!host_claim(c, &start, &end)) return false;
+    uint64_t bytes = cckey_cpu_hash_run(c->job, c->order, start, end);
+    atomic_fetch_add_explicit(&c->host_bytes, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->host_msgs, end - start, memory_order_relaxed);
+    if (tid == 0) report(c);
+    return true;
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+/* Copying a chunk into staging memory is the host's main cost on a fast
+ * device; a big chunk is copied by several threads. */
+#define PAR_COPY_BYTES ((size_t)2 << 20)   /* below this, waking helpers costs more */
+#define COPY_RUN 256u                     /* messages per claim */
+
+static void copy_some(copy_work *w)
+{
     for (;;) {
         size_t start = atomic_fetch_add_explicit(&w->next, COPY_RUN, memory_order_relaxed);
         if (start >= w->n) return;
@@ -207,45 +255,86 @@ static void copy_worker(void *arg, unsigned tid)
     }
 }
 
-/* Pack order[pos..) into slot s, as much as fits; returns the end. */
-static size_t pack(run *r, unsigned s, size_t pos, size_t n_dev, size_t cap_data, size_t cap_msgs,
-                   size_t *data_bytes)
+static void help_copy(coop *c)
 {
-    const cckey_msg *msgs = r->job->msgs;
-    uint32_t *meta = r->slot[s].meta;
-    size_t off = 0, j = 0;
+    pthread_mutex_lock(&c->mu);
+    copy_work *w = c->copy;
+    if (w) c->copy_helpers++;
+    pthread_mutex_unlock(&c->mu);
+    if (!w) return;
+    copy_some(w);
+    pthread_mutex_lock(&c->mu);
+    if (--c->copy_helpers == 0) pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Pack order[begin..end) into slot s. */
+static size_t pack(coop *c, unsigned s, size_t begin, size_t end, bool helpers)
+{
+    const cckey_msg *msgs = c->job->msgs;
+    uint32_t *meta = c->slot[s].meta;
+    size_t off = 0;
     uint64_t bytes = 0;
-    for (; pos + j < n_dev && j < cap_msgs; j++) {
-        size_t len = msgs[r->order[pos + j]].len;
-        if (off + align_up(len) > cap_data) break;
+    for (size_t j = 0; j < end - begin; j++) {
+        size_t len = msgs[c->order[begin + j]].len;
         meta[2 * j] = (uint32_t)off;
         meta[2 * j + 1] = (uint32_t)len;
         off += align_up(len);
         bytes += len;
     }
-    copy_work w = {.msgs = msgs, .order = r->order + pos, .meta = meta, .data = r->slot[s].data, .n = j};
+    copy_work w = {.msgs = msgs, .order = c->order + begin, .meta = meta, .data = c->slot[s].data, .n = end - begin};
     atomic_init(&w.next, 0);
-    unsigned threads = r->job->threads ? r->job->threads : cckey_cpu_count();
-    size_t enough = off / PAR_COPY_BYTES + 1;
-    if (enough < threads) threads = (unsigned)enough;
-    /* Work is claimed, so whatever threads start finish it; if none can
-     * (no memory for the thread table), this thread copies alone. */
-    if (cckey_parallel_run(threads, copy_worker, &w) != CCKEY_OK) copy_worker(&w, 0);
-    r->fl[s] = (inflight){.begin = pos, .end = pos + j, .bytes = bytes};
-    *data_bytes = off;
-    return pos + j;
+    if (helpers && off >= PAR_COPY_BYTES) {
+        pthread_mutex_lock(&c->mu);
+        c->copy = &w;
+        atomic_store_explicit(&c->copy_posted, true, memory_order_relaxed);
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        copy_some(&w);
+        /* The work is on this stack: wait out every helper that joined. */
+        pthread_mutex_lock(&c->mu);
+        c->copy = NULL;
+        atomic_store_explicit(&c->copy_posted, false, memory_order_relaxed);
+        while (c->copy_helpers) pthread_cond_wait(&c->cv, &c->mu);
+        pthread_mutex_unlock(&c->mu);
+    } else {
+        copy_some(&w);
+    }
+    c->fl[s] = (inflight){.begin = begin, .end = end, .bytes = bytes};
+    return off;
+}
+
+/* ---- the device loop (calling thread) ----------------------------------- */
+
+static cckey_status finish_slot(coop *c, unsigned s)
+{
+    inflight *f = &c->fl[s];
+    f->busy = false;
+    cckey_status st = c->ops->wait(c->self, s);
+    if (st != CCKEY_OK) return st;
+    const cckey_digest_job *job = c->job;
+    const uint32_t *d = c->slot[s].digests;
+    for (size_t j = f->begin; j < f->end; j++, d += 4) {
+        size_t i = c->order[j];
+        cckey_md5_store(job->out[i], d);
+        if (job->done) job->done[i] = 1;
+    }
+    c->dev_msgs += f->end - f->begin;
+    c->dev_bytes += f->bytes;
+    report(c);
+    return CCKEY_OK;
 }
 
 #define MIN_CHUNK_BYTES ((size_t)8 << 20)
 #define MIN_CHUNK_MSGS ((size_t)64 << 10)
 
-static cckey_status device_loop(run *r, const cckey_gpu_params *prm, size_t n_dev, size_t total_aligned,
-                                size_t max_aligned)
+static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
 {
+    const cckey_gpu_params *prm = c->prm;
     unsigned slots = 0;
-    cckey_status st = r->ops->open(&r->self, &slots);
+    cckey_status st = c->ops->open(&c->self, &slots);
     if (st != CCKEY_OK) {
-        r->ops->close(r->self, true);   /* open and close always pair up */
+        c->ops->close(c->self, true);   /* open and close always pair up */
         return st;
     }
     if (slots < 2 || slots > CCKEY_GPU_MAX_SLOTS) slots = 2;
@@ -254,45 +343,147 @@ static cckey_status device_loop(run *r, const cckey_gpu_params *prm, size_t n_de
      * and kernels overlap; below MIN_CHUNK_* a launch costs more than the
      * overlap wins. Small batches get small buffers, and the longest
      * message always fits. */
-    size_t cap_data = total_aligned / (2 * slots);
+    size_t cap_data = c->dev_aligned / (2 * slots);
     if (cap_data < MIN_CHUNK_BYTES) cap_data = MIN_CHUNK_BYTES;
     if (cap_data > prm->chunk_bytes) cap_data = prm->chunk_bytes;
-    if (cap_data > total_aligned) cap_data = total_aligned;
-    if (cap_data < max_aligned) cap_data = max_aligned;
+    if (cap_data > c->dev_aligned) cap_data = c->dev_aligned;
+    if (cap_data < c->max_aligned) cap_data = c->max_aligned;
     if (cap_data < CCKEY_GPU_ALIGN) cap_data = CCKEY_GPU_ALIGN;
     size_t cap_msgs = n_dev / (2 * slots);
     if (cap_msgs < MIN_CHUNK_MSGS) cap_msgs = MIN_CHUNK_MSGS;
     if (cap_msgs > prm->chunk_msgs) cap_msgs = prm->chunk_msgs;
     if (cap_msgs > n_dev) cap_msgs = n_dev;
-    st = r->ops->reserve(r->self, cap_data, cap_msgs, r->slot);
+    c->cap_data = cap_data, c->cap_msgs = cap_msgs;
+    st = c->ops->reserve(c->self, cap_data, cap_msgs, c->slot);
 
-    size_t pos = 0;
     unsigned long chunk = 0;
-    for (; st == CCKEY_OK && pos < n_dev; chunk++) {
+    for (; st == CCKEY_OK; chunk++) {
         unsigned s = (unsigned)(chunk % slots);
-        if (r->fl[s].busy && (st = finish_slot(r, s)) != CCKEY_OK) break;
+        if (c->fl[s].busy && (st = finish_slot(c, s)) != CCKEY_OK) break;
+        size_t begin, end;
         if (prm->fault_chunk >= 0 && chunk == (unsigned long)prm->fault_chunk) {
-            st = cckey_fail(CCKEY_ERR_DEVICE, "%s: injected fault before chunk %lu (CCKEY_FAULT_CHUNK)",
-                            r->ops->name, chunk);
+            /* Only a chunk that would have been launched counts. */
+            uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
+            size_t lo = CLAIM_LO(w) > c->n_long ? CLAIM_LO(w) : c->n_long;
+            if (lo < CLAIM_HI(w))
+                st = cckey_fail(CCKEY_ERR_DEVICE, "%s: injected fault before chunk %lu (CCKEY_FAULT_CHUNK)",
+                                c->ops->name, chunk);
             break;
         }
-        size_t data_bytes;
-        size_t end = pack(r, s, pos, n_dev, cap_data, cap_msgs, &data_bytes);
-        st = r->ops->launch(r->self, s, end - pos, data_bytes);
+        if (!device_claim(c, &begin, &end)) break;
+        size_t data_bytes = pack(c, s, begin, end, helpers);
+        st = c->ops->launch(c->self, s, end - begin, data_bytes);
         if (st != CCKEY_OK) break;
-        r->fl[s].busy = true;
-        pos = end;
+        c->fl[s].busy = true;
     }
     /* Collect the chunks still in flight, oldest first. After a failure
      * they are abandoned unread (close() waits them out): the planner's CPU
      * fallback redoes exactly the messages not marked done. */
     for (unsigned k = 0; k < slots; k++) {
         unsigned s = (unsigned)((chunk + k) % slots);
-        if (!r->fl[s].busy) continue;
-        if (st == CCKEY_OK) st = finish_slot(r, s);
-        else r->fl[s].busy = false;
+        if (!c->fl[s].busy) continue;
+        if (st == CCKEY_OK) st = finish_slot(c, s);
+        else c->fl[s].busy = false;
     }
-    r->ops->close(r->self, st != CCKEY_OK);
+    c->ops->close(c->self, st != CCKEY_OK);
+    return st;
+}
+
+/* ---- the threads -------------------------------------------------------- */
+
+typedef struct coop_run {
+    coop *c;
+    size_t n_dev;
+    unsigned threads;
+} coop_run;
+
+static void coop_thread(void *arg, unsigned tid)
+{
+    coop_run *r = arg;
+    coop *c = r->c;
+    if (tid == 0) {
+        if (r->n_dev) c->st = device_loop(c, r->n_dev, r->threads > 1);
+        if (c->st != CCKEY_OK) device_abandon(c);
+        pthread_mutex_lock(&c->mu);
+        c->device_over = true;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        /* Then whatever the host side has left, like any other thread. */
+        while (host_hash_one(c, 0)) {}
+        return;
+    }
+    for (;;) {
+        if (atomic_load_explicit(&c->copy_posted, memory_order_relaxed)) help_copy(c);
+        if (host_hash_one(c, tid)) continue;
+        /* Nothing to hash, and nothing will come back to hash: stay only
+         * to help pack while the device runs. */
+        pthread_mutex_lock(&c->mu);
+        while (!c->copy && !c->device_over) pthread_cond_wait(&c->cv, &c->mu);
+        bool over = !c->copy && c->device_over;
+        pthread_mutex_unlock(&c->mu);
+        if (over) return;
+    }
+}
+
+static cckey_status digest_slice(const cckey_digest_job *job, const cckey_gpu_ops *ops, const cckey_gpu_params *prm,
+                                 struct cckey_digest_split *split)
+{
+    size_t *todo = malloc(job->n * sizeof *todo);
+    size_t *order = malloc(job->n * sizeof *order);
+    if (!todo || !order) {
+        free(todo), free(order);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "ordering %zu messages", job->n);
+    }
+    coop c = {.job = job, .ops = ops, .prm = prm, .order = order, .share = prm->cpu_share, .st = CCKEY_OK};
+    size_t n = 0, n_dev = 0;
+    uint64_t long_total = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        if (job->done && job->done[i]) continue;
+        size_t len = job->msgs[i].len;
+        todo[n++] = i;
+        c.bytes_total += len;
+        if (len > prm->long_bytes) {
+            c.n_long++;
+            long_total += len;
+            continue;
+        }
+        n_dev++;
+        c.dev_aligned += align_up(len);
+        if (align_up(len) > c.max_aligned) c.max_aligned = align_up(len);
+    }
+    cckey_status st = order_messages(job->msgs, todo, n, prm->long_bytes, order);
+    free(todo);
+    if (st != CCKEY_OK || n == 0) {
+        free(order);
+        return st;
+    }
+    atomic_init(&c.claims, CLAIMS(0, n));
+    atomic_init(&c.host_bytes, 0);
+    atomic_init(&c.host_msgs, 0);
+    atomic_init(&c.copy_posted, false);
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+
+    /* This thread feeds the device; the others hash (long messages, and
+     * with sharing on, whatever the device has not claimed yet) and help it
+     * pack. A single-threaded job still gets one helper for long messages,
+     * so that they never wait for the device. */
+    unsigned threads = job->threads ? job->threads : cckey_cpu_count();
+    /* Threads cost tens of microseconds to start: one per 256 KiB the host
+     * may hash, and all of them when there are big chunks to pack. */
+    uint64_t enough = ((c.share ? c.bytes_total : long_total) >> 18) + 1;
+    if (c.dev_aligned >= PAR_COPY_BYTES) enough = threads;
+    if (enough < threads) threads = (unsigned)enough;
+    if (threads < 2 && c.n_long) threads = 2;
+    coop_run r = {.c = &c, .n_dev = n_dev, .threads = threads};
+    st = cckey_parallel_run(threads, coop_thread, &r);
+    if (st == CCKEY_OK) st = c.st;
+    if (st == CCKEY_OK) report(&c);
+    split->device += c.dev_msgs;
+    split->host += atomic_load_explicit(&c.host_msgs, memory_order_relaxed);
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+    free(order);
     return st;
 }
 
@@ -300,60 +491,16 @@ cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *
 {
     cckey_gpu_params prm;
     cckey_status st = cckey_gpu_params_get(&prm);
-    if (st != CCKEY_OK || job->n == 0) return st;
-
-    size_t *todo = malloc(job->n * sizeof *todo);
-    size_t *order = malloc(job->n * sizeof *order);
-    cpu_share cpu = {.st = CCKEY_OK};
-    atomic_init(&cpu.bytes_done, 0);
-    if (!todo || !order) {
-        free(todo), free(order);
-        return cckey_fail(CCKEY_ERR_NO_MEMORY, "ordering %zu messages", job->n);
+    struct cckey_digest_split split = {0, 0};
+    for (size_t off = 0; st == CCKEY_OK && off < job->n; off += SLICE_MSGS) {
+        cckey_digest_job sub = *job;
+        sub.msgs += off;
+        sub.out += off;
+        if (sub.done) sub.done += off;
+        sub.n = job->n - off < SLICE_MSGS ? job->n - off : SLICE_MSGS;
+        st = digest_slice(&sub, ops, &prm, &split);
     }
-    run r = {.job = job, .ops = ops, .order = order, .cpu = &cpu};
-    size_t n_dev = 0, total_aligned = 0, max_aligned = 0;
-    for (size_t i = 0; i < job->n; i++) {
-        if (job->done && job->done[i]) continue;
-        size_t len = job->msgs[i].len;
-        r.bytes_total += len;
-        if (len > prm.long_bytes) {
-            cpu.n++;
-            continue;
-        }
-        todo[n_dev++] = i;
-        total_aligned += align_up(len);
-        if (align_up(len) > max_aligned) max_aligned = align_up(len);
-    }
-
-    if (cpu.n) {
-        cpu.msgs = malloc(cpu.n * sizeof *cpu.msgs);
-        cpu.idx = malloc(cpu.n * sizeof *cpu.idx);
-        cpu.out = malloc(cpu.n * sizeof *cpu.out);
-        if (!cpu.msgs || !cpu.idx || !cpu.out) {
-            st = cckey_fail(CCKEY_ERR_NO_MEMORY, "CPU share of %zu long messages", cpu.n);
-            goto out;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < job->n; i++)
-            if (!(job->done && job->done[i]) && job->msgs[i].len > prm.long_bytes) {
-                cpu.idx[k] = i;
-                cpu.msgs[k++] = job->msgs[i];
-            }
-        unsigned threads = job->threads ? job->threads : cckey_cpu_count();
-        cpu.threads = threads > 1 ? threads - 1 : 1;   /* this thread feeds the device */
-        cpu.running = pthread_create(&cpu.thread, NULL, share_run, &cpu) == 0;
-    }
-
-    if (n_dev) {
-        st = order_by_blocks(job->msgs, todo, n_dev, order);
-        if (st == CCKEY_OK) st = device_loop(&r, &prm, n_dev, total_aligned, max_aligned);
-    }
-    /* The CPU's share is finished and kept whatever the device did. */
-    cckey_status cst = share_finish(&cpu, job);
-    if (st == CCKEY_OK) st = cst;
-    if (st == CCKEY_OK) report(&r);
-out:
-    free(todo), free(order), free(cpu.msgs), free(cpu.idx), free(cpu.out);
+    if (job->split) *job->split = split;
     return st;
 }
 
@@ -362,11 +509,18 @@ out:
  * `auto` must never be slower than the CPU alone, so the rule is
  * conservative: a small batch never touches a device (loading a driver
  * and building a kernel costs more than hashing a few megabytes), and a
- * large one goes to the device only when the estimated time there,
- * including the host's single-threaded packing, beats the estimated time on
- * all host threads. The CPU figures are this library's multi-buffer path
- * on one modern x86 core; the device figures come from the backend (link
- * bandwidth dominates on discrete GPUs). */
+ * large one goes to the device only when the estimated time there beats
+ * the estimated time on all host threads by a margin. The CPU figures are
+ * this library's multi-buffer path on one modern x86 core; the device
+ * figures come from the backend (link bandwidth dominates on discrete
+ * GPUs), plus the calling thread's packing.
+ *
+ * Sharing, the host threads but the one feeding the device hash from
+ * t = 0 and the device joins after setup_s, so the batch ends at the t with
+ *   (threads - 1) * t / cpu1 + max(0, t - setup_s) / dev = 1
+ * (cpu1, dev: the whole batch on one host thread, on the device). That
+ * beats the CPU alone exactly when the device, over the time it runs, does
+ * more than the one host thread it takes. */
 #define MIN_BYTES ((uint64_t)32 << 20)
 #define MIN_MSGS ((size_t)1 << 18)
 #define CPU_GBPS_PER_THREAD 1.5     /* bulk hashing, one thread */
@@ -374,20 +528,32 @@ out:
 #define PACK_NS_PER_MSG 25.0        /* device path, host thread: pack and scatter */
 
 bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
-                        double setup_s)
+                        double setup_s, bool share)
 {
     if (total_bytes < MIN_BYTES && n < MIN_MSGS) return false;
     if (cpu_threads == 0) cpu_threads = 1;
     double bytes = (double)total_bytes;
-    double cpu_s = (bytes / (CPU_GBPS_PER_THREAD * 1e9) + (double)n * CPU_NS_PER_MSG * 1e-9) / cpu_threads;
-    double dev_s = setup_s + bytes / (device_gbps * 1e9) + (double)n * PACK_NS_PER_MSG * 1e-9;
+    double cpu1 = bytes / (CPU_GBPS_PER_THREAD * 1e9) + (double)n * CPU_NS_PER_MSG * 1e-9;
+    double cpu_s = cpu1 / cpu_threads;
+    double dev = bytes / (device_gbps * 1e9) + (double)n * PACK_NS_PER_MSG * 1e-9;
+    double dev_s = setup_s + dev;
+    if (share && cpu_threads > 1) {
+        double hosts = cpu_threads - 1;
+        double alone = cpu1 / hosts;   /* if the device never got going */
+        double both = (1 + setup_s / dev) / (hosts / cpu1 + 1 / dev);
+        dev_s = alone <= setup_s ? alone : both;
+    }
     return dev_s * 1.25 < cpu_s;   /* a margin for what the estimates miss */
 }
 
 bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes, unsigned cpu_threads)
 {
+    /* A bad value fails the batch itself with its message; here it only
+     * keeps the device out. */
+    bool share = true;
+    if (cpu_share_get(&share) != CCKEY_OK) return false;
     /* The size test first: a small batch must not even load the runtime. */
-    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, ops->device_gbps, ops->setup_s)) return false;
+    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, ops->device_gbps, ops->setup_s, share)) return false;
     const cckey_device_info *d = ops->device(NULL, 0);
     return d && d->auto_ok;
 }

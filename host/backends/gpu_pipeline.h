@@ -2,17 +2,23 @@
  *
  * The plan is the same for every device; only the calls differ. The
  * pipeline
- *  - sends messages longer than long_bytes to the CPU (cckey_cpu_digest on
- *    a host thread, concurrently): one work-item hashing a long message
- *    alone would hold up its whole group;
- *  - orders the rest by MD5 block count, longest first, so the work-items
- *    of a group do similar work;
- *  - packs them, each at a 16-byte-aligned offset, into staging buffers of
- *    at most chunk_bytes, and keeps several chunks in flight ("slots") so
- *    that packing, copies and kernels overlap;
- *  - marks done[i] only when message i's digest has been copied back, so a
- *    failure leaves exactly the unfinished messages to the planner's CPU
- *    fallback.
+ *  - lists every message still to do: those longer than long_bytes first
+ *    (one work-item hashing a long message alone would hold up its whole
+ *    group, so only host threads take them), then the rest by MD5 block
+ *    count, longest first, so the work-items of a group do similar work;
+ *  - lets the host threads claim runs from the front and hash them with the
+ *    CPU backend's multi-buffer code, while the calling thread claims
+ *    chunks from the back for the device; the two meet wherever their
+ *    speeds make them meet (with CCKEY_GPU_CPU_SHARE=0 the host stops at
+ *    the long messages). Packing comes first: a host thread helps copy a
+ *    big chunk before it hashes anything;
+ *  - packs each chunk, each message at a 16-byte-aligned offset, into
+ *    staging buffers of at most chunk_bytes, and keeps several chunks in
+ *    flight ("slots") so that packing, copies and kernels overlap;
+ *  - marks done[i] only when message i's digest is final (copied back, or
+ *    hashed on the host), so a failure leaves exactly the unfinished
+ *    messages to the planner's CPU fallback. After a device failure the
+ *    host threads finish the long messages and take nothing else.
  *
  * Environment (read on every batch):
  *   CCKEY_GPU_CHUNK_BYTES  packed bytes per chunk (default 64 MiB); tests
@@ -20,7 +26,11 @@
  *   CCKEY_GPU_LONG_BYTES   longest message the device takes (default 256 KiB)
  *   CCKEY_FAULT_CHUNK=K    fail with CCKEY_ERR_DEVICE just before chunk K
  *                          (0-based) is launched: a test hook for the
- *                          fallback path */
+ *                          fallback path
+ *   CCKEY_GPU_CPU_SHARE    1 (default): host threads and the device share
+ *                          the batch; 0: the device takes everything but
+ *                          the long messages (as a test hook and for
+ *                          measuring the device alone) */
 #ifndef CCKEY_GPU_PIPELINE_H
 #define CCKEY_GPU_PIPELINE_H
 
@@ -43,6 +53,7 @@ typedef struct cckey_gpu_params {
     size_t chunk_msgs;    /* messages per chunk */
     size_t long_bytes;    /* longer messages go to the CPU */
     long fault_chunk;     /* -1: no injected fault */
+    bool cpu_share;       /* host threads hash from the other end too */
 } cckey_gpu_params;
 
 /* The parameters from the environment; CCKEY_ERR_INVALID_ARG (with detail)
@@ -115,9 +126,10 @@ bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes,
 
 /* The rule behind `auto` (see gpu_pipeline.c): whether a device that hashes
  * and transfers at about device_gbps GB/s, after fixed costs of setup_s
- * seconds, beats cpu_threads host threads on a batch of this shape. */
+ * seconds, beats cpu_threads host threads on a batch of this shape; alone
+ * (share false) or with cpu_threads - 1 host threads hashing beside it. */
 bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
-                        double setup_s);
+                        double setup_s, bool share);
 
 /* Whether CCKEY_FAULT_BUILD is set to a non-zero value: device backends then
  * fail their kernel build, through their real build-error path. */
