@@ -1,8 +1,8 @@
 /* Hooks the --gpu bench uses when the CUDA backend provides them.
  *
- * TODO(cuda backend): define these two functions (anywhere in the library;
- * the bench links every library object) to turn on the bandwidth probe and
- * the kernel-only rows of bench/gpu.sh. They are declared weak here, so the
+ * host/backends/cuda_bench.c defines them (in builds with the CUDA backend;
+ * the bench links every library object), turning on the bandwidth probes
+ * and the kernel-only rows of bench/gpu.sh. They are declared weak here, so the
  * bench links and runs without them and reports those rows as skipped with
  * "TODO hook". Both run on the device the CUDA backend would use.
  *
@@ -11,6 +11,9 @@
  *   set *gbps = bytes * reps / seconds / 1e9, timed with events or a host
  *   clock around a synchronised loop. CCKEY_OK, or an error with detail set
  *   through cckey_fail.
+ *
+ * cckey_cuda_bench_h2d_pageable: the same from ordinary (pageable) malloc
+ *   memory, for the pinned-vs-pageable comparison row.
  *
  * cckey_cuda_bench_kernel: copy msgs[0..n) to the device once (packed as
  *   the backend packs them), then launch the MD5 kernel on them repeatedly,
@@ -29,6 +32,7 @@
 #include "md5/md5.h"
 
 __attribute__((weak)) cckey_status cckey_cuda_bench_h2d(size_t bytes, unsigned reps, double *gbps);
+__attribute__((weak)) cckey_status cckey_cuda_bench_h2d_pageable(size_t bytes, unsigned reps, double *gbps);
 __attribute__((weak)) cckey_status cckey_cuda_bench_kernel(const cckey_msg *msgs, size_t n, double min_s,
                                                            uint8_t (*out)[CCKEY_MD5_DIGEST],
                                                            double *seconds_per_launch);

@@ -233,6 +233,25 @@ static const cckey_device_info *cuda_device(char *why, size_t why_len)
     return d ? &d->info : NULL;
 }
 
+/* ---- the device for the benchmark hooks (cuda_bench.c) ------------------ */
+
+cckey_status cckey_cuda_acquire(const cckey_cu_api **cu, cckey_CUfunction *fn, unsigned *block)
+{
+    void *self = NULL;
+    unsigned slots = 0;
+    cckey_status st = cuda_open(&self, &slots);
+    if (st != CCKEY_OK) {
+        cuda_close(self, true);
+        return st;
+    }
+    *cu = S.cu;
+    *fn = S.fn;
+    *block = S.block;
+    return CCKEY_OK;
+}
+
+void cckey_cuda_release(bool failed) { cuda_close(&S, failed); }
+
 /* ---- the backend -------------------------------------------------------- */
 
 static const cckey_gpu_ops engine = {

@@ -6,6 +6,8 @@
 #include "cuda_loader.h"
 #include "gpu_devices.h"
 
+#include <stdbool.h>
+
 /* The oldest compute capability the embedded fatbin runs on: sm_80 code
  * serves 8.x, sm_90 code 9.0, compute_90 PTX anything newer. */
 #define CCKEY_CUDA_MIN_CC_MAJOR 8
@@ -25,6 +27,16 @@ const cckey_cu_device *cckey_cu_selected(const cckey_cu_api **cu, char *why, siz
 /* Describe device ordinal i into d. CCKEY_OK or CCKEY_ERR_DEVICE (why). */
 cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey_cu_device *d, char *why,
                                       size_t why_len);
+
+/* The backend's device for one caller (the benchmark hooks of
+ * cuda_bench.c): takes the device mutex, pushes the context, loads the
+ * module on first use, and gives the driver table, the MD5 kernel and its
+ * block size. CCKEY_ERR_UNAVAILABLE (no driver or device) or
+ * CCKEY_ERR_DEVICE with detail, the device already given back. After
+ * CCKEY_OK, cckey_cuda_release gives it back; failed drops the backend's
+ * device state so the next batch starts afresh. */
+cckey_status cckey_cuda_acquire(const cckey_cu_api **cu, cckey_CUfunction *fn, unsigned *block);
+void cckey_cuda_release(bool failed);
 
 /* The embedded fatbin (empty when nvcc was not found at build time). */
 extern const unsigned char cckey_md5_fatbin[];
