@@ -302,10 +302,13 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s backend unavailable: %s", b->name, why);
     }
+    struct cckey_digest_split split = {0, 0};
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done,
-                            .threads = threads, .progress = cfg->progress, .progress_user = cfg->progress_user};
-    snprintf(rep->used, sizeof rep->used, "%s", b->name);
+                            .threads = threads, .progress = cfg->progress, .progress_user = cfg->progress_user,
+                            .split = &split};
     cckey_status st = b->digest(&job);
+    /* "opencl+cpu": the host threads hashed part of a device batch. */
+    snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->kind != CCKEY_BACKEND_CPU && split.host ? "+cpu" : "");
     if (st != CCKEY_OK && b->kind != CCKEY_BACKEND_CPU) {
         /* A device failure is not the user's problem: finish on the CPU. */
         snprintf(rep->warning, sizeof rep->warning, "%s backend failed (%s: %s); the rest of the batch ran on the CPU",
