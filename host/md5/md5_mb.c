@@ -9,6 +9,7 @@
 #include "md5_mb.h"
 #include "md5_pad.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct mb_lane {
@@ -199,9 +200,44 @@ static void mb_single(const cckey_md5_path *path, const cckey_msg *msgs, size_t 
     }
 }
 
+static int by_blocks_desc(const void *a, const void *b, void *ctx)
+{
+    const cckey_msg *m = ctx;
+    size_t x = m[*(const size_t *)a].len / CCKEY_MD5_BLOCK, y = m[*(const size_t *)b].len / CCKEY_MD5_BLOCK;
+    return (x < y) - (x > y);
+}
+
+/* Longest first: lanes refill either way, but a long message started last
+ * would finish alone in the drain, mostly on scalar code. Callers that
+ * already sort (the CPU backend) pay one pass to find out. Returns 0 when
+ * it digested the batch, -1 when the batch is sorted already (or there is
+ * no memory to sort it: order only changes speed). */
+static int mb_sorted(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
+                     uint8_t (*out)[CCKEY_MD5_DIGEST])
+{
+    size_t i = 1;
+    while (i < n && msgs[i].len / CCKEY_MD5_BLOCK <= msgs[i - 1].len / CCKEY_MD5_BLOCK) i++;
+    if (i == n || n <= 2 * (size_t)path->lanes) return -1;
+    size_t *order = malloc(n * sizeof *order);
+    cckey_msg *sorted = malloc(n * sizeof *sorted);
+    uint8_t (*dig)[CCKEY_MD5_DIGEST] = malloc(n * sizeof *dig);
+    int r = -1;
+    if (order && sorted && dig) {
+        for (size_t k = 0; k < n; k++) order[k] = k;
+        qsort_r(order, n, sizeof *order, by_blocks_desc, (void *)msgs);
+        for (size_t k = 0; k < n; k++) sorted[k] = msgs[order[k]];
+        cckey_md5_mb(path, sorted, n, dig);
+        for (size_t k = 0; k < n; k++) memcpy(out[order[k]], dig[k], CCKEY_MD5_DIGEST);
+        r = 0;
+    }
+    free(order), free(sorted), free(dig);
+    return r;
+}
+
 void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
                   uint8_t (*out)[CCKEY_MD5_DIGEST])
 {
+    if (mb_sorted(path, msgs, n, out) == 0) return;
     /* Whole kernel calls of single-block messages take the short path; the
      * rest, in order, the general manager. */
     size_t lanes = path->lanes, done = 0, i = 0;
