@@ -122,6 +122,21 @@ Test(gpu_cli, selftest_bad_usage)
     }
 }
 
+/* What a user runs on a new machine: every check on the real OpenCL
+ * runtime (PoCL in CI) matches the CPU reference. */
+Test(gpu_cli, selftest_opencl_passes)
+{
+    result probe = run("", "devices --json");
+    bool opencl = strstr(probe.out, "\"backend\": \"opencl\",\n      \"available\": true") != NULL;
+    free(probe.out);
+    if (!opencl) cr_skip_test("no usable OpenCL device here");
+    result r = run("", "selftest --backend opencl --seed 3 -j 2");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "every length 0..300") && strstr(r.out, "many chunks"), "%s", r.out);
+    cr_assert(!strstr(r.out, "FAIL"), "%s", r.out);
+    free(r.out);
+}
+
 /* A device that fails in every batch is caught by the selftest. */
 Test(gpu_cli, selftest_reports_a_failing_device)
 {
