@@ -45,15 +45,20 @@ typedef struct slot {
 
 typedef struct batch_progress {
     cli_progress bar;
-    size_t items;   /* tuples read so far */
+    size_t items;                 /* tuples read so far */
+    uint64_t chunk_lo, chunk_hi;  /* the manifest bytes of the chunk in hand */
+    uint64_t input_size;          /* 0 for standard input */
 } batch_progress;
 
-/* Within one chunk the library reports bytes digested; between chunks the
- * manifest position is the better measure. Both feed the same bar. */
+/* The bar measures the manifest. Inside a chunk the library reports bytes
+ * digested; that moves the bar across the chunk's share of the manifest,
+ * so a chunk of huge source files still shows progress. */
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
     batch_progress *p = user;
-    cli_progress_update(&p->bar, done, total, p->items);
+    uint64_t pos = p->chunk_lo;
+    if (total) pos += (uint64_t)((double)(p->chunk_hi - p->chunk_lo) * ((double)done / (double)total));
+    cli_progress_update(&p->bar, pos, p->input_size, p->items);
 }
 
 typedef struct batch_opts {
@@ -213,7 +218,7 @@ static int run(const batch_opts *o)
     c.raw.off = calloc(o->chunk, sizeof *c.raw.off);
     c.raw.len = calloc(o->chunk, sizeof *c.raw.len);
     c.raw.line = calloc(o->chunk, sizeof *c.raw.line);
-    batch_progress prog = {.items = 0};
+    batch_progress prog = {.input_size = input_size};
     cli_progress *bar = &prog.bar;
     cli_progress_init(bar, "batch");
     if (o->quiet) bar->enabled = false;
@@ -246,12 +251,15 @@ static int run(const batch_opts *o)
             }
         }
         if (rc != CLI_OK || c.raw.n == 0) break;
+        prog.chunk_hi = (uint64_t)ftello(m.f);
+        prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
         clear_slots(c.slots, c.raw.n);
         manifest_files_clear(&c.files);
         c.raw.n = c.raw.used = 0;
         prog.items = c.total;
-        cli_progress_update(bar, (uint64_t)ftello(m.f), input_size, c.total);
+        prog.chunk_lo = prog.chunk_hi;
+        cli_progress_update(bar, prog.chunk_hi, input_size, c.total);
     }
     cli_progress_finish(bar);
     bool complete = rc == CLI_OK;   /* every line has its output line */

@@ -25,15 +25,19 @@ void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_
     if (now - p->start < 1.0 || now - p->last < 0.1) return;
     p->last = now;
     p->drawn = true;
-    double mb = done / 1e6, rate = mb / (now - p->start);
+    double elapsed = now - p->start;
     if (total) {
         int width = 30, fill = (int)(width * (double)done / (double)total);
         if (fill > width) fill = width;
-        fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %llu items  %.1f MB/s ", p->what, fill,
-                "##############################", width - fill, "", 100.0 * done / total,
-                (unsigned long long)items, rate);
+        double frac = (double)done / (double)total;
+        fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %llu items  %.0f s", p->what, fill,
+                "##############################", width - fill, "", 100.0 * frac, (unsigned long long)items,
+                elapsed);
+        /* A time left only once there is enough behind us to guess from. */
+        if (frac > 0.02 && frac < 1) fprintf(stderr, ", about %.0f s left", elapsed * (1 - frac) / frac);
+        fputs("\033[K", stderr);
     } else {
-        fprintf(stderr, "\r%s %llu items  %.1f MB  %.1f MB/s ", p->what, (unsigned long long)items, mb, rate);
+        fprintf(stderr, "\r%s %llu items  %.0f s\033[K", p->what, (unsigned long long)items, elapsed);
     }
     fflush(stderr);
 }
