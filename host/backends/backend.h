@@ -60,6 +60,12 @@ cckey_status cckey_cpu_digest(const cckey_digest_job *job);
 size_t cckey_cpu_run_end(const cckey_msg *msgs, const size_t *order, size_t start, size_t limit);
 uint64_t cckey_cpu_hash_run(const cckey_digest_job *job, const size_t *order, size_t start, size_t end);
 
+/* out[0..n) = in[0..n) reordered: messages longer than long_bytes first,
+ * then by MD5 block count, longest first (stable). in and out must not
+ * overlap. Fails only with CCKEY_ERR_NO_MEMORY. */
+cckey_status cckey_order_by_blocks(const cckey_msg *msgs, const size_t *in, size_t n, size_t long_bytes,
+                                   size_t *out);
+
 /* Online cores, at least 1. */
 unsigned cckey_cpu_count(void);
 

@@ -14,6 +14,7 @@
 #define RUN_BYTES (2u << 20)
 #define RUN_MSGS 256u
 #define RUN_MIN_MSGS 32u
+#define CPU_LONG_BYTES (256u << 10)   /* taken first, whatever their order */
 
 typedef struct cpu_work {
     const cckey_digest_job *job;
@@ -73,25 +74,28 @@ static void cpu_worker(void *arg, unsigned tid)
     }
 }
 
-static int by_len_desc(const void *a, const void *b, void *ctx)
-{
-    const cckey_msg *m = ctx;
-    size_t la = m[*(const size_t *)a].len, lb = m[*(const size_t *)b].len;
-    return (la < lb) - (la > lb);
-}
-
 cckey_status cckey_cpu_digest(const cckey_digest_job *job)
 {
     if (job->n == 0) return CCKEY_OK;
-    size_t *order = malloc(job->n * sizeof *order);
-    if (!order) return cckey_fail(CCKEY_ERR_NO_MEMORY, "ordering %zu messages", job->n);
+    size_t *todo = malloc(job->n * sizeof *todo), *order = malloc(job->n * sizeof *order);
+    if (!todo || !order) {
+        free(todo), free(order);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "ordering %zu messages", job->n);
+    }
     cpu_work w = {.job = job, .order = order};
     for (size_t i = 0; i < job->n; i++) {
         if (job->done && job->done[i]) continue;
-        order[w.count++] = i;
+        todo[w.count++] = i;
         w.bytes_total += job->msgs[i].len;
     }
-    qsort_r(order, w.count, sizeof *order, by_len_desc, (void *)job->msgs);
+    /* Messages of a run must be alike for the lanes; the longest go first,
+     * so no thread starts a long one last. */
+    cckey_status st = cckey_order_by_blocks(job->msgs, todo, w.count, CPU_LONG_BYTES, order);
+    free(todo);
+    if (st != CCKEY_OK) {
+        free(order);
+        return st;
+    }
     atomic_init(&w.next, 0);
     atomic_init(&w.bytes_done, 0);
 
@@ -99,7 +103,7 @@ cckey_status cckey_cpu_digest(const cckey_digest_job *job)
     /* Threads cost tens of microseconds to start: not worth it for tiny jobs. */
     uint64_t enough = (w.bytes_total >> 18) + 1;   /* one thread per 256 KiB */
     if (enough < threads) threads = (unsigned)enough;
-    cckey_status st = cckey_parallel_run(threads, cpu_worker, &w);
+    st = cckey_parallel_run(threads, cpu_worker, &w);
     free(order);
     return st;
 }

@@ -86,27 +86,6 @@ bool cckey_gpu_fault_build(void)
  * indices live in one atomic word, so a claim from either end is a single
  * compare-and-swap that can never overlap the other side's. */
 
-#define BUCKETS 4096u   /* beyond this many blocks, messages share a bucket */
-
-static size_t rank_of(size_t len, size_t long_bytes)
-{
-    if (len > long_bytes) return 0;
-    size_t blocks = (len + 8) / CCKEY_MD5_BLOCK + 1;
-    return BUCKETS - (blocks < BUCKETS ? blocks : BUCKETS - 1);
-}
-
-/* Counting sort by rank: O(n). */
-static cckey_status order_messages(const cckey_msg *msgs, const size_t *in, size_t n, size_t long_bytes, size_t *out)
-{
-    size_t *start = calloc(BUCKETS + 2, sizeof *start);
-    if (!start) return cckey_fail(CCKEY_ERR_NO_MEMORY, "sort buckets");
-    for (size_t i = 0; i < n; i++) start[rank_of(msgs[in[i]].len, long_bytes) + 1]++;
-    for (size_t b = 1; b <= BUCKETS + 1; b++) start[b] += start[b - 1];
-    for (size_t i = 0; i < n; i++) out[start[rank_of(msgs[in[i]].len, long_bytes)]++] = in[i];
-    free(start);
-    return CCKEY_OK;
-}
-
 #define CLAIMS(lo, hi) ((uint64_t)(lo) << 32 | (uint64_t)(hi))
 #define CLAIM_LO(w) ((size_t)((w) >> 32))
 #define CLAIM_HI(w) ((size_t)(uint32_t)(w))
@@ -451,7 +430,7 @@ static cckey_status digest_slice(const cckey_digest_job *job, const cckey_gpu_op
         c.dev_aligned += align_up(len);
         if (align_up(len) > c.max_aligned) c.max_aligned = align_up(len);
     }
-    cckey_status st = order_messages(job->msgs, todo, n, prm->long_bytes, order);
+    cckey_status st = cckey_order_by_blocks(job->msgs, todo, n, prm->long_bytes, order);
     free(todo);
     if (st != CCKEY_OK || n == 0) {
         free(order);
