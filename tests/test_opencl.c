@@ -130,3 +130,42 @@ Test(opencl, auto_rule)
     /* On a CPU-only runtime (PoCL) auto must never pick OpenCL. */
     if (!gpu) cr_assert(!b->worth_it(1u << 24, (uint64_t)64 << 30, 1));
 }
+
+/* A device that returns a wrong digest without reporting an error: --verify
+ * (all, and a sample that here covers every string) must catch it and name
+ * a tuple; without verification the hook really does change a key. */
+Test(opencl, verify_catches_a_silently_wrong_device)
+{
+    cckey_device_info info[16];
+    devices_or_skip(info, 16);
+    setenv("CCKEY_FAULT_CORRUPT", "1", 1);
+    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);   /* every digest from the device */
+    enum { N = 300 };
+    static char src[N][32];
+    cckey_tuple t[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(src[i], sizeof src[i], "kernel source %d", i);
+        t[i] = (cckey_tuple){.device = {"d", 1}, .name = {"k", 1}, .source = {src[i], strlen(src[i])}};
+    }
+    static char out[N][CCKEY_KEY_LEN + 1];
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+
+    cr_assert_eq(cckey_make_keys(out, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        cr_assert_eq(cckey_make_key(want, t[i].device, t[i].name, t[i].source, NULL, 0), CCKEY_OK);
+        wrong += strcmp(want, out[i]) != 0;
+    }
+    cr_assert_gt(wrong, 0, "the corruption hook changed no key");
+
+    static const cckey_verify_mode modes[] = {CCKEY_VERIFY_ALL, CCKEY_VERIFY_SAMPLE};
+    for (size_t m = 0; m < 2; m++) {
+        cr_assert_eq(cckey_batch_config_set_verify(cfg, modes[m]), CCKEY_OK);
+        cr_assert_eq(cckey_make_keys(out, t, N, cfg), CCKEY_ERR_VERIFY, "mode %zu: %s", m, cckey_last_error());
+        cr_assert(strstr(cckey_last_error(), "tuple "), "%s", cckey_last_error());
+    }
+    cckey_batch_config_free(cfg);
+}

@@ -68,6 +68,9 @@ cckey_status cckey_gpu_params_get(cckey_gpu_params *p)
             return cckey_fail(CCKEY_ERR_INVALID_ARG, "CCKEY_FAULT_CHUNK=%s: expected a chunk number >= 0", f);
         p->fault_chunk = k;
     }
+    /* A device that answers wrongly without failing: what --verify is for. */
+    const char *c = getenv("CCKEY_FAULT_CORRUPT");
+    p->corrupt = c && *c && strcmp(c, "0") != 0;
     return cpu_share_get(&p->cpu_share);
 }
 
@@ -296,6 +299,7 @@ static cckey_status finish_slot(coop *c, unsigned s)
     for (size_t j = f->begin; j < f->end; j++, d += 4) {
         size_t i = c->order[j];
         cckey_md5_store(job->out[i], d);
+        if (c->prm->corrupt && j == f->begin) job->out[i][0] ^= 1;
         if (job->done) job->done[i] = 1;
     }
     c->dev_msgs += f->end - f->begin;

@@ -53,6 +53,7 @@ typedef struct cckey_gpu_params {
     size_t chunk_msgs;    /* messages per chunk */
     size_t long_bytes;    /* longer messages go to the CPU */
     long fault_chunk;     /* -1: no injected fault */
+    bool corrupt;         /* test hook: flip a bit of each chunk's first digest */
     bool cpu_share;       /* host threads hash from the other end too */
 } cckey_gpu_params;
 
