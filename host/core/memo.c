@@ -107,10 +107,10 @@ static uint8_t *put(uint8_t *p, const void *data, size_t len)
     return p + 8 + len;
 }
 
-static void material_write(uint64_t *words, cckey_bytes device, cckey_bytes name,
+static void material_write(uint64_t *words, size_t nwords, cckey_bytes device, cckey_bytes name,
                            const cckey_option *o, size_t n)
 {
-    memset(words, 0, MAT_WORDS * 8);
+    words[nwords - 1] = 0;   /* the one word the fields may not fill to its end */
     uint8_t *p = (uint8_t *)words;
     p = put(p, device.ptr, device.len);
     p = put(p, name.ptr, name.len);
@@ -224,7 +224,7 @@ cckey_status cckey_source_key(char out[CCKEY_KEY_LEN + 1], cckey_source *src, cc
 
     uint64_t mat[MAT_WORDS];
     size_t nwords = (len + 7) / 8;
-    material_write(mat, device, name, options, n_options);
+    material_write(mat, nwords, device, name, options, n_options);
     uint64_t tag = material_hash(mat, nwords);
     size_t set = (size_t)(tag >> 32) % SETS;
     uint64_t key[KEY_WORDS];
