@@ -1,6 +1,7 @@
 /* cckey key: one key from the command line. */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,14 @@ static char *slurp_stdin(size_t *len)
     while (buf) {
         size_t got = fread(buf + n, 1, cap - n, stdin);
         n += got;
-        if (got == 0) break;
+        if (got == 0) {
+            /* A read error must not pass for the end of a shorter source. */
+            if (ferror(stdin)) {
+                free(buf);
+                return NULL;
+            }
+            break;
+        }
         if (n == cap) {
             char *b = realloc(buf, cap *= 2);
             if (!b) free(buf);
@@ -86,9 +94,10 @@ int cckey_cmd_key(int argc, char **argv)
     char *stdin_buf = NULL;
     cckey_bytes src = {source, source ? strlen(source) : 0};
     if (source_file && strcmp(source_file, "-") == 0) {
+        errno = 0;
         stdin_buf = slurp_stdin(&src.len);
         if (!stdin_buf) {
-            cli_error("key: out of memory reading standard input");
+            cli_error("key: cannot read standard input: %s", errno ? strerror(errno) : "out of memory");
             rc = CLI_FAIL;
             goto out;
         }

@@ -124,7 +124,9 @@ void cli_output_abort(cli_output *o)
 int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len)
 {
     *f = (cli_file){0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer forever before the regular-file check below could refuse it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(why, why_len, "%s", strerror(errno));
         return -1;

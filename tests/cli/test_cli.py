@@ -188,6 +188,16 @@ class Key(Tmp):
         self.write("empty", b"")
         self.assertEqual(self.key(["-d", "d", "-n", "n", "-f", "empty"], cwd=self.dir), make_key(b"d", b"n", b"", []))
 
+    def test_stdin_read_error_is_not_an_empty_source(self):
+        fd = os.open(self.dir, os.O_RDONLY)   # a folder as standard input: read() fails with EISDIR
+        try:
+            p = subprocess.run([CCKEY, "key", "-d", "d", "-n", "n", "-f", "-"], stdin=fd, capture_output=True,
+                               timeout=60)
+        finally:
+            os.close(fd)
+        self.assertEqual((p.returncode, p.stdout), (1, b""))
+        self.assertIn(b"standard input", p.stderr)
+
     def test_bad_usage(self):
         for args in (["-n", "n", "-s", "s"], ["-d", "d", "-s", "s"], ["-d", "d", "-n", "n"],
                      ["-d", "d", "-n", "n", "-s", "s", "-f", "x"], ["-d", "d", "-n", "n", "-s", "s", "extra"],
@@ -286,6 +296,13 @@ class BadInput(Tmp):
         self.expect_bad('{"device": "d", "name": "n", "source_file": "adir"}', "directory")
         self.expect_bad('{"device": "d", "name": "n", "source_file": ""}', "empty")
         self.expect_bad('{"device": "d", "name": "n", "source_file": "a\\u0000b"}', "NUL")
+
+    def test_fifo_source_file_is_refused_without_waiting(self):
+        os.mkfifo(os.path.join(self.dir, "pipe.cu"))
+        self.expect_bad('{"device": "d", "name": "n", "source_file": "pipe.cu"}', "not a regular file")
+        rc, out, err = run(["key", "-d", "d", "-n", "n", "-f", "pipe.cu"], cwd=self.dir, timeout=20)
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("not a regular file", err)
 
     def test_unreadable_source_file(self):
         if os.geteuid() == 0:
