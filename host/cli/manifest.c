@@ -288,6 +288,14 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
 {
     line_ctx c = {line, len, label, line_no, err, err_len};
     *item = (manifest_item){.line = line_no};
+    /* jansson stops at a raw NUL and blames "end of file": say what it is. */
+    const char *nul = memchr(line, '\0', len);
+    if (nul) {
+        size_t col = 1;
+        for (const char *p = line; p < nul; p++) col += ((unsigned char)*p & 0xc0) != 0x80;
+        snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no, col);
+        return MANIFEST_BAD;
+    }
     json_error_t je;
     /* Duplicate members would make "which device?" ambiguous: reject them. */
     json_t *root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
@@ -345,9 +353,12 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
         size_t l = (size_t)n;
         if (l && m->buf[l - 1] == '\n') l--;
         if (l && m->buf[l - 1] == '\r') l--;   /* CRLF manifests */
-        if (blank(m->buf, l)) continue;
-        *line = m->buf;
-        *len = l;
+        /* A byte order mark (editors on Windows add one) is not JSON; RFC 8259
+         * lets a parser ignore it, and columns then count from after it. */
+        size_t skip = m->line == 1 && l >= 3 && memcmp(m->buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+        if (blank(m->buf + skip, l - skip)) continue;
+        *line = m->buf + skip;
+        *len = l - skip;
         return MANIFEST_ITEM;
     }
 }

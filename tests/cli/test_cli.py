@@ -328,6 +328,10 @@ class BadInput(Tmp):
         self.assertEqual(rc, 2)
         self.assertRegex(err, r"g\.jsonl:\d+:\d+: ")
 
+    def test_raw_nul_byte_is_named(self):
+        err = self.expect_bad('{"device": "d",\x00 "name": "n", "source": "s"}', "raw NUL", col=16)
+        self.assertNotIn("end of file", err)
+
     def test_errors_are_numbered_by_physical_line(self):
         body = "\n".join([self.GOOD, "", "   ", self.GOOD, "\t", "[1]", self.GOOD, "{"]) + "\n"
         m = self.write("m.jsonl", body)
@@ -397,6 +401,19 @@ class Lines(Tmp):
             m = self.write("m.jsonl", body)
             rc, out, err = run(["batch", m])
             self.assertEqual((rc, out, err), (0, f"{key}\n{key}\n", ""), repr(body))
+
+    def test_byte_order_mark_on_the_first_line_is_ignored(self):
+        good = '{"device": "d", "name": "n", "source": "s"}'
+        key = make_key(b"d", b"n", b"s", [])
+        self.write("bom.jsonl", b"\xef\xbb\xbf" + good.encode() + b"\n" + good.encode() + b"\n")
+        self.assertEqual(run(["batch", "bom.jsonl"], cwd=self.dir), (0, key + "\n" + key + "\n", ""))
+        self.write("bom2.jsonl", b"\xef\xbb\xbf\n" + good.encode() + b"\n")   # a BOM alone: a blank line
+        self.assertEqual(run(["batch", "bom2.jsonl"], cwd=self.dir), (0, key + "\n", ""))
+        # Only the file's first bytes can be a BOM: later, it is bad input.
+        self.write("bom3.jsonl", good.encode() + b"\n\xef\xbb\xbf" + good.encode() + b"\n")
+        rc, out, err = run(["batch", "bom3.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 2)
+        self.assertIn("bom3.jsonl:2:1:", err)
 
     def test_crlf_manifest_matches_lf(self):
         data = read(MANIFEST, "rb").replace(b"\n", b"\r\n")
