@@ -10,6 +10,7 @@
 
 #define DEFAULT_CHUNK_LINES 65536
 #define CHUNK_BYTES (256u << 20)   /* bytes of manifest text held per chunk */
+#define FILES_PER_ROUND 16384      /* source files mapped at once */
 
 static void usage(FILE *f)
 {
@@ -169,32 +170,38 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
         return CLI_FAIL;
     }
     char err[1024];
-    size_t good = 0;
-    for (size_t i = 0; i < n; i++) {
-        slot *s = &c->slots[i];
-        if (!s->error && manifest_resolve(&s->item, &c->files, m->label, err, sizeof err) != MANIFEST_ITEM) {
-            s->item.line = c->raw.line[i];
-            s->error = strdup(err);
-            if (!s->error) return CLI_FAIL;
+    /* Rounds of at most FILES_PER_ROUND mapped sources: a mapping each, and
+     * the kernel's map count limit (vm.max_map_count, 65530 by default) is
+     * below a chunk of tuples that each name a file of their own. */
+    for (size_t i = 0; i < n;) {
+        size_t first = i, good = 0;
+        for (; i < n && c->files.n < FILES_PER_ROUND; i++) {
+            slot *s = &c->slots[i];
+            if (!s->error && manifest_resolve(&s->item, &c->files, m->label, err, sizeof err) != MANIFEST_ITEM) {
+                s->item.line = c->raw.line[i];
+                s->error = strdup(err);
+                if (!s->error) return CLI_FAIL;
+            }
+            if (s->error) {
+                fprintf(stderr, "%s\n", s->error);
+                c->bad++;
+                if (!o->keep_going) return CLI_USAGE;
+                continue;
+            }
+            c->tuples[good++] = s->item.tuple;
         }
-        if (s->error) {
-            fprintf(stderr, "%s\n", s->error);
-            c->bad++;
-            if (!o->keep_going) return CLI_USAGE;
-            continue;
+        c->total += good;
+        cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
+        if (st != CCKEY_OK) {
+            cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
+            return CLI_FAIL;
         }
-        c->tuples[good++] = s->item.tuple;
+        const char *warning = cckey_batch_config_warning(o->cfg);
+        if (*warning && !c->warned++) cli_warn("%s", warning);
+        for (size_t j = first, k = 0; j < i; j++)
+            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++]);
+        manifest_files_clear(&c->files);
     }
-    c->total += good;
-    cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
-    if (st != CCKEY_OK) {
-        cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
-        return CLI_FAIL;
-    }
-    const char *warning = cckey_batch_config_warning(o->cfg);
-    if (*warning && !c->warned++) cli_warn("%s", warning);
-    for (size_t i = 0, k = 0; i < n; i++)
-        write_result(out, o, &c->slots[i], c->slots[i].error ? NULL : c->keys[k++]);
     return CLI_OK;
 }
 

@@ -148,6 +148,30 @@ class Golden(Tmp):
             self.assertEqual((rc, err), (0, ""))
             self.assertEqual(out.splitlines(), want, extra)
 
+    def test_more_source_files_than_the_map_count_limit(self):
+        # A mapping per source file: one chunk of distinct files used to run
+        # into vm.max_map_count and report the rest as unreadable.
+        try:
+            limit = int(read("/proc/sys/vm/max_map_count"))
+        except (OSError, ValueError):
+            self.skipTest("no /proc/sys/vm/max_map_count")
+        if limit > 200000:
+            self.skipTest(f"vm.max_map_count is {limit}: too many files to reach it")
+        n = limit + 500
+        os.mkdir(os.path.join(self.dir, "k"))
+        lines = []
+        for i in range(n):
+            with open(os.path.join(self.dir, "k", f"{i}.cl"), "wb") as f:
+                f.write(b"s%d" % i)
+            lines.append(f'{{"device": "d", "name": "n", "source_file": "k/{i}.cl"}}')
+        m = self.write("m.jsonl", "\n".join(lines) + "\n")
+        rc, out, err = run(["batch", "-q", m], timeout=120)
+        self.assertEqual((rc, err), (0, ""))
+        keys = out.splitlines()
+        self.assertEqual(len(keys), n)
+        for i in (0, n // 2, n - 1):
+            self.assertEqual(keys[i], make_key(b"d", b"n", b"s%d" % i, []), i)
+
 
 class Key(Tmp):
     def key(self, args, **kw):
