@@ -23,6 +23,7 @@ static void usage(FILE *f)
           "directory for standard input). Blank lines are skipped.\n"
           "\n"
           "  -o, --output FILE     write FILE atomically, only if the whole batch succeeds\n"
+          "                        (with --keep-going: bad lines included, each in its place)\n"
           "      --format FMT      keys (default): one key a line;\n"
           "                        jsonl: {\"line\", \"key\", \"device_md5\", \"name_md5\",\n"
           "                        \"source_md5\", \"options_md5\"} a line\n"
