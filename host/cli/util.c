@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,36 @@ bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned 
     return true;
 }
 
+/* A mapped source that shrinks under us raises SIGBUS on the next read.
+ * Then no key can be trusted: say so, leave no temporary output behind, and
+ * exit 1 instead of dying with a bare signal. Only async-signal-safe calls. */
+static char pending_tmp[4096];
+
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char msg[] = "cckey: a source file shrank while it was being read; stopped, no -o file written\n";
+    if (pending_tmp[0]) unlink(pending_tmp);
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+    _exit(1);
+}
+
+static void watch_sigbus(void)
+{
+    static bool installed;
+    if (installed) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    installed = true;
+}
+
 int cli_output_open(cli_output *o, const char *path)
 {
+    watch_sigbus();
     *o = (cli_output){0};
     if (!path || strcmp(path, "-") == 0) {
         o->f = stdout;
@@ -76,7 +105,11 @@ int cli_output_open(cli_output *o, const char *path)
         *o = (cli_output){0};
         return -1;
     }
-    fchmod(fd, 0644);
+    /* mkstemp makes 0600; a finished output gets the usual 0666 & ~umask. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    if (strlen(o->tmp) < sizeof pending_tmp) strcpy(pending_tmp, o->tmp);
     o->f = fdopen(fd, "w");
     if (!o->f) {
         close(fd);
@@ -106,6 +139,7 @@ int cli_output_commit(cli_output *o)
         cli_output_abort(o);
         return -1;
     }
+    pending_tmp[0] = '\0';
     free(o->tmp), free(o->path);
     *o = (cli_output){0};
     return 0;
@@ -113,6 +147,7 @@ int cli_output_commit(cli_output *o)
 
 void cli_output_abort(cli_output *o)
 {
+    pending_tmp[0] = '\0';
     if (o->path) {
         if (o->f) fclose(o->f);
         unlink(o->tmp);
