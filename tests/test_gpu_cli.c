@@ -122,14 +122,20 @@ Test(gpu_cli, selftest_bad_usage)
     }
 }
 
-/* What a user runs on a new machine: every check on the real OpenCL
- * runtime (PoCL in CI) matches the CPU reference. */
-Test(gpu_cli, selftest_opencl_passes)
+/* As `cckey devices --json` reports it, which is what a user would check. */
+static void skip_without_opencl(void)
 {
     result probe = run("", "devices --json");
     bool opencl = strstr(probe.out, "\"backend\": \"opencl\",\n      \"available\": true") != NULL;
     free(probe.out);
     if (!opencl) cr_skip_test("no usable OpenCL device here");
+}
+
+/* What a user runs on a new machine: every check on the real OpenCL
+ * runtime (PoCL in CI) matches the CPU reference. */
+Test(gpu_cli, selftest_opencl_passes)
+{
+    skip_without_opencl();
     result r = run("", "selftest --backend opencl --seed 3 -j 2");
     cr_assert_eq(r.status, 0, "%s", r.out);
     cr_assert(strstr(r.out, "every length 0..300") && strstr(r.out, "many chunks"), "%s", r.out);
@@ -140,10 +146,7 @@ Test(gpu_cli, selftest_opencl_passes)
 /* A device that fails in every batch is caught by the selftest. */
 Test(gpu_cli, selftest_reports_a_failing_device)
 {
-    result probe = run("", "devices --json");
-    bool opencl = strstr(probe.out, "\"backend\": \"opencl\",\n      \"available\": true") != NULL;
-    free(probe.out);
-    if (!opencl) cr_skip_test("no usable OpenCL device here");
+    skip_without_opencl();
     result r = run("CCKEY_FAULT_CHUNK=0", "selftest --backend opencl --seed 1 -j 2");
     cr_assert_eq(r.status, 1, "%s", r.out);
     cr_assert(strstr(r.out, "FAIL") && strstr(r.out, "CCKEY_FAULT_CHUNK"), "%s", r.out);
