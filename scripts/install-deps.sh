@@ -2,7 +2,7 @@
 # Installs what cckey needs to build, test and benchmark on Debian/Ubuntu.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config clang
+  build-essential cmake pkg-config clang libclang-rt-dev   # clang: libFuzzer targets (CI)
   libjansson-dev          # manifest parsing
   libcriterion-dev        # tests
   libssl-dev              # OpenSSL's MD5: test oracle and benchmark baseline only
