@@ -2,8 +2,9 @@
 # The GPU checks, as one prepared script for the H200 machine (under 5
 # minutes). Build on the CPU machine first and carry the build directory:
 #
-#   cmake -S . -B build && cmake --build build -j
+#   cmake -S . -B build -DCCKEY_PORTABLE_CLI=ON && cmake --build build -j
 #   bench/gpu.sh [BUILD_DIR]          # default: build
+# (CCKEY_PORTABLE_CLI links jansson statically: the GPU machine may lack it.)
 #
 # Steps: the device list, `cckey selftest --backend cuda`, `cckey selftest
 # --backend opencl`, then `cckey_bench --gpu` (end to end on 4 GiB of 4 KiB
