@@ -122,7 +122,7 @@ static double probe_h2d(const bench_opts *o)
         snprintf(r.note, sizeof r.note, "CUDA only");
     } else if (!cckey_cuda_bench_h2d) {
         snprintf(r.status, sizeof r.status, "skip");
-        snprintf(r.note, sizeof r.note, "TODO hook: the CUDA backend exposes no cckey_cuda_bench_h2d (bench/gpu_hooks.h)");
+        snprintf(r.note, sizeof r.note, "not in this build: no cckey_cuda_bench_h2d (bench/gpu_hooks.h)");
     } else if (cckey_cuda_bench_h2d((size_t)1 << 30, 8, &gbps) != CCKEY_OK || gbps <= 0) {
         snprintf(r.status, sizeof r.status, "FAIL");
         snprintf(r.note, sizeof r.note, "probe failed: %s", cckey_last_error());
@@ -146,7 +146,7 @@ static double probe_h2d(const bench_opts *o)
     if (o->gpu_kind != CCKEY_BACKEND_CUDA || !cckey_cuda_bench_h2d_pageable) {
         snprintf(pg.status, sizeof pg.status, "skip");
         snprintf(pg.note, sizeof pg.note, "%s", o->gpu_kind != CCKEY_BACKEND_CUDA ? "CUDA only"
-                 : "TODO hook: the CUDA backend exposes no cckey_cuda_bench_h2d_pageable (bench/gpu_hooks.h)");
+                 : "not in this build: no cckey_cuda_bench_h2d_pageable (bench/gpu_hooks.h)");
     } else if (cckey_cuda_bench_h2d_pageable((size_t)1 << 30, 4, &pg_gbps) != CCKEY_OK || pg_gbps <= 0) {
         snprintf(pg.status, sizeof pg.status, "FAIL");
         snprintf(pg.note, sizeof pg.note, "probe failed: %s", cckey_last_error());
@@ -175,7 +175,7 @@ static void kernel_only(const bench_opts *o, uint64_t total)
         snprintf(r.status, sizeof r.status, "skip");
         snprintf(r.note, sizeof r.note, "%s", o->gpu_kind != CCKEY_BACKEND_CUDA
                      ? "CUDA only"
-                     : "TODO hook: the CUDA backend exposes no cckey_cuda_bench_kernel (bench/gpu_hooks.h)");
+                     : "not in this build: no cckey_cuda_bench_kernel (bench/gpu_hooks.h)");
         add_row(&r);
         return;
     }
@@ -311,7 +311,7 @@ static void print_summary(const char *dev, double h2d)
     if (e2e) {
         printf("%-44s %8.2f GB/s", "end to end, 4 KiB messages, device digest", e2e->gbps);
         if (h2d > 0) printf("  = %.0f%% of pinned H2D (%.2f GB/s)", 100 * e2e->gbps / h2d, h2d);
-        else printf("  (pinned H2D: no probe, TODO hook)");
+        else printf("  (pinned H2D: no probe in this build)");
         if (cpu) printf("  %.2fx cpu-digest-mt", e2e->gbps / cpu->gbps);
         printf("\n");
     }
@@ -319,7 +319,7 @@ static void print_summary(const char *dev, double h2d)
     if ((r = find("1KiB kernel-only", "cuda-kernel")))
         printf("%-44s %8.2f GB/s  %.4g digests/s\n", "kernel only, device-resident 1 KiB", r->gbps, r->per_s);
     else
-        printf("%-44s %8s  (TODO hook or not measured)\n", "kernel only, device-resident 1 KiB", "-");
+        printf("%-44s %8s  (no hook in this build, or not measured)\n", "kernel only, device-resident 1 KiB", "-");
     const bench_result *mixed = find("mixed 16B-64KiB", dig), *mcpu = find("mixed 16B-64KiB", "cpu-digest-mt");
     if (mixed) {
         printf("%-44s %8.2f GB/s", "mixed 16 B..64 KiB, device digest", mixed->gbps);
@@ -360,7 +360,7 @@ int bench_gpu_main(const bench_opts *in)
                      {"cckey_cuda_bench_kernel", cckey_cuda_bench_kernel != NULL}};
         for (size_t i = 0; i < sizeof hooks / sizeof *hooks; i++)
             printf("  %-30s %s\n", hooks[i].name,
-                   hooks[i].linked ? "skip: linked, but no device to run it on" : "skip: TODO hook, not linked");
+                   hooks[i].linked ? "skip: linked, but no device to run it on" : "skip: not in this build (built without CUDA)");
         printf("cckey_bench --gpu: nothing measured (exit 77: skipped)\n");
         return 77;
     }

@@ -4,7 +4,7 @@
  * the bench links every library object), turning on the bandwidth probes
  * and the kernel-only rows of bench/gpu.sh. They are declared weak here, so the
  * bench links and runs without them and reports those rows as skipped with
- * "TODO hook". Both run on the device the CUDA backend would use.
+ * "not in this build". Both run on the device the CUDA backend would use.
  *
  * cckey_cuda_bench_h2d: copy `bytes` from pinned (page-locked) host memory
  *   to device memory `reps` times, one copy after the other on one stream;
