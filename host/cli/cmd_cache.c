@@ -1,9 +1,11 @@
 /* cckey cache: look after a kernel store folder (stats, verify, clear, get). */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f)
 {
@@ -85,6 +87,17 @@ int cckey_cmd_cache(int argc, char **argv)
     if (!dir || !*dir) {
         cli_error("cache: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
         return CLI_USAGE;
+    }
+    /* Reading a cache must not create one: a mistyped --cache-dir would
+     * otherwise report an empty store that was never there. */
+    struct stat dst;
+    if (stat(dir, &dst) != 0) {
+        cli_error("cache: %s: %s", dir, errno == ENOENT ? "no cache folder here" : strerror(errno));
+        return CLI_FAIL;
+    }
+    if (!S_ISDIR(dst.st_mode)) {
+        cli_error("cache: %s: not a folder", dir);
+        return CLI_FAIL;
     }
     cckey_store *s;
     if (cckey_store_open(&s, dir, 0) != CCKEY_OK) {

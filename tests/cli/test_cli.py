@@ -479,6 +479,18 @@ class Usage(Tmp):
         self.assertIn(rc, (1, 2))
         self.assertIn(self.dir, err)
 
+    def test_reading_a_cache_never_creates_one(self):
+        missing = os.path.join(self.dir, "no-such-cache")
+        for sub in (["stats"], ["verify"], ["get", "0" * 131]):
+            rc, out, err = run(["cache"] + sub + ["--cache-dir", missing])
+            self.assertEqual(rc, 1, sub)
+            self.assertIn("no cache folder here", err)
+            self.assertFalse(os.path.exists(missing), sub)
+        afile = self.write("plain.txt", "x")
+        rc, out, err = run(["cache", "stats", "--cache-dir", afile])
+        self.assertEqual(rc, 1)
+        self.assertIn("not a folder", err)
+
     def test_cuda_backend_is_unavailable_here(self):
         if os.path.exists("/dev/nvidiactl"):
             self.skipTest("this machine has an NVIDIA driver")
