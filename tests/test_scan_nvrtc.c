@@ -63,18 +63,27 @@ static bool listed(const char *entries, const char *name)
     return false;
 }
 
-Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
+/* A fixture, the entry names NVRTC's PTX gives it, and what the scanner
+ * finds in it; skips the test where libnvrtc is missing. */
+static char *scan_with_ptx(const char *path, char **entries, cckey_scan_result *r)
 {
     size_t len;
-    char *src = cckey_test_read_file(CCKEY_SCAN_DATA "/mangle.cu", &len);
+    char *src = cckey_test_read_file(path, &len);
     cr_assert_not_null(src);
-    char *entries = ptx_entries(src);
-    if (!entries) {
+    *entries = ptx_entries(src);
+    if (!*entries) {
         free(src);
         cr_skip_test("libnvrtc is not installed");
     }
+    cr_assert_eq(cckey_scan_source(src, len, CCKEY_LANG_CUDA, r), 0);
+    return src;
+}
+
+Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
+{
+    char *entries;
     cckey_scan_result r;
-    cr_assert_eq(cckey_scan_source(src, len, CCKEY_LANG_CUDA, &r), 0);
+    char *src = scan_with_ptx(CCKEY_SCAN_DATA "/mangle.cu", &entries, &r);
     size_t n_ptx = 0;
     for (const char *p = entries; *p; p++) n_ptx += *p == '\n';
     cr_assert_eq(r.n, n_ptx, "scanner: %zu entries, PTX: %zu\n%s", r.n, n_ptx, entries);
@@ -87,16 +96,9 @@ Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
 
 Test(scan_nvrtc, tricky_fixture_names_exist)
 {
-    size_t len;
-    char *src = cckey_test_read_file(CCKEY_SCAN_DATA "/tricky.cu", &len);
-    cr_assert_not_null(src);
-    char *entries = ptx_entries(src);
-    if (!entries) {
-        free(src);
-        cr_skip_test("libnvrtc is not installed");
-    }
+    char *entries;
     cckey_scan_result r;
-    cr_assert_eq(cckey_scan_source(src, len, CCKEY_LANG_CUDA, &r), 0);
+    char *src = scan_with_ptx(CCKEY_SCAN_DATA "/tricky.cu", &entries, &r);
     /* Entries the scanner warned about are listed by source name on
      * purpose; every other one must be exactly a PTX entry. */
     size_t checked = 0;
