@@ -3,7 +3,7 @@
  * keys. Tuples that share device, source and options share one build. */
 #include "manifest.h"
 #include "../scan/scan.h"
-#include "../store/warm.h"
+#include "../warm/warm.h"
 
 #include <getopt.h>
 #include <pthread.h>
