@@ -44,6 +44,7 @@ static void usage(FILE *f)
           "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
           "                       recently used entries go first); default: no limit\n"
           "  -j, --jobs N         builds at once (default: the number of cores)\n"
+          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
           "  -q, --quiet          no progress bar\n"
           "  -h, --help           show this help\n"
           "\n"
@@ -74,6 +75,7 @@ typedef struct group {
 
 typedef struct warm {
     const char *manifest;
+    size_t max_line;   /* manifest lines longer than this are refused */
     tuple *t;
     size_t n;
     group *g;
@@ -137,6 +139,7 @@ static int load(warm *w, manifest_files *files)
 {
     manifest m;
     if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    m.max_line = w->max_line;
     size_t cap = 0;
     int rc = CLI_OK;
     char err[1024];
@@ -461,15 +464,17 @@ out:
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_MAX_LINE };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},                {"max-line", required_argument, NULL, OPT_MAX_LINE},
+        {NULL, 0, NULL, 0}};
     const char *dir = getenv("CCKEY_CACHE_DIR");
     uint64_t max_bytes = 0;
     unsigned long jobs = 0;
     bool quiet = false;
+    size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
@@ -478,6 +483,12 @@ int cckey_cmd_warm(int argc, char **argv)
         case OPT_MAX:
             if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
                 cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &max_line)) {
+                cli_error("warm: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
                 return CLI_USAGE;
             }
             break;
@@ -500,7 +511,7 @@ int cckey_cmd_warm(int argc, char **argv)
         cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
         return CLI_USAGE;
     }
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1};
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1};
     if (cckey_store_open(&w.store, dir, max_bytes) != CCKEY_OK) {
         cli_error("warm: %s", cckey_last_error());
         return CLI_FAIL;
