@@ -9,6 +9,8 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
   gnuplot-nox             # benchmark plot
+  ocaml-nox ocaml-dune ocaml-findlib        # OCaml binding (bindings/ocaml)
+  python3-dev python3-venv python3-pip      # Python binding (bindings/python; pytest comes from pip)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -71,9 +71,12 @@ def _library():
 
 
 include, lib = _library()
-sources = [os.path.join("src", "cckey", f) for f in
+sources = [os.path.join("ext", f) for f in
            ("module.c", "fields.c", "batch.c", "source.c", "store.c", "devices.c")]
 setup(
+    package_dir={"": "src"},
+    packages=["cckey"],
+    package_data={"cckey": ["py.typed", "*.pyi"]},
     ext_modules=[Extension(
         "cckey._cckey",
         sources=sources,
@@ -83,6 +86,6 @@ setup(
         extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
                             "-Wno-cast-function-type", "-fvisibility=hidden"],
         extra_link_args=["-Wl,--exclude-libs,ALL"],
-        depends=[os.path.join("src", "cckey", "pyck.h"), lib],
+        depends=[os.path.join("ext", "pyck.h"), lib],
     )],
 )
