@@ -25,23 +25,15 @@ end
 (* make_key's memo: one handle per physical source string. The ephemeron
    keeps the handle exactly as long as the string lives; the handle's
    custom block frees the C side when collected. Strings are compared with
-   (==), and hashed on their length and a few sampled bytes, so a look-up
-   costs the same for a 4 KiB source as for a short one. *)
+   (==) and hashed on their whole content (a sampled hash would put every
+   generated source of one length in one bucket). In front of the table, a
+   few recently used strings are found by (==) alone, without hashing: the
+   usual caller keys many kernels of one source in a row. *)
 module Physical = struct
   type t = string
 
   let equal = ( == )
-
-  let hash (s : string) =
-    let n = String.length s in
-    if n = 0 then 0
-    else begin
-      let h = ref n in
-      for i = 0 to 7 do
-        h := (!h * 31) + Char.code (String.unsafe_get s (i * (n - 1) / 7))
-      done;
-      !h land max_int
-    end
+  let hash (s : string) = Hashtbl.hash s
 end
 
 module Memo = Ephemeron.K1.Make (Physical)
@@ -51,29 +43,51 @@ let memo : Source.t Memo.t = Memo.create 64
 (* OCaml threads switch at allocations, which a table operation makes. *)
 let memo_lock = Mutex.create ()
 
-let find_handle source =
-  Mutex.lock memo_lock;
-  let h = Memo.find_opt memo source in
-  Mutex.unlock memo_lock;
-  h
+(* Written under memo_lock, one whole ephemeron at a time; read without it,
+   since a reader sees either the old ephemeron or the new one. *)
+let recent : (string, Source.t) Ephemeron.K1.t array = Array.init 4 (fun _ -> Ephemeron.K1.create ())
+let recent_next = ref 0
+
+let rec find_recent source i =
+  if i = Array.length recent then None
+  else
+    let e = Array.unsafe_get recent i in
+    match Ephemeron.K1.get_key e with
+    | Some k when k == source -> Ephemeron.K1.get_data e
+    | _ -> find_recent source (i + 1)
+
+let remember source h =
+  let e = Ephemeron.K1.create () in
+  Ephemeron.K1.set_key e source;
+  Ephemeron.K1.set_data e h;
+  recent.(!recent_next) <- e;
+  recent_next := (!recent_next + 1) land (Array.length recent - 1)
 
 let handle_of source =
-  match find_handle source with
+  match find_recent source 0 with
   | Some h -> h
-  | None ->
-    (* Digest outside the lock (a long source releases the runtime lock);
-       if another thread added the string meanwhile, keep its handle. *)
-    let h = Source.create source in
+  | None -> (
     Mutex.lock memo_lock;
-    let h =
-      match Memo.find_opt memo source with
-      | Some other -> other
-      | None ->
-        Memo.replace memo source h;
-        h
-    in
+    let found = Memo.find_opt memo source in
+    Option.iter (remember source) found;
     Mutex.unlock memo_lock;
-    h
+    match found with
+    | Some h -> h
+    | None ->
+      (* Digest outside the lock (a long source releases the runtime lock);
+         if another thread added the string meanwhile, keep its handle. *)
+      let h = Source.create source in
+      Mutex.lock memo_lock;
+      let h =
+        match Memo.find_opt memo source with
+        | Some other -> other
+        | None ->
+          Memo.replace memo source h;
+          h
+      in
+      remember source h;
+      Mutex.unlock memo_lock;
+      h)
 
 let make_key ~device ~name ~source ?(options = []) () =
   Source.key_raw (handle_of source) device name options
