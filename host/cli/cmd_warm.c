@@ -6,7 +6,7 @@
 #include "remote_opts.h"
 #include "shard.h"
 #include "../scan/scan.h"
-#include "../store/warm.h"
+#include "../warm/warm.h"
 
 #include <getopt.h>
 #include <pthread.h>
