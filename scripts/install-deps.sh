@@ -9,6 +9,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
   gnuplot-nox             # benchmark plot
+  g++                     # tests: cckey.h compiled as C++
+  help2man man-db         # the man page, built and read (tests: man cckey)
+  bash-completion zsh     # tests: the completion scripts
 )
 missing=()
 for p in "${packages[@]}"; do
