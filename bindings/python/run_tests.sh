@@ -3,14 +3,7 @@
 # (BUILD_DIR/bindings/python-venv) and runs its pytest suite. Exit 77 (a
 # ctest skip) with a one-line reason when this Python cannot build
 # extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes that a failure.
-set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:?usage: run_tests.sh BUILD_DIR}" && pwd)
-skip() {
-  echo "SKIP: $*"
-  [ "${CCKEY_REQUIRE_BINDINGS:-0}" = 1 ] && exit 1
-  exit 77
-}
+. "$(dirname "$0")/../test_common.sh"
 # Any python3 will do (Debian's or a pyenv one): the extension is built with
 # the same interpreter as the venv, against that interpreter's own headers.
 py=${CCKEY_PYTHON:-python3}

@@ -5,6 +5,10 @@ installed module does not depend on where the build folder was, and its
 symbols are kept out of the module's exports (--exclude-libs) so another
 copy of libcckey.so in the process cannot clash with it.
 
+The static library's own dependencies (libcurl, hiredis, ...) come from
+BUILD/cckey-static-deps.txt, which CMake writes, or from pkg-config --static
+for an installed cckey.
+
 Where the library comes from, first match wins:
   1. CCKEY_BUILD_DIR: a CMake build folder of cckey (libcckey.a); the header
      comes from the source tree that build was configured from;
@@ -13,6 +17,7 @@ Where the library comes from, first match wins:
 """
 import os
 import re
+import subprocess
 import sys
 
 from setuptools import Extension, setup
@@ -46,7 +51,12 @@ def _from_build(build):
     include = os.path.join(src, "include")
     if not os.path.isfile(os.path.join(include, "cckey.h")):
         _fail(f"cckey.h not found in {include}")
-    return include, lib
+    deps_file = os.path.join(build, "cckey-static-deps.txt")
+    if not os.path.isfile(deps_file):
+        _fail(f"{deps_file} not found: reconfigure {build} with this version's CMakeLists.txt")
+    with open(deps_file, encoding="utf-8") as f:
+        deps = [line.strip() for line in f if line.strip()]
+    return include, lib, deps
 
 
 def _from_prefix(prefix):
@@ -54,7 +64,13 @@ def _from_prefix(prefix):
     for libdir in ("lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu"):
         lib = os.path.join(prefix, libdir, "libcckey.a")
         if os.path.isfile(lib):
-            return include, lib
+            env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, libdir, "pkgconfig"))
+            try:
+                flags = subprocess.run(["pkg-config", "--static", "--libs", "cckey"], env=env, check=True,
+                                       capture_output=True, text=True).stdout.split()
+            except (OSError, subprocess.CalledProcessError) as e:
+                _fail(f"pkg-config --static --libs cckey failed for {prefix}: {e}")
+            return include, lib, [f for f in flags if f != "-lcckey" and not f.startswith("-L")]
     _fail(f"no libcckey.a under {prefix}/lib*")
 
 
@@ -70,7 +86,7 @@ def _library():
           "--target cckey_static) or set CCKEY_BUILD_DIR or CCKEY_PREFIX")
 
 
-include, lib = _library()
+include, lib, deps = _library()
 sources = [os.path.join("ext", f) for f in
            ("module.c", "fields.c", "batch.c", "source.c", "store.c", "devices.c")]
 setup(
@@ -85,7 +101,7 @@ setup(
         libraries=["pthread", "dl"],
         extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
                             "-Wno-cast-function-type", "-fvisibility=hidden"],
-        extra_link_args=["-Wl,--exclude-libs,ALL"],
+        extra_link_args=deps + ["-Wl,--exclude-libs,ALL"],
         depends=[os.path.join("ext", "pyck.h"), lib],
     )],
 )

@@ -35,6 +35,17 @@ let source_dir_of build =
     r
   end
 
+let read_lines file =
+  let ic = open_in file in
+  let rec loop acc =
+    match input_line ic with
+    | line -> loop (if String.trim line = "" then acc else String.trim line :: acc)
+    | exception End_of_file -> List.rev acc
+  in
+  let lines = loop [] in
+  close_in ic;
+  lines
+
 let absolute p = if Filename.is_relative p then Filename.concat (Sys.getcwd ()) p else p
 
 let from_build build =
@@ -45,7 +56,9 @@ let from_build build =
   let src = match source_dir_of build with Some s -> s | None -> Filename.dirname build in
   let incdir = Filename.concat src "include" in
   if not (file_exists (Filename.concat incdir "cckey.h")) then fail "cckey.h not found in %s" incdir;
-  (incdir, lib)
+  let deps = Filename.concat build "cckey-static-deps.txt" in
+  if not (file_exists deps) then fail "%s not found: reconfigure %s with this version's CMakeLists.txt" deps build;
+  (incdir, lib, read_lines deps)
 
 let from_prefix prefix =
   let prefix = absolute prefix in
@@ -53,7 +66,18 @@ let from_prefix prefix =
   match
     List.find_opt (fun d -> file_exists (Filename.concat (Filename.concat prefix d) "libcckey.a")) candidates
   with
-  | Some d -> (Filename.concat prefix "include", Filename.concat (Filename.concat prefix d) "libcckey.a")
+  | Some d ->
+    let libdir = Filename.concat prefix d in
+    let out = Filename.temp_file "cckey" ".libs" in
+    let cmd =
+      Printf.sprintf "PKG_CONFIG_PATH=%s pkg-config --static --libs cckey > %s"
+        (Filename.quote (Filename.concat libdir "pkgconfig")) (Filename.quote out)
+    in
+    if Sys.command cmd <> 0 then fail "pkg-config --static --libs cckey failed for %s" prefix;
+    let flags = String.concat " " (read_lines out) |> String.split_on_char ' ' in
+    Sys.remove out;
+    let dep f = f <> "" && f <> "-lcckey" && not (String.length f > 2 && String.sub f 0 2 = "-L") in
+    (Filename.concat prefix "include", Filename.concat libdir "libcckey.a", List.filter dep flags)
   | None -> fail "no libcckey.a under %s/lib*" prefix
 
 let rec find_repo dir =
@@ -66,7 +90,7 @@ let rec find_repo dir =
 let env name = match Sys.getenv_opt name with Some "" | None -> None | Some v -> Some v
 
 let () =
-  let incdir, lib =
+  let incdir, lib, deps =
     match env "CCKEY_BUILD_DIR", env "CCKEY_PREFIX" with
     | Some b, _ -> from_build b
     | None, Some p -> from_prefix p
@@ -82,4 +106,5 @@ let () =
     close_out oc
   in
   write "c_flags.sexp" (Printf.sprintf "(-I %S)\n" incdir);
-  write "c_library_flags.sexp" (Printf.sprintf "(%S -lpthread -ldl)\n" lib)
+  let quoted = List.map (Printf.sprintf "%S") (lib :: deps @ [ "-lpthread"; "-ldl" ]) in
+  write "c_library_flags.sexp" ("(" ^ String.concat " " quoted ^ ")\n")
