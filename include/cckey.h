@@ -37,7 +37,8 @@
  * version (libcckey.so.0.MINOR): a minor release may change the ABI, a patch
  * release never does, and the CMake package accepts only the same minor
  * version. From 1.0 on the SONAME is the major version. Structs the library
- * fills (cckey_store_usage, cckey_store_report) end in reserved fields, set
+ * fills (cckey_store_usage, cckey_store_report, cckey_remote_counters) and
+ * cckey_remote_settings end in reserved fields, set
  * to 0, that later releases may give a meaning without changing their size.
  * The input structs cckey_bytes, cckey_option and cckey_tuple describe the
  * frozen key fields and keep their layout. Names outside this header are
@@ -492,6 +493,77 @@ CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *ou
  * @return CCKEY_OK, or CCKEY_ERR_IO when something could not be removed.
  */
 CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
+
+/* ------------------------------------------------------------------------ */
+/* Remote caches layered under a store                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A store may have remote caches under it, consulted in the order added:
+ *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]     whole entries as values
+ *                                                   under "cckey:NAME"
+ *   http://HOST[:PORT]/PATH, https://...            GET, PUT and HEAD of
+ *                                                   URL/xy/NAME (xy and NAME
+ *                                                   as in the local folder)
+ * Attributes may follow the URL, each after a '|': ttl=SECONDS (Redis:
+ * entries expire), bearer=TOKEN (HTTP: Authorization: Bearer), read-only,
+ * connect-timeout=MS, timeout=MS, retries=N (HTTP). USER:PASSWORD in an
+ * HTTP URL is sent as basic auth; messages never show it.
+ *
+ * cckey_store_get looks in the local folder first; on a miss it asks each
+ * remote in turn, checks what comes back exactly as a local entry is
+ * checked (written to a temporary file of the folder and read back), and
+ * keeps it in the folder. cckey_store_put writes the folder, then the same
+ * entry file to every remote that is not read-only.
+ *
+ * A remote never makes a store call fail. A remote that cannot be reached,
+ * times out or refuses the credentials is reported once through the warning
+ * callback and is not asked again by this handle; a single failed request
+ * (HTTP 5xx after its retries, a Redis error reply, a bad entry served) is
+ * reported and counted as an error, and the look-up goes on as a miss.
+ * Connections are kept and reused, one per concurrent caller.
+ */
+
+/** How to reach remote caches (cckey_store_add_remote). Zeros mean defaults. */
+typedef struct cckey_remote_settings {
+    uint32_t connect_timeout_ms;  /**< default 2000 */
+    uint32_t timeout_ms;          /**< one request, default 10000 */
+    uint32_t retries;             /**< HTTP: tries after a 5xx or a dropped connection, default 2 */
+    uint32_t ttl_s;               /**< Redis: entries expire after this; 0: never */
+    int read_only;                /**< never write to the remote */
+    /** Called (from any thread) with a one-line message; may be NULL. */
+    void (*warn)(void *user, const char *message);
+    void *warn_user;
+    uint64_t reserved[6];         /**< 0 (start from = {0}); room to grow */
+} cckey_remote_settings;
+
+/** Remote traffic, counted per handle and kept per folder. */
+typedef struct cckey_remote_counters {
+    uint64_t hits;       /**< look-ups a remote answered with a good entry */
+    uint64_t misses;     /**< look-ups no remote could answer */
+    uint64_t errors;     /**< failed requests and bad entries served */
+    uint64_t puts;       /**< entries written to a remote */
+    uint64_t bytes_in;   /**< entry bytes received */
+    uint64_t bytes_out;  /**< entry bytes sent */
+    uint64_t reserved[6]; /**< 0; room to grow without changing the size */
+} cckey_remote_counters;
+
+/**
+ * Add a remote cache under s (see above). Only the URL's syntax is checked
+ * here; no connection is made until the first request. Not thread-safe:
+ * add the remotes before the handle is shared.
+ * @param settings  may be NULL for the defaults; its fields win over the
+ *                  defaults, the URL's attributes win over both.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
+
+/**
+ * Remote counters. since_open: this handle's own; otherwise the folder's
+ * totals (every handle adds its counters to DIR/remote-stats when closed).
+ */
+CCKEY_API cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out);
 
 #ifdef __cplusplus
 }

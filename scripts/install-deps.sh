@@ -12,6 +12,8 @@ packages=(
   g++                     # tests: cckey.h compiled as C++
   help2man man-db         # the man page, built and read (tests: man cckey)
   bash-completion zsh     # tests: the completion scripts
+  libhiredis-dev libcurl4-openssl-dev   # remote caches (Redis, HTTP) under the store
+  redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
 )
 missing=()
 for p in "${packages[@]}"; do
