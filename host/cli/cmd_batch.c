@@ -44,7 +44,8 @@ static void usage(FILE *f)
 
 typedef struct slot {
     manifest_item item;
-    char *error;   /* "FILE:LINE:COLUMN: what" for a bad line */
+    char *error;               /* "FILE:LINE:COLUMN: what" for a bad line */
+    cckey_option *opt_block;   /* the options of this and the following slots of a parse claim */
 } slot;
 
 typedef struct batch_progress {
@@ -103,25 +104,95 @@ static int raw_push(raw_lines *r, const char *line, size_t len, size_t line_no)
 
 typedef struct parse_work {
     const raw_lines *raw;
+    char *decoded;   /* line i's strings decode into [off[i], off[i] + len[i]) */
     const manifest *m;
     slot *slots;
 } parse_work;
 
-/* jansson parsing is most of a batch's time when sources are inline: spread
- * the lines of a chunk over the cores. */
+static void parse_failed(slot *s, size_t line, const char *err)
+{
+    s->item.line = line;
+    s->error = strdup(err);
+    if (!s->error) s->error = (char *)"out of memory";
+}
+
+/* Parsing is most of a batch's time when sources are inline: spread the
+ * lines of a chunk over the cores. No allocation per line: strings decode
+ * into the chunk's buffer, and the options of a claim's lines share one
+ * block, owned by the claim's first slot. */
 static void parse_range(void *ctx, size_t begin, size_t end)
 {
     parse_work *w = ctx;
     const raw_lines *r = w->raw;
+    mj_parser ps = {0};
     char err[1024];
+    cckey_option *block = NULL;
+    size_t used = 0, cap = 0;
     for (size_t i = begin; i < end; i++) {
-        if (manifest_parse_line(r->arena + r->off[i], r->len[i], w->m->label, r->line[i], w->m->base_dir,
-                                &w->slots[i].item, NULL, err, sizeof err) != MANIFEST_ITEM) {
-            w->slots[i].item.line = r->line[i];
-            w->slots[i].error = strdup(err);
-            if (!w->slots[i].error) w->slots[i].error = (char *)"out of memory";
+        manifest_item *it = &w->slots[i].item;
+        if (manifest_parse_into(&ps, w->decoded + r->off[i], r->arena + r->off[i], r->len[i], w->m->label,
+                                r->line[i], w->m->base_dir, it, err, sizeof err) != MANIFEST_ITEM) {
+            parse_failed(&w->slots[i], r->line[i], err);
+            continue;
+        }
+        size_t k = it->tuple.n_options;
+        if (used + k > cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            while (ncap < used + k) ncap *= 2;
+            cckey_option *b = realloc(block, ncap * sizeof *b);
+            if (!b) {
+                free(it->source_path);
+                it->source_path = NULL;
+                parse_failed(&w->slots[i], r->line[i], "out of memory");
+                continue;
+            }
+            block = b;
+            cap = ncap;
+        }
+        memcpy(block + used, it->tuple.options, k * sizeof *block);
+        it->opts = NULL;
+        it->tuple.options = (const cckey_option *)(uintptr_t)used;   /* an offset until the block stops moving */
+        used += k;
+    }
+    for (size_t i = begin; i < end; i++) {
+        manifest_item *it = &w->slots[i].item;
+        if (!w->slots[i].error) it->tuple.options = it->tuple.n_options ? block + (uintptr_t)it->tuple.options : NULL;
+    }
+    w->slots[begin].opt_block = block;
+    mj_parser_free(&ps);
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped; a byte
+ * that is not part of valid UTF-8 (a file name can hold any) becomes U+FFFD,
+ * so the line stays valid JSON. */
+static void put_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+            p++;
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            fputc(c, out);
+            p++;
+        } else {
+            size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+            uint32_t cp = n ? c & (0x7f >> n) : 0;
+            size_t k = 1;
+            for (; k < n && (p[k] & 0xc0) == 0x80; k++) cp = cp << 6 | (p[k] & 0x3f);
+            bool ok = n && k == n && cp >= (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u) && cp <= 0x10ffff &&
+                      !(cp >= 0xd800 && cp <= 0xdfff);
+            if (ok) fwrite(p, 1, n, out);
+            else fputs("\xef\xbf\xbd", out);
+            p += ok ? n : 1;
         }
     }
+    fputc('"', out);
 }
 
 static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key)
@@ -132,11 +203,9 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
         return;
     }
     if (s->error) {
-        json_t *j = json_string(s->error);
-        char *txt = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-        fprintf(out, "{\"line\": %zu, \"error\": %s}\n", s->item.line, txt ? txt : "\"out of memory\"");
-        free(txt);
-        json_decref(j);
+        fprintf(out, "{\"line\": %zu, \"error\": ", s->item.line);
+        put_json_string(out, s->error);
+        fputs("}\n", out);
         return;
     }
     fprintf(out,
@@ -151,6 +220,8 @@ static void clear_slots(slot *slots, size_t n)
         manifest_item_clear(&slots[i].item);
         if (slots[i].error && strcmp(slots[i].error, "out of memory") != 0) free(slots[i].error);
         slots[i].error = NULL;
+        free(slots[i].opt_block);
+        slots[i].opt_block = NULL;
     }
 }
 
@@ -159,6 +230,8 @@ typedef struct chunk_state {
     cckey_tuple *tuples;
     char (*keys)[CCKEY_KEY_LEN + 1];
     raw_lines raw;
+    char *decoded;   /* as large as raw's arena */
+    size_t decoded_cap;
     manifest_files files;
     size_t bad, total, warned;
 } chunk_state;
@@ -168,7 +241,16 @@ typedef struct chunk_state {
 static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chunk_state *c)
 {
     size_t n = c->raw.n;
-    parse_work pw = {.raw = &c->raw, .m = m, .slots = c->slots};
+    if (c->decoded_cap < c->raw.used) {
+        free(c->decoded);
+        c->decoded = malloc(c->raw.used);
+        c->decoded_cap = c->decoded ? c->raw.used : 0;
+        if (!c->decoded) {
+            cli_error("batch: out of memory");
+            return CLI_FAIL;
+        }
+    }
+    parse_work pw = {.raw = &c->raw, .decoded = c->decoded, .m = m, .slots = c->slots};
     if (cckey_parallel_for(o->threads, n, 64, parse_range, &pw) != CCKEY_OK) {
         cli_error("batch: %s", cckey_last_error());
         return CLI_FAIL;
@@ -292,7 +374,7 @@ static int run(const batch_opts *o)
     clear_slots(c.slots, c.raw.n);
     manifest_files_clear(&c.files);
     free(c.slots), free(c.tuples), free(c.keys);
-    free(c.raw.arena), free(c.raw.off), free(c.raw.len), free(c.raw.line);
+    free(c.raw.arena), free(c.raw.off), free(c.raw.len), free(c.raw.line), free(c.decoded);
     manifest_close(&m);
     return rc;
 }

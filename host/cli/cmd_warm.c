@@ -142,14 +142,17 @@ static bool parse_size(const char *s, uint64_t *out)
 
 static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
 {
-    json_t *l = json_object_get(it->root, "language");
-    if (l) {
-        cckey_lang lang = json_is_string(l) ? cckey_lang_from_name(json_string_value(l)) : CCKEY_LANG_NONE;
+    /* As C strings: a \u0000 ends the name, as it did when jansson read it. */
+    if (it->language_kind != MJ_NONE) {
+        char *name = it->language_kind == MJ_STRING ? strndup(it->language.ptr, it->language.len) : NULL;
+        cckey_lang lang = name ? cckey_lang_from_name(name) : CCKEY_LANG_NONE;
+        free(name);
         if (!lang) snprintf(err, err_len, "\"language\" must be one of opencl, cuda, hip, metal");
         return lang;
     }
-    json_t *f = json_object_get(it->root, "source_file");
-    cckey_lang lang = json_is_string(f) ? cckey_lang_of_path(json_string_value(f)) : CCKEY_LANG_NONE;
+    char *path = it->source_file.ptr ? strndup(it->source_file.ptr, it->source_file.len) : NULL;
+    cckey_lang lang = path ? cckey_lang_of_path(path) : CCKEY_LANG_NONE;
+    free(path);
     return lang ? lang : CCKEY_LANG_OPENCL;
 }
 

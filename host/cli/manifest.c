@@ -1,4 +1,4 @@
-/* The manifest format: one JSON object a line, parsed by jansson.
+/* The manifest format: one JSON object a line (manifest_json.c parses it).
  *
  *   {"device": S, "name": S, "source": S | "source_file": PATH,
  *    "options": [[K, V], ...] | {K: V, ...}}
@@ -59,8 +59,8 @@ void manifest_close(manifest *m)
 
 void manifest_item_clear(manifest_item *item)
 {
-    json_decref(item->root);
-    free(item->opts);
+    if (item->owned) free(item->opts);
+    free(item->owned);
     free(item->source_path);
     *item = (manifest_item){0};
 }
@@ -128,79 +128,47 @@ static int bad(const line_ctx *c, const char *member, const char *fmt, ...)
     return MANIFEST_BAD;
 }
 
-static cckey_bytes bytes_of(json_t *s) { return (cckey_bytes){json_string_value(s), json_string_length(s)}; }
-
-static const char *type_name(json_t *v)
+static int string_member(const line_ctx *c, const mj_member *m, const char *key, cckey_bytes *out)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE: case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "a value";
-}
-
-static int string_member(const line_ctx *c, json_t *root, const char *key, json_t **out)
-{
-    json_t *v = json_object_get(root, key);
-    if (!v) return bad(c, NULL, "missing \"%s\" (a string)", key);
-    if (!json_is_string(v)) return bad(c, key, "\"%s\" must be a string, not %s", key, type_name(v));
-    *out = v;
+    if (!m->present) return bad(c, NULL, "missing \"%s\" (a string)", key);
+    if (m->kind != MJ_STRING) return bad(c, key, "\"%s\" must be a string, not %s", key, mj_kind_name(m->kind));
+    *out = m->str;
     return 0;
 }
 
-static int parse_options(const line_ctx *c, json_t *v, manifest_item *item)
+static int check_options(const line_ctx *c, const mj_line *j, manifest_item *item)
 {
-    if (!v || json_is_null(v)) return 0;
-    size_t n = json_is_array(v) ? json_array_size(v) : json_is_object(v) ? json_object_size(v) : 0;
-    if (!json_is_array(v) && !json_is_object(v))
+    const mj_member *m = &j->options;
+    if (!m->present || m->kind == MJ_NULL) return 0;
+    if (m->kind != MJ_ARRAY && m->kind != MJ_OBJECT)
         return bad(c, "options", "\"options\" must be an array of [key, value] string pairs or an object of strings, not %s",
-                   type_name(v));
-    if (n == 0) return 0;
-    item->opts = calloc(n, sizeof *item->opts);
-    if (!item->opts) return bad(c, NULL, "out of memory");
-    if (json_is_array(v)) {
-        for (size_t i = 0; i < n; i++) {
-            json_t *pair = json_array_get(v, i);
-            if (!json_is_array(pair) || json_array_size(pair) != 2)
-                return bad(c, "options", "\"options\"[%zu] must be a [key, value] pair of strings", i);
-            json_t *k = json_array_get(pair, 0), *val = json_array_get(pair, 1);
-            if (!json_is_string(k) || !json_is_string(val))
-                return bad(c, "options", "\"options\"[%zu]: key and value must both be strings", i);
-            item->opts[i] = (cckey_option){bytes_of(k), bytes_of(val)};
-        }
-    } else {
-        const char *k;
-        size_t klen, i = 0;
-        json_t *val;
-        json_object_keylen_foreach(v, k, klen, val)
-        {
-            if (!json_is_string(val))
-                return bad(c, "options", "\"options\" member \"%.*s\" must be a string, not %s",
-                           (int)(klen > 64 ? 64 : klen), k, type_name(val));
-            item->opts[i++] = (cckey_option){{k, klen}, bytes_of(val)};
-        }
+                   mj_kind_name(m->kind));
+    switch (j->opt_err) {
+    case MJ_OPT_PAIR: return bad(c, "options", "\"options\"[%zu] must be a [key, value] pair of strings", j->opt_err_index);
+    case MJ_OPT_PAIR_TYPES:
+        return bad(c, "options", "\"options\"[%zu]: key and value must both be strings", j->opt_err_index);
+    case MJ_OPT_MEMBER:
+        return bad(c, "options", "\"options\" member \"%.*s\" must be a string, not %s",
+                   (int)(j->opt_err_key.len > 64 ? 64 : j->opt_err_key.len), (const char *)j->opt_err_key.ptr,
+                   mj_kind_name(j->opt_err_kind));
     }
+    item->opts = j->n_opts ? j->opts : NULL;
     item->tuple.options = item->opts;
-    item->tuple.n_options = n;
+    item->tuple.n_options = j->n_opts;
     return 0;
 }
 
-static int source_path(const line_ctx *c, json_t *pathv, const char *base_dir, manifest_item *item)
+static int source_path(const line_ctx *c, cckey_bytes pathv, const char *base_dir, manifest_item *item)
 {
-    const char *rel = json_string_value(pathv);
-    size_t rel_len = json_string_length(pathv);
+    const char *rel = pathv.ptr;
+    size_t rel_len = pathv.len;
     if (rel_len == 0) return bad(c, "source_file", "\"source_file\" is empty");
     if (memchr(rel, '\0', rel_len)) return bad(c, "source_file", "\"source_file\" holds a NUL byte");
     size_t n = strlen(base_dir) + rel_len + 2;
     item->source_path = malloc(n);
     if (!item->source_path) return bad(c, NULL, "out of memory");
-    if (rel[0] == '/') snprintf(item->source_path, n, "%s", rel);
-    else snprintf(item->source_path, n, "%s/%s", base_dir, rel);
+    if (rel[0] == '/') snprintf(item->source_path, n, "%.*s", (int)rel_len, rel);
+    else snprintf(item->source_path, n, "%s/%.*s", base_dir, (int)rel_len, rel);
     item->source_col = member_column(c->line, c->len, "source_file");
     return 0;
 }
@@ -283,51 +251,97 @@ done:
     return MANIFEST_ITEM;
 }
 
+/* Column (in characters, 1-based) of byte offset off of the line. */
+static size_t column_of(const char *line, size_t off)
+{
+    size_t col = 1;
+    for (size_t i = 0; i < off; i++) col += ((unsigned char)line[i] & 0xc0) != 0x80;
+    return col;
+}
+
+int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, const char *label,
+                        size_t line_no, const char *base_dir, manifest_item *item, char *err, size_t err_len)
+{
+    line_ctx c = {line, len, label, line_no, err, err_len};
+    *item = (manifest_item){.line = line_no};
+    /* A raw NUL is never JSON; say what it is rather than "invalid JSON". */
+    const char *nul = memchr(line, '\0', len);
+    if (nul) {
+        snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no,
+                 column_of(line, (size_t)(nul - line)));
+        return MANIFEST_BAD;
+    }
+    mj_line j;
+    size_t off;
+    char what[160];
+    int r = mj_parse(ps, line, len, out, &j, &off, what, sizeof what);
+    if (r == -2) return bad(&c, NULL, "out of memory");
+    if (r) {
+        snprintf(err, err_len, "%s:%zu:%zu: invalid JSON: %s", label, line_no, column_of(line, off), what);
+        return MANIFEST_BAD;
+    }
+    if (j.root != MJ_OBJECT) return bad(&c, NULL, "expected a JSON object, found %s", mj_kind_name(j.root));
+    cckey_bytes dev, name, src;
+    r = string_member(&c, &j.device, "device", &dev);
+    if (!r) r = string_member(&c, &j.name, "name", &name);
+    if (!r && j.source.present && j.source_file.present)
+        r = bad(&c, "source_file", "give \"source\" or \"source_file\", not both");
+    if (!r && !j.source.present && !j.source_file.present)
+        r = bad(&c, NULL, "missing \"source\" (a string) or \"source_file\" (a path)");
+    if (!r) r = j.source.present ? string_member(&c, &j.source, "source", &src)
+                                 : string_member(&c, &j.source_file, "source_file", &src);
+    if (!r) r = check_options(&c, &j, item);
+    if (!r) {
+        item->tuple.device = dev;
+        item->tuple.name = name;
+        item->language_kind = j.language.present ? j.language.kind : MJ_NONE;
+        item->language = j.language.str;
+        if (j.source.present) {
+            item->tuple.source = src;
+        } else {
+            item->source_file = src;
+            r = source_path(&c, src, base_dir, item);
+        }
+    }
+    if (r) {
+        free(item->source_path);
+        *item = (manifest_item){.line = line_no};
+    }
+    return r ? r : MANIFEST_ITEM;
+}
+
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
                         const char *base_dir, manifest_item *item, manifest_files *files,
                         char *err, size_t err_len)
 {
-    line_ctx c = {line, len, label, line_no, err, err_len};
-    *item = (manifest_item){.line = line_no};
-    /* jansson stops at a raw NUL and blames "end of file": say what it is. */
-    const char *nul = memchr(line, '\0', len);
-    if (nul) {
-        size_t col = 1;
-        for (const char *p = line; p < nul; p++) col += ((unsigned char)*p & 0xc0) != 0x80;
-        snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no, col);
+    mj_parser ps = {0};
+    char *out = malloc(len ? len : 1);
+    if (!out) {
+        *item = (manifest_item){.line = line_no};
+        snprintf(err, err_len, "%s:%zu:1: out of memory", label, line_no);
         return MANIFEST_BAD;
     }
-    json_error_t je;
-    /* Duplicate members would make "which device?" ambiguous: reject them. */
-    json_t *root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        snprintf(err, err_len, "%s:%zu:%d: invalid JSON: %s", label, line_no, je.column > 0 ? je.column : 1,
-                 je.text);
-        return MANIFEST_BAD;
+    int r = manifest_parse_into(&ps, out, line, len, label, line_no, base_dir, item, err, err_len);
+    if (r == MANIFEST_ITEM && item->tuple.n_options) {
+        /* The options live in the parser's scratch: give the item its own. */
+        cckey_option *o = malloc(item->tuple.n_options * sizeof *o);
+        if (!o) {
+            free(item->source_path);
+            *item = (manifest_item){.line = line_no};
+            snprintf(err, err_len, "%s:%zu:1: out of memory", label, line_no);
+            r = MANIFEST_BAD;
+        } else {
+            memcpy(o, item->tuple.options, item->tuple.n_options * sizeof *o);
+            item->opts = o;
+            item->tuple.options = o;
+        }
     }
-    item->root = root;
-    if (!json_is_object(root)) {
-        int r = bad(&c, NULL, "expected a JSON object, found %s", type_name(root));
-        manifest_item_clear(item);
+    mj_parser_free(&ps);
+    if (r != MANIFEST_ITEM) {
+        free(out);
         return r;
     }
-    json_t *dev, *name, *src = json_object_get(root, "source"), *file = json_object_get(root, "source_file");
-    int r = string_member(&c, root, "device", &dev);
-    if (!r) r = string_member(&c, root, "name", &name);
-    if (!r && src && file) r = bad(&c, "source_file", "give \"source\" or \"source_file\", not both");
-    if (!r && !src && !file) r = bad(&c, NULL, "missing \"source\" (a string) or \"source_file\" (a path)");
-    if (!r) r = string_member(&c, root, src ? "source" : "source_file", src ? &src : &file);
-    if (!r) r = parse_options(&c, json_object_get(root, "options"), item);
-    if (!r) {
-        item->tuple.device = bytes_of(dev);
-        item->tuple.name = bytes_of(name);
-        if (src) item->tuple.source = bytes_of(src);
-        else r = source_path(&c, file, base_dir, item);
-    }
-    if (r) {
-        manifest_item_clear(item);
-        return r;
-    }
+    item->owned = out;
     return files ? manifest_resolve(item, files, label, err, err_len) : MANIFEST_ITEM;
 }
 

@@ -4,8 +4,7 @@
 #define CCKEY_MANIFEST_H
 
 #include "cli.h"
-
-#include <jansson.h>
+#include "manifest_json.h"
 
 /* Lines longer than this are refused unless --max-line says otherwise: a
  * line is held whole in memory, so the limit bounds a reader's memory. */
@@ -27,9 +26,12 @@ typedef struct manifest {
  * the manifest_files it was read with: keep both until the keys are made. */
 typedef struct manifest_item {
     size_t line;
-    json_t *root;
-    cckey_option *opts;
+    char *owned;          /* decoded strings, when the item owns them */
+    cckey_option *opts;   /* owned when owned is set */
     cckey_tuple tuple;
+    cckey_bytes source_file;   /* the "source_file" string as written, if any */
+    int language_kind;         /* MJ_NONE when there is no "language" member */
+    cckey_bytes language;
     char *source_path;    /* a source_file not mapped yet (see manifest_resolve) */
     size_t source_col;    /* its column, for messages */
 } manifest_item;
@@ -65,10 +67,18 @@ int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char 
 /* Parse one line (no newline) as a tuple: the parser proper, also the fuzz
  * target's entry point. line_no and label are for messages. With files
  * NULL, a source_file is left in item->source_path for manifest_resolve, so
- * that lines can be parsed on many threads and mapped on one. */
+ * that lines can be parsed on many threads and mapped on one. The item
+ * owns its strings (one buffer) and options. */
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
                         const char *base_dir, manifest_item *item, manifest_files *files,
                         char *err, size_t err_len);
+
+/* The same without allocation for the hot path: strings are decoded into
+ * out (len bytes), and item->opts points into ps's scratch, valid until
+ * ps parses again (copy it). A source_file is left pending as with files
+ * NULL above. */
+int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, const char *label,
+                        size_t line_no, const char *base_dir, manifest_item *item, char *err, size_t err_len);
 
 /* Map a pending source_file (a no-op for other items). MANIFEST_ITEM or
  * MANIFEST_BAD with err set; a bad item is cleared. */
