@@ -1,5 +1,6 @@
 /* cckey batch: keys for every tuple of a manifest, streamed in bounded
  * chunks so that manifests larger than memory work. */
+#include "batch_sources.h"
 #include "manifest.h"
 #include "../backends/backend.h"
 
@@ -9,8 +10,7 @@
 #include <sys/stat.h>
 
 #define DEFAULT_CHUNK_LINES 65536
-#define CHUNK_BYTES (256u << 20)   /* bytes of manifest text held per chunk */
-#define FILES_PER_ROUND 16384      /* source files mapped at once */
+#define CHUNK_BYTES (32u << 20)    /* bytes of manifest text held per chunk */
 
 static void usage(FILE *f)
 {
@@ -44,6 +44,7 @@ static void usage(FILE *f)
 
 typedef struct slot {
     manifest_item item;
+    size_t source;             /* batch_sources entry + 1 of its source_file; 0 for none */
     char *error;               /* "FILE:LINE:COLUMN: what" for a bad line */
     cckey_option *opt_block;   /* the options of this and the following slots of a parse claim */
 } slot;
@@ -222,6 +223,7 @@ static void clear_slots(slot *slots, size_t n)
         slots[i].error = NULL;
         free(slots[i].opt_block);
         slots[i].opt_block = NULL;
+        slots[i].source = 0;
     }
 }
 
@@ -232,9 +234,30 @@ typedef struct chunk_state {
     raw_lines raw;
     char *decoded;   /* as large as raw's arena */
     size_t decoded_cap;
-    manifest_files files;
+    batch_sources sources;   /* for the whole run */
+    char *out_buf;           /* a chunk's output in keys format */
     size_t bad, total, warned;
 } chunk_state;
+
+/* One chunk's results, in order: in keys format one large write. */
+static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c)
+{
+    size_t n = c->raw.n;
+    if (o->jsonl || !c->out_buf) {
+        for (size_t j = 0, k = 0; j < n; j++)
+            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++]);
+        return;
+    }
+    char *w = c->out_buf;
+    for (size_t j = 0, k = 0; j < n; j++) {
+        if (!c->slots[j].error) {
+            memcpy(w, c->keys[k++], CCKEY_KEY_LEN);
+            w += CCKEY_KEY_LEN;
+        }
+        *w++ = '\n';
+    }
+    fwrite(c->out_buf, 1, (size_t)(w - c->out_buf), out);
+}
 
 /* Parse, map, key and write one chunk. CLI_OK, CLI_USAGE (a bad line and
  * no --keep-going) or CLI_FAIL. */
@@ -255,39 +278,57 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
         cli_error("batch: %s", cckey_last_error());
         return CLI_FAIL;
     }
-    char err[1024];
-    /* Rounds of at most FILES_PER_ROUND mapped sources: a mapping each, and
-     * the kernel's map count limit (vm.max_map_count, 65530 by default) is
-     * below a chunk of tuples that each name a file of their own. */
-    for (size_t i = 0; i < n;) {
-        size_t first = i, good = 0;
-        for (; i < n && c->files.n < FILES_PER_ROUND; i++) {
-            slot *s = &c->slots[i];
-            if (!s->error && manifest_resolve(&s->item, &c->files, m->label, err, sizeof err) != MANIFEST_ITEM) {
-                s->item.line = c->raw.line[i];
-                s->error = strdup(err);
-                if (!s->error) return CLI_FAIL;
-            }
-            if (s->error) {
-                fprintf(stderr, "%s\n", s->error);
-                c->bad++;
-                if (!o->keep_going) return CLI_USAGE;
-                continue;
-            }
-            c->tuples[good++] = s->item.tuple;
-        }
-        c->total += good;
-        cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
-        if (st != CCKEY_OK) {
-            cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
+    /* Each distinct source_file once per run: new paths of this chunk are
+     * digested here, on all threads; known ones cost a look-up. */
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &c->slots[i];
+        if (s->error || !s->item.source_file.ptr) continue;
+        size_t e = batch_sources_add(&c->sources, s->item.source_file);
+        if (e == SIZE_MAX) {
+            cli_error("batch: out of memory (line %zu of %s)", s->item.line, m->label);
             return CLI_FAIL;
         }
-        const char *warning = cckey_batch_config_warning(o->cfg);
-        if (*warning && !c->warned++) cli_warn("%s", warning);
-        for (size_t j = first, k = 0; j < i; j++)
-            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++]);
-        manifest_files_clear(&c->files);
+        s->source = e + 1;
     }
+    batch_sources_digest(&c->sources, o->threads);
+    size_t good = 0;
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &c->slots[i];
+        const batch_source *e = s->source && !s->error ? &c->sources.e[s->source - 1] : NULL;
+        if (e && e->why) {
+            char *path = manifest_join_path(m->base_dir, s->item.source_file);
+            char err[1024];
+            snprintf(err, sizeof err, "%s:%zu:%zu: cannot read source_file \"%s\": %s", m->label, s->item.line,
+                     s->item.source_col, path ? path : e->rel, e->why);
+            free(path);
+            s->error = strdup(err);
+            if (!s->error) return CLI_FAIL;
+        }
+        if (s->error) {
+            fprintf(stderr, "%s\n", s->error);
+            c->bad++;
+            if (!o->keep_going) return CLI_USAGE;
+            continue;
+        }
+        if (e) s->item.tuple.source = (cckey_bytes){NULL, 0};   /* its digest goes in below */
+        c->tuples[good++] = s->item.tuple;
+    }
+    c->total += good;
+    cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
+    if (st != CCKEY_OK) {
+        cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
+        return CLI_FAIL;
+    }
+    const char *warning = cckey_batch_config_warning(o->cfg);
+    if (*warning && !c->warned++) cli_warn("%s", warning);
+    /* The key's third field is hex(md5(source)): the file's digest. */
+    for (size_t i = 0, k = 0; i < n; i++) {
+        const slot *s = &c->slots[i];
+        if (s->error) continue;
+        if (s->source) memcpy(c->keys[k] + 2 * (CCKEY_HEX_LEN + 1), c->sources.e[s->source - 1].hex, CCKEY_HEX_LEN);
+        k++;
+    }
+    write_chunk(out, o, c);
     return CLI_OK;
 }
 
@@ -301,6 +342,7 @@ static int run(const batch_opts *o)
         manifest_close(&m);
         return CLI_FAIL;
     }
+    setvbuf(out.f, NULL, _IOFBF, 1 << 20);   /* large writes, not one per 4 KiB */
     uint64_t input_size = 0;
     struct stat st;
     if (fstat(fileno(m.f), &st) == 0 && S_ISREG(st.st_mode)) input_size = (uint64_t)st.st_size;
@@ -309,6 +351,8 @@ static int run(const batch_opts *o)
     c.slots = calloc(o->chunk, sizeof *c.slots);
     c.tuples = calloc(o->chunk, sizeof *c.tuples);
     c.keys = calloc(o->chunk, sizeof *c.keys);
+    c.out_buf = malloc(o->chunk * (CCKEY_KEY_LEN + 1));   /* no check: write_chunk copes without */
+    c.sources.base_dir = m.base_dir;
     c.raw.off = calloc(o->chunk, sizeof *c.raw.off);
     c.raw.len = calloc(o->chunk, sizeof *c.raw.len);
     c.raw.line = calloc(o->chunk, sizeof *c.raw.line);
@@ -349,7 +393,6 @@ static int run(const batch_opts *o)
         prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
         clear_slots(c.slots, c.raw.n);
-        manifest_files_clear(&c.files);
         c.raw.n = c.raw.used = 0;
         prog.items = c.total;
         prog.chunk_lo = prog.chunk_hi;
@@ -372,7 +415,8 @@ static int run(const batch_opts *o)
         fflush(stdout);
     }
     clear_slots(c.slots, c.raw.n);
-    manifest_files_clear(&c.files);
+    batch_sources_free(&c.sources);
+    free(c.out_buf);
     free(c.slots), free(c.tuples), free(c.keys);
     free(c.raw.arena), free(c.raw.off), free(c.raw.len), free(c.raw.line), free(c.decoded);
     manifest_close(&m);

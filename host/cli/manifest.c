@@ -158,19 +158,22 @@ static int check_options(const line_ctx *c, const mj_line *j, manifest_item *ite
     return 0;
 }
 
-static int source_path(const line_ctx *c, cckey_bytes pathv, const char *base_dir, manifest_item *item)
+/* The checks every source_file gets while parsing. */
+static int check_source_file(const line_ctx *c, cckey_bytes rel)
 {
-    const char *rel = pathv.ptr;
-    size_t rel_len = pathv.len;
-    if (rel_len == 0) return bad(c, "source_file", "\"source_file\" is empty");
-    if (memchr(rel, '\0', rel_len)) return bad(c, "source_file", "\"source_file\" holds a NUL byte");
-    size_t n = strlen(base_dir) + rel_len + 2;
-    item->source_path = malloc(n);
-    if (!item->source_path) return bad(c, NULL, "out of memory");
-    if (rel[0] == '/') snprintf(item->source_path, n, "%.*s", (int)rel_len, rel);
-    else snprintf(item->source_path, n, "%s/%.*s", base_dir, (int)rel_len, rel);
-    item->source_col = member_column(c->line, c->len, "source_file");
+    if (rel.len == 0) return bad(c, "source_file", "\"source_file\" is empty");
+    if (memchr(rel.ptr, '\0', rel.len)) return bad(c, "source_file", "\"source_file\" holds a NUL byte");
     return 0;
+}
+
+char *manifest_join_path(const char *base_dir, cckey_bytes rel)
+{
+    size_t n = strlen(base_dir) + rel.len + 2;
+    char *path = malloc(n);
+    if (!path) return NULL;
+    if (((const char *)rel.ptr)[0] == '/') snprintf(path, n, "%.*s", (int)rel.len, (const char *)rel.ptr);
+    else snprintf(path, n, "%s/%.*s", base_dir, (int)rel.len, (const char *)rel.ptr);
+    return path;
 }
 
 static size_t path_hash(const char *p)
@@ -300,13 +303,12 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
             item->tuple.source = src;
         } else {
             item->source_file = src;
-            r = source_path(&c, src, base_dir, item);
+            item->source_col = column_of(line, j.source_file.key_off);
+            r = check_source_file(&c, src);
         }
     }
-    if (r) {
-        free(item->source_path);
-        *item = (manifest_item){.line = line_no};
-    }
+    if (r) *item = (manifest_item){.line = line_no};
+    (void)base_dir;
     return r ? r : MANIFEST_ITEM;
 }
 
@@ -326,7 +328,6 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
         /* The options live in the parser's scratch: give the item its own. */
         cckey_option *o = malloc(item->tuple.n_options * sizeof *o);
         if (!o) {
-            free(item->source_path);
             *item = (manifest_item){.line = line_no};
             snprintf(err, err_len, "%s:%zu:1: out of memory", label, line_no);
             r = MANIFEST_BAD;
@@ -342,6 +343,11 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
         return r;
     }
     item->owned = out;
+    if (item->source_file.ptr && !(item->source_path = manifest_join_path(base_dir, item->source_file))) {
+        manifest_item_clear(item);
+        snprintf(err, err_len, "%s:%zu:1: out of memory", label, line_no);
+        return MANIFEST_BAD;
+    }
     return files ? manifest_resolve(item, files, label, err, err_len) : MANIFEST_ITEM;
 }
 

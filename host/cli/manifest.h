@@ -75,8 +75,8 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
 
 /* The same without allocation for the hot path: strings are decoded into
  * out (len bytes), and item->opts points into ps's scratch, valid until
- * ps parses again (copy it). A source_file is left pending as with files
- * NULL above. */
+ * ps parses again (copy it). A source_file is only checked and left in
+ * item->source_file (source_path stays NULL): the caller resolves it. */
 int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, const char *label,
                         size_t line_no, const char *base_dir, manifest_item *item, char *err, size_t err_len);
 
@@ -88,6 +88,9 @@ int manifest_resolve(manifest_item *item, manifest_files *files, const char *lab
 /* "--max-line" values: a byte count with an optional K, M or G (binary)
  * suffix, at least 1 KiB. false on anything else. */
 bool manifest_parse_max_line(const char *s, size_t *out);
+
+/* base_dir/rel, or rel when it is absolute; malloc'ed, NULL without memory. */
+char *manifest_join_path(const char *base_dir, cckey_bytes rel);
 
 void manifest_item_clear(manifest_item *item);
 void manifest_files_clear(manifest_files *files);
