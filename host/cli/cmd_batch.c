@@ -387,6 +387,7 @@ static int run(const batch_opts *o)
                 rc = CLI_FAIL;
                 break;
             }
+            manifest_trim(&m);
         }
         if (rc != CLI_OK || c.raw.n == 0) break;
         prog.chunk_hi = m.offset;

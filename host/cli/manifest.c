@@ -445,6 +445,20 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
     }
 }
 
+void manifest_trim(manifest *m)
+{
+    size_t left = m->end - m->start;
+    if (m->cap <= 4 * READ_BYTES || left > READ_BYTES) return;
+    char *buf = malloc(READ_BYTES);
+    if (!buf) return;   /* keeping the large one is no error */
+    memcpy(buf, m->buf + m->start, left);
+    free(m->buf);
+    m->buf = buf;
+    m->cap = READ_BYTES;
+    m->start = 0;
+    m->end = left;
+}
+
 bool manifest_parse_max_line(const char *s, size_t *out)
 {
     char *end;

@@ -85,6 +85,10 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
 int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
                      size_t err_len);
 
+/* Give back a buffer that grew for a long line, once that line has been
+ * copied out: a huge line is then held once, not twice. */
+void manifest_trim(manifest *m);
+
 /* "--max-line" values: a byte count with an optional K, M or G (binary)
  * suffix, at least 1 KiB. false on anything else. */
 bool manifest_parse_max_line(const char *s, size_t *out);

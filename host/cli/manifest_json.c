@@ -487,8 +487,10 @@ static int value(ctx *c, val *v, int mode)
 {
     if (c->i >= c->len) return end_early(c);
     uint8_t ch = c->s[c->i];
+    /* jansson counts every value, scalars too, with its enclosing ones. */
+    if (c->depth + 1 > MAX_DEPTH) return fail(c, c->i, "maximum parsing depth reached");
     if (ch == '{' || ch == '[') {
-        if (++c->depth > MAX_DEPTH) return fail(c, c->i, "maximum parsing depth reached");
+        c->depth++;
         int r;
         if (ch == '{') {
             v->kind = MJ_OBJECT;

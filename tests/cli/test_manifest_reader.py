@@ -160,6 +160,18 @@ class Buffering(Tmp):
         self.assertEqual(out.splitlines(), [make_key(b"d", n, s, []) for n, s in names])
 
 
+class HugeLine(Tmp):
+    def test_one_huge_line_costs_a_small_multiple_of_its_size(self):
+        if sanitized():
+            self.skipTest("sanitizer build: its allocator changes peak memory")
+        n = 96 << 20
+        self.write("m.jsonl", '{"device": "d", "name": "n", "source": "' + "q" * n + '"}\n')
+        rc, peak = peak_rss_of(["batch", "m.jsonl"], self.dir)
+        self.assertEqual(rc, 0)
+        # The line held once, its decoded string once, and slack.
+        self.assertLess(peak, 2.6 * n, f"peak RSS {peak >> 20} MiB for a {n >> 20} MiB line")
+
+
 if __name__ == "__main__":
     CCKEY = os.path.abspath(sys.argv.pop(1))
     unittest.main()

@@ -1,0 +1,138 @@
+/* libFuzzer target: the manifest's JSON parser (host/cli/manifest_json.c)
+ * against jansson, which defined the format, on the same bytes.
+ *
+ * They must agree on accept or reject (jansson with JSON_DECODE_ANY |
+ * JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, as the reader used it, on lines
+ * without a raw NUL byte, which the reader refuses first), and on
+ * an accepted line, on everything the manifest uses: the top-level kind;
+ * each known member's presence, kind and decoded bytes; the options'
+ * pairs, in order, or the first malformed one. jansson is only an oracle
+ * here: the CLI does not parse with it. */
+#include "cli/manifest_json.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int kind_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return MJ_OBJECT;
+    case JSON_ARRAY: return MJ_ARRAY;
+    case JSON_STRING: return MJ_STRING;
+    case JSON_INTEGER: return MJ_INTEGER;
+    case JSON_REAL: return MJ_REAL;
+    case JSON_TRUE: case JSON_FALSE: return MJ_BOOL;
+    case JSON_NULL: return MJ_NULL;
+    }
+    return MJ_NONE;
+}
+
+static bool same_bytes(cckey_bytes b, const char *p, size_t n)
+{
+    return b.len == n && (n == 0 || memcmp(b.ptr, p, n) == 0);
+}
+
+static void check_member(const json_t *root, const char *name, const mj_member *m)
+{
+    json_t *v = json_object_get(root, name);
+    if (!v) {
+        if (m->present) abort();
+        return;
+    }
+    if (!m->present || m->kind != kind_of(v)) abort();
+    if (json_is_string(v) && !same_bytes(m->str, json_string_value(v), json_string_length(v))) abort();
+}
+
+/* The options as the jansson-era reader took them apart. */
+static void check_options(const json_t *v, const mj_line *j)
+{
+    if (!v || !(json_is_array(v) || json_is_object(v))) return;
+    size_t n = 0;
+    int err = MJ_OPT_OK;
+    size_t err_index = 0;
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *pair = json_array_get(v, i);
+            if (!json_is_array(pair) || json_array_size(pair) != 2) {
+                if (!err) err = MJ_OPT_PAIR, err_index = i;
+                continue;
+            }
+            json_t *k = json_array_get(pair, 0), *val = json_array_get(pair, 1);
+            if (!json_is_string(k) || !json_is_string(val)) {
+                if (!err) err = MJ_OPT_PAIR_TYPES, err_index = i;
+                continue;
+            }
+            if (err) continue;
+            if (n >= j->n_opts || !same_bytes(j->opts[n].key, json_string_value(k), json_string_length(k)) ||
+                !same_bytes(j->opts[n].value, json_string_value(val), json_string_length(val)))
+                abort();
+            n++;
+        }
+    } else {
+        const char *k;
+        size_t klen;
+        json_t *val;
+        json_object_keylen_foreach((json_t *)v, k, klen, val)
+        {
+            if (!json_is_string(val)) {
+                if (!err) {
+                    err = MJ_OPT_MEMBER;
+                    if (!same_bytes(j->opt_err_key, k, klen) || j->opt_err_kind != kind_of(val)) abort();
+                }
+                continue;
+            }
+            if (err) continue;
+            if (n >= j->n_opts || !same_bytes(j->opts[n].key, k, klen) ||
+                !same_bytes(j->opts[n].value, json_string_value(val), json_string_length(val)))
+                abort();
+            n++;
+        }
+    }
+    if (err != j->opt_err || (err && err != MJ_OPT_MEMBER && err_index != j->opt_err_index)) abort();
+    if (!err && n != j->n_opts) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* Exactly the bytes, no terminator; the decode buffer exactly as large. */
+    char *line = malloc(size ? size : 1), *out = malloc(size ? size : 1);
+    if (!line || !out) abort();
+    memcpy(line, data, size);
+    json_error_t je;
+    json_t *root = json_loadb(line, size, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+    mj_parser ps = {0};
+    mj_line j;
+    size_t bad;
+    char what[160];
+    int r = mj_parse(&ps, line, size, out, &j, &bad, what, sizeof what);
+    if (r == -2) abort();
+    /* A raw NUL is refused before any parsing (manifest.c names it), and
+     * jansson takes one for the end of the input: ours must refuse it. */
+    if (memchr(line, '\0', size)) {
+        if (r == 0) abort();
+        json_decref(root);
+        root = NULL;
+    } else if ((r == 0) != (root != NULL)) {
+        abort();
+    }
+    if (r != 0 && (bad > size || !memchr(what, '\0', sizeof what))) abort();
+    if (root) {
+        if (j.root != kind_of(root)) abort();
+        if (json_is_object(root)) {
+            check_member(root, "device", &j.device);
+            check_member(root, "name", &j.name);
+            check_member(root, "source", &j.source);
+            check_member(root, "source_file", &j.source_file);
+            check_member(root, "language", &j.language);
+            check_member(root, "options", &j.options);
+            check_options(json_object_get(root, "options"), &j);
+        }
+    }
+    json_decref(root);
+    mj_parser_free(&ps);
+    free(line);
+    free(out);
+    return 0;
+}
