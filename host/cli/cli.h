@@ -29,6 +29,31 @@ int cckey_cmd_selftest(int argc, char **argv);
  * neighbour swap) from word, or NULL when none or several are (suggest.c). */
 const char *cli_suggest(const char *word, const char *const *known, size_t n);
 
+/* ---- one grammar for every command (grammar.c) ---- */
+
+/* -q/--quiet: no progress bar and no warnings, whatever the command. */
+extern bool cli_quiet;
+
+/* getopt_long with one-line errors and a hint instead of a help dump: an
+ * unknown option (with the long option one edit away, if any), an option
+ * missing its value, named as written. Returns '?' once it has said so. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* --format text|json|jsonl (or --json): json is one document, jsonl one
+ * object a line. allowed is a mask of CLI_FMT(f); false once it has said
+ * why value is not one of them. */
+typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format;
+#define CLI_FMT(f) (1u << (f))
+bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
+
+/* Split a set of flags as sh would split a command line: separated by
+ * white space or commas; '...' literal; "..." with \" and \\; \ escapes
+ * one character. fn gets each word (NUL-terminated; len excludes the NUL).
+ * 0, or -1 with why (an unterminated quote, out of memory). */
+typedef int (*cli_flag_fn)(void *user, const char *word, size_t len);
+int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, size_t why_len);
+
 /* cckey --version (version.c). */
 int cli_print_version(void);
 
@@ -72,5 +97,10 @@ void cli_progress_init(cli_progress *p, const char *what);
 void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_t items);
 void cli_progress_finish(cli_progress *p);
 double cli_now(void);
+/* Clear the bar now on the terminal, if any (before other output). */
+void cli_progress_interrupt(void);
+/* Route standard output through a stream that clears the bar first, when
+ * standard output and standard error are terminals (main, once). */
+void cli_progress_guard_stdout(void);
 
 #endif

@@ -14,6 +14,7 @@
 
 static void vreport(const char *kind, const char *fmt, va_list ap)
 {
+    cli_progress_interrupt();
     fprintf(stderr, "cckey: %s", kind);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -29,6 +30,7 @@ void cli_error(const char *fmt, ...)
 
 void cli_warn(const char *fmt, ...)
 {
+    if (cli_quiet) return;
     va_list ap;
     va_start(ap, fmt);
     vreport("warning: ", fmt, ap);
