@@ -54,6 +54,11 @@ bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_
 typedef int (*cli_flag_fn)(void *user, const char *word, size_t len);
 int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, size_t why_len);
 
+/* The cache folder: given (--cache-dir) if not NULL, else $CCKEY_CACHE_DIR,
+ * else $XDG_CACHE_HOME/cckey, else ~/.cache/cckey (in buf); NULL when there
+ * is no home folder either (cache_dir.c). */
+const char *cli_cache_dir(const char *given, char *buf, size_t len);
+
 /* cckey --version (version.c). */
 int cli_print_version(void);
 
