@@ -57,6 +57,7 @@ static void usage(FILE *f)
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
           CLI_REMOTE_HELP
+          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
           "  -q, --quiet          no progress bar and no warnings\n"
           "      --format FMT     text (default); json or jsonl: the summary as one object\n"
           "                       {\"tuples\", \"distinct_keys\", \"compiled\", \"builds\",\n"
@@ -95,6 +96,7 @@ typedef struct group {
 
 typedef struct warm {
     const char *manifest;
+    size_t max_line;   /* manifest lines longer than this are refused */
     tuple *t;
     size_t n;
     group *g;
@@ -162,6 +164,7 @@ static int load(warm *w, manifest_files *files)
 {
     manifest m;
     if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    m.max_line = w->max_line;
     size_t cap = 0;
     int rc = CLI_OK;
     char err[1024];
@@ -555,7 +558,7 @@ out:
 
 /* After the options: check them, open the store with its remotes, run. */
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
-                 const char *shard, unsigned shards, cli_remotes *remotes, cli_format fmt)
+                 const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
@@ -565,7 +568,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         cli_error("warm: no cache folder: give --cache-dir DIR (or set CCKEY_CACHE_DIR or HOME)");
         return CLI_USAGE;
     }
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1, .fmt = fmt};
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -594,13 +597,14 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_FORMAT, OPT_JSON };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},                {"shard", required_argument, NULL, OPT_SHARD},
         {"shards", required_argument, NULL, OPT_SHARDS}, {"format", required_argument, NULL, OPT_FORMAT},
         {"json", no_argument, NULL, OPT_JSON},           CLI_REMOTE_LONGOPTS,
+        {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {NULL, 0, NULL, 0}};
     const char *dir = NULL;
     char default_dir[4096];
@@ -612,6 +616,7 @@ int cckey_cmd_warm(int argc, char **argv)
     unsigned long shards = 0;
     cli_remotes remotes = {0};
     int c, taken;
+    size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
     while ((c = cli_getopt("warm", argc, argv, "j:qh", longopts)) != -1) {
         if ((taken = cli_remotes_option(&remotes, c, optarg)) != 0) {
@@ -636,6 +641,12 @@ int cckey_cmd_warm(int argc, char **argv)
                 return CLI_USAGE;
             }
             break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &max_line)) {
+                cli_error("warm: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 1024, &jobs)) {
                 cli_error("warm: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
@@ -655,7 +666,8 @@ int cckey_cmd_warm(int argc, char **argv)
         }
     }
     dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
-    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, &remotes, fmt);
+    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
+                   fmt);
     cli_remotes_free(&remotes);
     return rc;
 }
