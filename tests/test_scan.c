@@ -4,7 +4,7 @@
  * and warm's option-to-flag mapping. */
 #include "scan/scan.h"
 #include "scan/lexer.h"
-#include "store/warm.h"
+#include "warm/warm.h"
 #include "support.h"
 
 #include <criterion/criterion.h>
