@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -166,16 +167,23 @@ static int open_atomic(cli_output *o, const char *shown)
         return fail(o, shown, ENOMEM);
     }
     watch_signals();
+    /* The signals wait until the handlers know the file's name. */
+    sigset_t fatal, old;
+    sigemptyset(&fatal);
+    sigaddset(&fatal, SIGINT), sigaddset(&fatal, SIGTERM), sigaddset(&fatal, SIGHUP), sigaddset(&fatal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &fatal, &old);
     int fd = mkstemp(o->tmp);
+    int err = errno;
+    if (fd >= 0 && strlen(o->tmp) < sizeof pending_tmp) {
+        strcpy(pending_tmp, o->tmp);
+        pending_set = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
-        cli_error("%s: cannot create a temporary file beside it: %s", shown, strerror(errno));
+        cli_error("%s: cannot create a temporary file beside it: %s", shown, strerror(err));
         free(o->tmp), free(o->path);
         *o = (cli_output){0};
         return -1;
-    }
-    if (strlen(o->tmp) < sizeof pending_tmp) {
-        strcpy(pending_tmp, o->tmp);
-        pending_set = 1;
     }
     /* mkstemp makes 0600; a finished output gets the usual 0666 & ~umask. */
     mode_t mask = umask(0);
