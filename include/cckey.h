@@ -103,7 +103,8 @@ typedef enum cckey_status {
     CCKEY_ERR_INTERNAL = 7,      /**< a bug in cckey; please report it */
     CCKEY_ERR_THREAD = 8,        /**< a thread could not be started */
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
-    CCKEY_ERR_CORRUPT = 10       /**< stored data failed its checks */
+    CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
+    CCKEY_ERR_CANCELLED = 11     /**< a progress callback asked to stop */
 } cckey_status;
 
 /**
@@ -270,6 +271,95 @@ CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
  */
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
+
+/* ------------------------------------------------------------------------ */
+/* C strings, streamed sources, parsed keys, binary keys, cancelling        */
+/* ------------------------------------------------------------------------ */
+
+/** Length of one binary (MD5) digest. */
+#define CCKEY_DIGEST_LEN 16
+/** Length of a binary key: the four field digests, in key order. */
+#define CCKEY_KEY_BIN_LEN 64
+
+/**
+ * cckey_make_key for NUL-terminated strings (a source or option holding a
+ * NUL byte needs cckey_make_key).
+ * @param options  n_options pairs as 2 * n_options strings: key, value,
+ *                 key, value, ...; may be NULL when n_options is 0.
+ * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for a NULL string.
+ */
+CCKEY_API cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device, const char *name,
+                                          const char *source, const char *const *options, size_t n_options);
+
+/**
+ * An MD5 digest computed in pieces, for a source that arrives in parts or
+ * is too large to hold. The state lives in the caller's memory (no
+ * allocation, nothing to free); its contents are private. A digest that
+ * was not initialised, or is already final, is refused
+ * (CCKEY_ERR_INVALID_ARG). One digest is not for several threads at once.
+ */
+typedef struct cckey_digest {
+    uint64_t opaque[16];
+} cckey_digest;
+
+/** Start (or restart) a digest. */
+CCKEY_API cckey_status cckey_digest_init(cckey_digest *d);
+/** Add len bytes; data may be NULL only when len is 0. */
+CCKEY_API cckey_status cckey_digest_update(cckey_digest *d, const void *data, size_t len);
+/** Finish: the digest as 32 hex characters and a NUL (hex), and/or as 16
+ *  bytes (bin); either may be NULL, not both. d must be initialised again
+ *  before further use. */
+CCKEY_API cckey_status cckey_digest_final(cckey_digest *d, char hex[CCKEY_HEX_LEN + 1],
+                                          unsigned char bin[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from a source's digest (cckey_digest_final's bin): keys
+ * and memo as if cckey_source_new had been given the source itself.
+ */
+CCKEY_API cckey_status cckey_source_new_digest(cckey_source **out, const unsigned char digest[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from everything fd gives until end of file (a file, a
+ * pipe, a socket), read in pieces and digested as it arrives; no copy is
+ * kept. fd stays open, and is left at end of file. Interrupted reads are
+ * retried.
+ * @return CCKEY_OK; CCKEY_ERR_IO when a read fails (cckey_last_error says
+ *         why; out is untouched); CCKEY_ERR_INVALID_ARG; CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new_fd(cckey_source **out, int fd);
+
+/**
+ * Check a key and split it into its four binary field digests (device,
+ * name, source, options). A key is exactly CCKEY_KEY_LEN bytes: four groups
+ * of 32 lowercase hex digits joined by ':'.
+ * @param key  len bytes, need not be NUL-terminated.
+ * @param out  receives the digests; may be NULL to only check the key.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG naming the first bad byte in
+ *         cckey_last_error() (out is then untouched).
+ */
+CCKEY_API cckey_status cckey_key_parse(const char *key, size_t len, unsigned char out[4][CCKEY_DIGEST_LEN]);
+
+/**
+ * cckey_make_keys, with each key as its 64 binary bytes: the four field
+ * digests that cckey_key_parse would give for the key cckey_make_keys
+ * writes, without the 131-byte text.
+ */
+CCKEY_API cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples,
+                                           size_t n, const cckey_batch_config *config);
+
+/** Progress callback that may cancel: a non-zero return stops the batch. */
+typedef int (*cckey_progress_cancel_fn)(void *user, uint64_t done, uint64_t total);
+
+/**
+ * Progress reporting that can cancel, called from the calling thread (fn
+ * may be NULL; it replaces any cckey_batch_config_set_progress callback,
+ * and that one replaces it). When fn returns non-zero the batch stops: CPU
+ * threads finish the run of messages they hold (32 to 256 messages, about
+ * 2 MiB), a device finishes the chunks it holds, and cckey_make_keys returns
+ * CCKEY_ERR_CANCELLED with out unspecified.
+ */
+CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn,
+                                                              void *user);
 
 /* ------------------------------------------------------------------------ */
 /* This build and this machine (what `cckey --version` reports)             */
