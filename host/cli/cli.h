@@ -69,23 +69,33 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a decimal count in [lo, hi]; false on anything else. */
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
 
-/* An output that is either stdout or FILE written atomically: a temporary
- * file beside it, renamed over it only on cli_output_commit. */
+/* An output: stdout, a regular FILE written atomically (a temporary file
+ * beside it, renamed over it only on cli_output_commit; a symlink's target
+ * is what gets replaced), or a device, FIFO or /dev/fd/N written in place.
+ * Opening one also arranges that SIGINT, SIGTERM, SIGHUP and SIGPIPE
+ * remove the temporary file before the process dies of them. */
 typedef struct cli_output {
     FILE *f;
     char *path;   /* NULL for stdout */
-    char *tmp;
+    char *tmp;    /* NULL for stdout and for outputs written in place */
 } cli_output;
 int cli_output_open(cli_output *o, const char *path);   /* 0 or -1 (error printed) */
 int cli_output_commit(cli_output *o);                   /* 0 or -1 (error printed) */
 void cli_output_abort(cli_output *o);                   /* removes the temporary */
 
-/* A whole file's bytes, mapped read-only (or empty). */
+/* A whole file's bytes, mapped read-only; or read into memory where the
+ * size cannot be trusted (st_size 0, as /proc and /sys files say) or the
+ * file cannot be mapped. While a file is mapped, a SIGBUS (it shrank) is
+ * a clear error and exit 1 instead of a crash. */
 typedef struct cli_file {
     const void *ptr;
     size_t len;
     void *map;     /* munmap target, NULL when nothing is mapped */
+    void *heap;    /* free target for a file read into memory */
 } cli_file;
+/* The SIGBUS guard: cli_file_map calls these; so may other mappers. */
+void cli_mapped_enter(void);
+void cli_mapped_leave(void);
 /* 0 on success; otherwise -1 and why (strerror-like text) in why. */
 int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len);
 void cli_file_unmap(cli_file *f);

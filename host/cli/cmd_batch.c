@@ -3,6 +3,7 @@
 #include "manifest.h"
 #include "../backends/backend.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,11 @@ static int run(const batch_opts *o)
         prog.chunk_hi = m.offset;
         prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
+        /* A full disk or a closed pipe stops the batch now, not at the end. */
+        if (rc == CLI_OK && fflush(out.f) != 0) {
+            cli_error("batch: writing %s: %s", o->output ? o->output : "standard output", strerror(errno));
+            rc = CLI_FAIL;
+        }
         clear_slots(c.slots, c.raw.n);
         manifest_files_clear(&c.files);
         c.raw.n = c.raw.used = 0;

@@ -20,9 +20,10 @@ static void usage(FILE *f)
           "\n"
           "  stats    count entries and unfinished writes (no checks), and the remote\n"
           "           caches' traffic (hits, misses, errors, bytes) of every run so far\n"
-          "  verify   check every entry's header and checksum; remove the damaged ones and\n"
-          "           the temporary files of writers that are gone; exit 1 if any entry\n"
-          "           was damaged\n"
+          "  verify   check every entry's header and checksum; remove the damaged ones,\n"
+          "           anything under an entry's name that is no regular file (a symlink,\n"
+          "           FIFO, folder), and the temporary files of writers that are gone;\n"
+          "           exit 1 if any entry was damaged, could not be removed or read\n"
           "  clear    remove every entry (files the store did not name stay)\n"
           "  get      write the payload stored under KEY (a compiled kernel) to FILE or\n"
           "           standard output; exit 1 when there is none (remotes are asked too)\n"
@@ -245,7 +246,11 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
         } else {
             printf("ok: %llu\nremoved (damaged): %llu\ntemporary files removed: %llu\n", (unsigned long long)r.ok,
                    (unsigned long long)r.removed, (unsigned long long)r.temps_removed);
-            if (r.removed) rc = CLI_FAIL;
+            /* Said only when it happened: a damaged entry left in place (a
+             * read-only folder) or one that could not be checked at all. */
+            if (r.kept) printf("damaged, could not be removed: %llu\n", (unsigned long long)r.kept);
+            if (r.unreadable) printf("unreadable (not checked): %llu\n", (unsigned long long)r.unreadable);
+            if (r.removed || r.kept || r.unreadable) rc = CLI_FAIL;
         }
     } else {
         uint64_t removed = 0;
