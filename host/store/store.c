@@ -230,7 +230,7 @@ cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, 
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_remote(s, key, path);
+    if (s->remotes) cckey_store_push_written(s, key, data, len);
     return CCKEY_OK;
 }
 
