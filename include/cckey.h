@@ -588,7 +588,9 @@ typedef struct cckey_remote_counters {
  * @param settings  may be NULL for the defaults; its fields win over the
  *                  defaults, the URL's attributes win over both.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
- *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY,
+ *         CCKEY_ERR_UNAVAILABLE (this library was built without the
+ *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
  */
 CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
 
