@@ -259,6 +259,12 @@ CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
 /**
  * Compute the keys of n tuples. out[i] receives the key of tuples[i].
  * Each distinct field value is digested once across the batch.
+ * Deduplication runs on all threads: fields are split by hash into 256
+ * partitions, each deduplicated alone; fields at the same address as an
+ * earlier one (a shared device, source or options array) skip the tables.
+ * Memory besides out: at most about 104 bytes per tuple plus 56 per option
+ * pair while deduplicating, and 72 bytes per distinct string (its digest and
+ * hex) until the call returns; n must be below 2^32 / (3 + 2 * options).
  * @param out    n key buffers; may be NULL only when n is 0.
  * @param tuples n tuples; may be NULL only when n is 0.
  * @param config NULL for the defaults.
