@@ -25,6 +25,11 @@ int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
 
+/* Map the environment onto cfg: CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
+ * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
+ * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
+int cli_config_from_env(cckey_batch_config *cfg);
+
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -139,3 +139,10 @@ unsigned cckey_md5_isa_lanes(cckey_isa isa)
     const cckey_md5_path *p = cckey_md5_path_for(isa);
     return p ? p->lanes : 0;
 }
+
+const char *cckey_cpu_isa(unsigned *lanes)
+{
+    cckey_isa isa = cckey_md5_active_isa();
+    if (lanes) *lanes = cckey_md5_isa_lanes(isa);
+    return cckey_md5_isa_label(isa);
+}

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef CCKEY_TESTING
 void (*cckey_store_test_hook)(int stage);
+#endif
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_tag[9];
@@ -154,7 +156,11 @@ static bool write_all(int fd, const void *data, size_t len)
 
 static void hook(int stage)
 {
+#ifdef CCKEY_TESTING
     if (cckey_store_test_hook) cckey_store_test_hook(stage);
+#else
+    (void)stage;
+#endif
 }
 
 static void sync_dir(const char *dir)

@@ -39,11 +39,13 @@ struct cckey_store {
     bool evicting;
 };
 
-/* Test hook: called by put at each stage of a write (see put's stages), so a
- * test can kill the writer at a chosen point. NULL in normal use. */
+/* Test hook (test builds only): called by put at each stage of a write
+ * (see put's stages), so a test can kill the writer at a chosen point. */
 enum { CCKEY_STORE_STAGE_OPENED = 1, CCKEY_STORE_STAGE_CHUNK, CCKEY_STORE_STAGE_SYNCED,
        CCKEY_STORE_STAGE_RENAMED };
+#ifdef CCKEY_TESTING
 extern void (*cckey_store_test_hook)(int stage);
+#endif
 /* Payload bytes written between two CHUNK calls of the hook. */
 #define CCKEY_STORE_CHUNK (1u << 20)
 
