@@ -25,6 +25,25 @@
  *  - Every function is safe to call from many threads at once, on distinct
  *    or shared objects, unless its comment says otherwise.
  *
+ * Stability promise. The key format is frozen: it is format 1
+ * (CCKEY_KEY_FORMAT), and every release of cckey, on every platform and
+ * backend, gives the same key for the same (device, name, source, options)
+ * as every earlier release did. Should the recipe ever have to change, that
+ * will be a new format number under new function names, never a silent
+ * change to these. (The on-disk store entry format is not covered: an entry
+ * of another format version is a cache miss, never a wrong hit.)
+ *
+ * ABI policy. Below 1.0 the shared library's SONAME carries the minor
+ * version (libcckey.so.0.MINOR): a minor release may change the ABI, a patch
+ * release never does, and the CMake package accepts only the same minor
+ * version. From 1.0 on the SONAME is the major version. Structs the library
+ * fills (cckey_store_usage, cckey_store_report, cckey_remote_counters) and
+ * cckey_remote_settings end in reserved fields, set
+ * to 0, that later releases may give a meaning without changing their size.
+ * The input structs cckey_bytes, cckey_option and cckey_tuple describe the
+ * frozen key fields and keep their layout. Names outside this header are
+ * not exported.
+ *
  * Errors: every fallible function returns a cckey_status. cckey_strerror()
  * names the status; cckey_last_error() gives the detail of the most recent
  * failure on the calling thread (a device driver's message, for example).
@@ -49,6 +68,12 @@ extern "C" {
 #define CCKEY_VERSION_MINOR 1
 #define CCKEY_VERSION_PATCH 0
 #define CCKEY_VERSION_STRING "0.1.0"
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is
+ *  100), for compile-time checks such as #if CCKEY_VERSION_NUMBER >= 200. */
+#define CCKEY_VERSION_NUMBER (CCKEY_VERSION_MAJOR * 10000 + CCKEY_VERSION_MINOR * 100 + CCKEY_VERSION_PATCH)
+/** The key format this header describes (see the stability promise above).
+ *  Frozen: it changes only with new function names. */
+#define CCKEY_KEY_FORMAT 1
 
 /** Length of a key in bytes, not counting the NUL terminator. */
 #define CCKEY_KEY_LEN 131
@@ -98,6 +123,10 @@ CCKEY_API const char *cckey_last_error(void);
 
 /** The library's version string, e.g. "0.1.0". */
 CCKEY_API const char *cckey_version(void);
+
+/** The version of the library loaded at run time as CCKEY_VERSION_NUMBER
+ *  gives it; compare it with the header's to catch a mismatched library. */
+CCKEY_API unsigned cckey_version_number(void);
 
 /**
  * Compute one key.
@@ -288,12 +317,11 @@ CCKEY_API cckey_status cckey_devices(const cckey_batch_config *cfg, cckey_backen
  *  OpenCL C source, built on first use", ...; "not compiled in"). */
 CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);
 
-/** The SIMD instruction set the CPU backend uses on this machine ("avx512",
- *  "avx2", "sse2", "neon" or "scalar"); lanes (may be NULL) receives its
- *  messages per call. The CCKEY_FORCE_ISA environment variable, read once,
- *  may force a narrower one (a debugging switch: the one variable the
- *  library reads). */
-CCKEY_API const char *cckey_cpu_isa(unsigned *lanes);
+/** Messages the CPU backend's MD5 hashes per call on this machine (the
+ *  lanes of cckey_cpu_isa()). The CCKEY_FORCE_ISA environment variable,
+ *  read once, may force a narrower instruction set: a debugging switch, and
+ *  the one variable the library reads. */
+CCKEY_API unsigned cckey_cpu_lanes(void);
 /** Host threads a batch uses by default: the online cores. */
 CCKEY_API unsigned cckey_cpu_threads(void);
 
@@ -312,6 +340,29 @@ CCKEY_API unsigned cckey_cpu_threads(void);
  */
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
+
+/* ------------------------------------------------------------------------ */
+/* This build and this machine (what `cckey --version` reports)             */
+/* ------------------------------------------------------------------------ */
+
+/** The backends compiled into this library, space-separated, e.g.
+ *  "cpu opencl cuda". A static string. */
+CCKEY_API const char *cckey_build_backends(void);
+
+/** The instruction set the CPU backend's MD5 uses on this machine: "avx512",
+ *  "avx2", "sse2", "neon" or "scalar". A static string. */
+CCKEY_API const char *cckey_cpu_isa(void);
+
+/**
+ * Whether the run-time library a backend needs loads here (OpenCL:
+ * libOpenCL.so.1; CUDA: libcuda.so.1, initialised). Says nothing about
+ * devices: cckey devices lists those.
+ * @return CCKEY_OK (always for CPU and AUTO); CCKEY_ERR_UNAVAILABLE when the
+ *         backend is not compiled in or its library does not load
+ *         (cckey_last_error() says why); CCKEY_ERR_INVALID_ARG for an
+ *         unknown kind.
+ */
+CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
 
 /* ------------------------------------------------------------------------ */
 /* A store of compiled kernels on disk, addressed by key                     */
@@ -352,6 +403,7 @@ typedef struct cckey_store_usage {
     uint64_t max_bytes;   /**< this handle's limit; 0 for none */
     uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
     uint64_t temp_bytes;  /**< their total size */
+    uint64_t reserved[7]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
@@ -359,6 +411,7 @@ typedef struct cckey_store_report {
     uint64_t ok;             /**< entries that passed every check */
     uint64_t removed;        /**< entries that failed a check and were removed */
     uint64_t temps_removed;  /**< temporary files of dead writers removed */
+    uint64_t reserved[5];    /**< 0; room to grow without changing the size */
 } cckey_store_report;
 
 /**
@@ -420,6 +473,77 @@ CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *ou
  * @return CCKEY_OK, or CCKEY_ERR_IO when something could not be removed.
  */
 CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
+
+/* ------------------------------------------------------------------------ */
+/* Remote caches layered under a store                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A store may have remote caches under it, consulted in the order added:
+ *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]     whole entries as values
+ *                                                   under "cckey:NAME"
+ *   http://HOST[:PORT]/PATH, https://...            GET, PUT and HEAD of
+ *                                                   URL/xy/NAME (xy and NAME
+ *                                                   as in the local folder)
+ * Attributes may follow the URL, each after a '|': ttl=SECONDS (Redis:
+ * entries expire), bearer=TOKEN (HTTP: Authorization: Bearer), read-only,
+ * connect-timeout=MS, timeout=MS, retries=N (HTTP). USER:PASSWORD in an
+ * HTTP URL is sent as basic auth; messages never show it.
+ *
+ * cckey_store_get looks in the local folder first; on a miss it asks each
+ * remote in turn, checks what comes back exactly as a local entry is
+ * checked (written to a temporary file of the folder and read back), and
+ * keeps it in the folder. cckey_store_put writes the folder, then the same
+ * entry file to every remote that is not read-only.
+ *
+ * A remote never makes a store call fail. A remote that cannot be reached,
+ * times out or refuses the credentials is reported once through the warning
+ * callback and is not asked again by this handle; a single failed request
+ * (HTTP 5xx after its retries, a Redis error reply, a bad entry served) is
+ * reported and counted as an error, and the look-up goes on as a miss.
+ * Connections are kept and reused, one per concurrent caller.
+ */
+
+/** How to reach remote caches (cckey_store_add_remote). Zeros mean defaults. */
+typedef struct cckey_remote_settings {
+    uint32_t connect_timeout_ms;  /**< default 2000 */
+    uint32_t timeout_ms;          /**< one request, default 10000 */
+    uint32_t retries;             /**< HTTP: tries after a 5xx or a dropped connection, default 2 */
+    uint32_t ttl_s;               /**< Redis: entries expire after this; 0: never */
+    int read_only;                /**< never write to the remote */
+    /** Called (from any thread) with a one-line message; may be NULL. */
+    void (*warn)(void *user, const char *message);
+    void *warn_user;
+    uint64_t reserved[6];         /**< 0 (start from = {0}); room to grow */
+} cckey_remote_settings;
+
+/** Remote traffic, counted per handle and kept per folder. */
+typedef struct cckey_remote_counters {
+    uint64_t hits;       /**< look-ups a remote answered with a good entry */
+    uint64_t misses;     /**< look-ups no remote could answer */
+    uint64_t errors;     /**< failed requests and bad entries served */
+    uint64_t puts;       /**< entries written to a remote */
+    uint64_t bytes_in;   /**< entry bytes received */
+    uint64_t bytes_out;  /**< entry bytes sent */
+    uint64_t reserved[6]; /**< 0; room to grow without changing the size */
+} cckey_remote_counters;
+
+/**
+ * Add a remote cache under s (see above). Only the URL's syntax is checked
+ * here; no connection is made until the first request. Not thread-safe:
+ * add the remotes before the handle is shared.
+ * @param settings  may be NULL for the defaults; its fields win over the
+ *                  defaults, the URL's attributes win over both.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
+
+/**
+ * Remote counters. since_open: this handle's own; otherwise the folder's
+ * totals (every handle adds its counters to DIR/remote-stats when closed).
+ */
+CCKEY_API cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,13 @@ int cckey_cmd_selftest(int argc, char **argv);
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
 
+/* The one entry of known[0..n) one edit (insertion, deletion, substitution,
+ * neighbour swap) from word, or NULL when none or several are (suggest.c). */
+const char *cli_suggest(const char *word, const char *const *known, size_t n);
+
+/* cckey --version (version.c). */
+int cli_print_version(void);
+
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -47,8 +47,8 @@ static double gib(uint64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 
 static void print_text(const listing *ls, size_t nl)
 {
-    unsigned lanes;
-    const char *isa = cckey_cpu_isa(&lanes);
+    unsigned lanes = cckey_cpu_lanes();
+    const char *isa = cckey_cpu_isa();
     printf("cpu      available: MD5 %s, %u lane(s), %u thread(s)\n", isa, lanes, cckey_cpu_threads());
     for (size_t b = 0; b < nl; b++) {
         const listing *l = &ls[b];
@@ -68,8 +68,8 @@ static void print_text(const listing *ls, size_t nl)
 static int print_json(const listing *ls, size_t nl)
 {
     json_t *root = json_object(), *arr = json_array();
-    unsigned lanes;
-    const char *isa = cckey_cpu_isa(&lanes);
+    unsigned lanes = cckey_cpu_lanes();
+    const char *isa = cckey_cpu_isa();
     json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:I,s:I}", "backend", "cpu", "available", 1, "simd", isa,
                                          "lanes", (json_int_t)lanes, "threads", (json_int_t)cckey_cpu_threads()));
     for (size_t b = 0; b < nl; b++) {

@@ -1,6 +1,7 @@
 /* Which multi-buffer path to use: detected once per process from the CPU's
  * features and the OS's saved register state, then cached. */
 #include "md5_mb.h"
+#include "cckey.h"   /* cckey_cpu_lanes */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -140,9 +141,4 @@ unsigned cckey_md5_isa_lanes(cckey_isa isa)
     return p ? p->lanes : 0;
 }
 
-const char *cckey_cpu_isa(unsigned *lanes)
-{
-    cckey_isa isa = cckey_md5_active_isa();
-    if (lanes) *lanes = cckey_md5_isa_lanes(isa);
-    return cckey_md5_isa_label(isa);
-}
+unsigned cckey_cpu_lanes(void) { return cckey_md5_isa_lanes(cckey_md5_active_isa()); }
