@@ -103,7 +103,8 @@ typedef enum cckey_status {
     CCKEY_ERR_INTERNAL = 7,      /**< a bug in cckey; please report it */
     CCKEY_ERR_THREAD = 8,        /**< a thread could not be started */
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
-    CCKEY_ERR_CORRUPT = 10       /**< stored data failed its checks */
+    CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
+    CCKEY_ERR_CANCELLED = 11     /**< a progress callback asked to stop */
 } cckey_status;
 
 /**
@@ -328,6 +329,12 @@ CCKEY_API unsigned cckey_cpu_threads(void);
 /**
  * Compute the keys of n tuples. out[i] receives the key of tuples[i].
  * Each distinct field value is digested once across the batch.
+ * Deduplication runs on all threads: fields are split by hash into 256
+ * partitions, each deduplicated alone; fields at the same address as an
+ * earlier one (a shared device, source or options array) skip the tables.
+ * Memory besides out: at most about 104 bytes per tuple plus 56 per option
+ * pair while deduplicating, and 72 bytes per distinct string (its digest and
+ * hex) until the call returns; n must be below 2^32 / (3 + 2 * options).
  * @param out    n key buffers; may be NULL only when n is 0.
  * @param tuples n tuples; may be NULL only when n is 0.
  * @param config NULL for the defaults.
@@ -340,6 +347,95 @@ CCKEY_API unsigned cckey_cpu_threads(void);
  */
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
+
+/* ------------------------------------------------------------------------ */
+/* C strings, streamed sources, parsed keys, binary keys, cancelling        */
+/* ------------------------------------------------------------------------ */
+
+/** Length of one binary (MD5) digest. */
+#define CCKEY_DIGEST_LEN 16
+/** Length of a binary key: the four field digests, in key order. */
+#define CCKEY_KEY_BIN_LEN 64
+
+/**
+ * cckey_make_key for NUL-terminated strings (a source or option holding a
+ * NUL byte needs cckey_make_key).
+ * @param options  n_options pairs as 2 * n_options strings: key, value,
+ *                 key, value, ...; may be NULL when n_options is 0.
+ * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for a NULL string.
+ */
+CCKEY_API cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device, const char *name,
+                                          const char *source, const char *const *options, size_t n_options);
+
+/**
+ * An MD5 digest computed in pieces, for a source that arrives in parts or
+ * is too large to hold. The state lives in the caller's memory (no
+ * allocation, nothing to free); its contents are private. A digest that
+ * was not initialised, or is already final, is refused
+ * (CCKEY_ERR_INVALID_ARG). One digest is not for several threads at once.
+ */
+typedef struct cckey_digest {
+    uint64_t opaque[16];
+} cckey_digest;
+
+/** Start (or restart) a digest. */
+CCKEY_API cckey_status cckey_digest_init(cckey_digest *d);
+/** Add len bytes; data may be NULL only when len is 0. */
+CCKEY_API cckey_status cckey_digest_update(cckey_digest *d, const void *data, size_t len);
+/** Finish: the digest as 32 hex characters and a NUL (hex), and/or as 16
+ *  bytes (bin); either may be NULL, not both. d must be initialised again
+ *  before further use. */
+CCKEY_API cckey_status cckey_digest_final(cckey_digest *d, char hex[CCKEY_HEX_LEN + 1],
+                                          unsigned char bin[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from a source's digest (cckey_digest_final's bin): keys
+ * and memo as if cckey_source_new had been given the source itself.
+ */
+CCKEY_API cckey_status cckey_source_new_digest(cckey_source **out, const unsigned char digest[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from everything fd gives until end of file (a file, a
+ * pipe, a socket), read in pieces and digested as it arrives; no copy is
+ * kept. fd stays open, and is left at end of file. Interrupted reads are
+ * retried.
+ * @return CCKEY_OK; CCKEY_ERR_IO when a read fails (cckey_last_error says
+ *         why; out is untouched); CCKEY_ERR_INVALID_ARG; CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new_fd(cckey_source **out, int fd);
+
+/**
+ * Check a key and split it into its four binary field digests (device,
+ * name, source, options). A key is exactly CCKEY_KEY_LEN bytes: four groups
+ * of 32 lowercase hex digits joined by ':'.
+ * @param key  len bytes, need not be NUL-terminated.
+ * @param out  receives the digests; may be NULL to only check the key.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG naming the first bad byte in
+ *         cckey_last_error() (out is then untouched).
+ */
+CCKEY_API cckey_status cckey_key_parse(const char *key, size_t len, unsigned char out[4][CCKEY_DIGEST_LEN]);
+
+/**
+ * cckey_make_keys, with each key as its 64 binary bytes: the four field
+ * digests that cckey_key_parse would give for the key cckey_make_keys
+ * writes, without the 131-byte text.
+ */
+CCKEY_API cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples,
+                                           size_t n, const cckey_batch_config *config);
+
+/** Progress callback that may cancel: a non-zero return stops the batch. */
+typedef int (*cckey_progress_cancel_fn)(void *user, uint64_t done, uint64_t total);
+
+/**
+ * Progress reporting that can cancel, called from the calling thread (fn
+ * may be NULL; it replaces any cckey_batch_config_set_progress callback,
+ * and that one replaces it). When fn returns non-zero the batch stops: CPU
+ * threads finish the run of messages they hold (32 to 256 messages, about
+ * 2 MiB), a device finishes the chunks it holds, and cckey_make_keys returns
+ * CCKEY_ERR_CANCELLED with out unspecified.
+ */
+CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn,
+                                                              void *user);
 
 /* ------------------------------------------------------------------------ */
 /* This build and this machine (what `cckey --version` reports)             */
@@ -474,6 +570,39 @@ CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *ou
  */
 CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
 
+/*
+ * Bundles: entries in one portable stream, to ship a warmed cache to a
+ * deployment or a container image. A bundle holds whole entry files, each
+ * checked on import exactly as cckey_store_get checks an entry, and ends in
+ * a trailer (entry count, MD5 of the stream) that catches a cut or damaged
+ * stream.
+ */
+
+/** What cckey_store_import did. */
+typedef struct cckey_import_report {
+    uint64_t imported;     /**< entries checked and kept */
+    uint64_t refused;      /**< entries that failed their checks, not kept */
+    uint64_t reserved[6];  /**< 0; room to grow without changing the size */
+} cckey_import_report;
+
+/**
+ * Write a bundle to fd: the entries of keys[0..n_keys), or, when keys is
+ * NULL, every entry of the folder. Damaged entries are left out.
+ * @param exported  receives the entries written (may be NULL).
+ * @param missing   receives the keys that had no good entry (may be NULL).
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed key), CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *keys, size_t n_keys, int fd,
+                                          uint64_t *exported, uint64_t *missing);
+
+/**
+ * Read a bundle from fd into the folder; with to_remotes, also send each
+ * entry to the writable remotes that lack it (HEAD first).
+ * @return CCKEY_OK; CCKEY_ERR_CORRUPT (not a bundle, or cut or damaged:
+ *         the entries before the damage are kept, each checked); CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_import_report *out);
+
 /* ------------------------------------------------------------------------ */
 /* Remote caches layered under a store                                        */
 /* ------------------------------------------------------------------------ */
@@ -535,7 +664,9 @@ typedef struct cckey_remote_counters {
  * @param settings  may be NULL for the defaults; its fields win over the
  *                  defaults, the URL's attributes win over both.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
- *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY,
+ *         CCKEY_ERR_UNAVAILABLE (this library was built without the
+ *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
  */
 CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
 

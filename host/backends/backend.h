@@ -10,6 +10,7 @@
 #include "../md5/md5.h"
 #include "../core/parallel.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /* Defaults of the device settings below. */
@@ -60,6 +61,9 @@ typedef struct cckey_digest_job {
     unsigned threads;            /* host threads the backend may use */
     cckey_progress_fn progress;  /* may be NULL; called from the calling thread */
     void *progress_user;
+    /* May be NULL. Set when the caller cancels (from the progress callback):
+     * a backend then claims no more work, and what it holds finishes. */
+    const atomic_bool *cancel;
     /* May be NULL. A device backend stores here how many messages the
      * device and the host threads each finished (its CPU share), also on
      * failure; the CPU backend leaves it alone. */
@@ -79,6 +83,11 @@ typedef struct cckey_backend_ops {
     const char *name;
     const struct cckey_gpu_ops *engine;   /* NULL for the CPU */
 } cckey_backend_ops;
+
+static inline bool cckey_job_cancelled(const cckey_digest_job *job)
+{
+    return job->cancel && atomic_load_explicit(job->cancel, memory_order_relaxed);
+}
 
 /* NULL when the kind was not compiled in. Never NULL for CPU. */
 const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind);

@@ -33,6 +33,8 @@ static void usage(FILE *f)
           "  -k, --keep-going      report bad lines and go on; a bad tuple's output line is\n"
           "                        empty (keys) or {\"line\", \"error\"} (jsonl); exit 2 at the end\n"
           "      --chunk N         tuples per chunk (default 65536)\n"
+          "      --max-line SIZE   refuse manifest lines longer than SIZE bytes (K, M, G\n"
+          "                        suffixes; default 1G): exit 1, naming the line\n"
           "  -q, --quiet           no progress bar\n"
           "  -h, --help            show this help\n"
           "\n"
@@ -67,6 +69,7 @@ typedef struct batch_opts {
     const char *input, *output;
     bool jsonl, keep_going, quiet;
     unsigned long chunk;
+    size_t max_line;
     unsigned threads;
     cckey_batch_config *cfg;
 } batch_opts;
@@ -210,6 +213,7 @@ static int run(const batch_opts *o)
 {
     manifest m;
     if (manifest_open(&m, o->input) != 0) return CLI_USAGE;
+    m.max_line = o->max_line;
     cli_output out;
     if (cli_output_open(&out, o->output) != 0) {
         manifest_close(&m);
@@ -259,7 +263,7 @@ static int run(const batch_opts *o)
             }
         }
         if (rc != CLI_OK || c.raw.n == 0) break;
-        prog.chunk_hi = (uint64_t)ftello(m.f);
+        prog.chunk_hi = m.offset;
         prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
         clear_slots(c.slots, c.raw.n);
@@ -295,14 +299,15 @@ static int run(const batch_opts *o)
 
 int cckey_cmd_batch(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK };
+    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK, OPT_MAX_LINE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, OPT_FORMAT},
         {"backend", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'j'},
         {"verify", optional_argument, NULL, OPT_VERIFY}, {"keep-going", no_argument, NULL, 'k'},
         {"chunk", required_argument, NULL, OPT_CHUNK}, {"quiet", no_argument, NULL, 'q'},
+        {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    batch_opts o = {.chunk = DEFAULT_CHUNK_LINES};
+    batch_opts o = {.chunk = DEFAULT_CHUNK_LINES, .max_line = MANIFEST_DEFAULT_MAX_LINE};
     if (cckey_batch_config_new(&o.cfg) != CCKEY_OK) {
         cli_error("out of memory");
         return CLI_FAIL;
@@ -347,6 +352,12 @@ int cckey_cmd_batch(int argc, char **argv)
         case OPT_CHUNK:
             if (!cli_parse_uint(optarg, 1, 1ul << 26, &o.chunk)) {
                 cli_error("batch: --chunk wants a number from 1 to %lu, not \"%s\"", 1ul << 26, optarg);
+                goto out;
+            }
+            break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &o.max_line)) {
+                cli_error("batch: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
                 goto out;
             }
             break;

@@ -56,6 +56,7 @@ static void usage(FILE *f)
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
           CLI_REMOTE_HELP
+          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
           "  -q, --quiet          no progress bar\n"
           "  -h, --help           show this help\n"
           "\n"
@@ -90,6 +91,7 @@ typedef struct group {
 
 typedef struct warm {
     const char *manifest;
+    size_t max_line;   /* manifest lines longer than this are refused */
     tuple *t;
     size_t n;
     group *g;
@@ -156,6 +158,7 @@ static int load(warm *w, manifest_files *files)
 {
     manifest m;
     if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    m.max_line = w->max_line;
     size_t cap = 0;
     int rc = CLI_OK;
     char err[1024];
@@ -536,7 +539,7 @@ out:
 
 /* After the options: check them, open the store with its remotes, run. */
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
-                 const char *shard, unsigned shards, cli_remotes *remotes)
+                 const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
@@ -546,7 +549,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
         return CLI_USAGE;
     }
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1};
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -575,12 +578,13 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},                {"shard", required_argument, NULL, OPT_SHARD},
         {"shards", required_argument, NULL, OPT_SHARDS}, CLI_REMOTE_LONGOPTS,
+        {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {NULL, 0, NULL, 0}};
     const char *dir = getenv("CCKEY_CACHE_DIR");
     uint64_t max_bytes = 0;
@@ -590,6 +594,7 @@ int cckey_cmd_warm(int argc, char **argv)
     unsigned long shards = 0;
     cli_remotes remotes = {0};
     int c, taken;
+    size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
         if ((taken = cli_remotes_option(&remotes, c, optarg)) != 0) {
@@ -614,6 +619,12 @@ int cckey_cmd_warm(int argc, char **argv)
                 return CLI_USAGE;
             }
             break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &max_line)) {
+                cli_error("warm: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 1024, &jobs)) {
                 cli_error("warm: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
@@ -625,7 +636,7 @@ int cckey_cmd_warm(int argc, char **argv)
         default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
         }
     }
-    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, &remotes);
+    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes);
     cli_remotes_free(&remotes);
     return rc;
 }
