@@ -479,6 +479,10 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * temporary file that is never served. An entry that fails its checks
  * (truncated, a flipped byte, another key, another format version) is
  * never served: the look-up that finds it removes it and reports a miss.
+ * Entries are opened without following symlinks or waiting on FIFOs:
+ * anything under an entry's name that is no regular file is a miss too.
+ * CACHEDIR.TAG (so that backup tools skip the cache) is written only into
+ * a folder that cckey_store_open created itself.
  *
  * Size limit: least recently used first. A successful get sets the entry's
  * modification time to now; when a handle's puts push the folder past
@@ -505,9 +509,13 @@ typedef struct cckey_store_usage {
 /** What cckey_store_verify found. */
 typedef struct cckey_store_report {
     uint64_t ok;             /**< entries that passed every check */
-    uint64_t removed;        /**< entries that failed a check and were removed */
+    uint64_t removed;        /**< entries that failed a check (or were no regular
+                                  file: a symlink, FIFO, folder) and were removed */
     uint64_t temps_removed;  /**< temporary files of dead writers removed */
-    uint64_t reserved[5];    /**< 0; room to grow without changing the size */
+    uint64_t kept;           /**< entries that failed a check but could not be
+                                  removed (a read-only folder, say) */
+    uint64_t unreadable;     /**< entries that could not be read, so not checked */
+    uint64_t reserved[3];    /**< 0; room to grow without changing the size */
 } cckey_store_report;
 
 /**
@@ -554,9 +562,12 @@ CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const vo
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
 
 /**
- * Check every entry as cckey_store_get would, removing those that fail, and
- * remove temporary files whose writer is gone (its process no longer exists,
- * or the file is over an hour old). out may be NULL.
+ * Check every entry as cckey_store_get would, removing those that fail
+ * and anything under an entry's name that is no regular file (a symlink
+ * itself, never its target; a FIFO; an empty folder), and remove temporary
+ * files whose writer is gone (its process no longer exists, or the file is
+ * over an hour old). What could not be removed or read is counted in kept
+ * and unreadable. out may be NULL.
  * @return CCKEY_OK, or CCKEY_ERR_IO when the folder cannot be read.
  */
 CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out);

@@ -11,7 +11,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cckey devices [--json]\n"
+    fputs("usage: cckey devices [--format text|json|jsonl]\n"
           "\n"
           "List the backends (cpu, opencl, cuda), their devices, and why a backend is\n"
           "unavailable. Each device shows the identifier recommended for a manifest's\n"
@@ -21,7 +21,9 @@ static void usage(FILE *f)
           "another; CUDA: CCKEY_CUDA_DEVICE=ORDINAL). 'auto' tells whether --backend auto may\n"
           "use it: a CPU device never, since it would be slower than the CPU backend.\n"
           "\n"
-          "      --json     one JSON document instead of text\n"
+          "      --format FMT  text (default); json: one document {\"backends\": [...]};\n"
+          "                 jsonl: one backend object a line\n"
+          "      --json     the same as --format json\n"
           "  -h, --help     show this help\n",
           f);
 }
@@ -65,7 +67,7 @@ static void print_text(const listing *ls, size_t nl)
     }
 }
 
-static int print_json(const listing *ls, size_t nl)
+static int print_json(const listing *ls, size_t nl, cli_format fmt)
 {
     json_t *root = json_object(), *arr = json_array();
     unsigned lanes = cckey_cpu_lanes();
@@ -91,36 +93,51 @@ static int print_json(const listing *ls, size_t nl)
         json_array_append_new(arr, o);
     }
     json_object_set_new(root, "backends", arr);
-    char *txt = json_dumps(root, JSON_INDENT(2));
-    json_decref(root);
-    if (!txt) {
-        cli_error("devices: out of memory");
-        return CLI_FAIL;
+    int rc = CLI_OK;
+    if (fmt == CLI_JSONL) {
+        size_t i;
+        json_t *b;
+        json_array_foreach(arr, i, b) {
+            char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (line) puts(line);
+            else rc = CLI_FAIL;
+            free(line);
+        }
+    } else {
+        char *txt = json_dumps(root, JSON_INDENT(2));
+        if (txt) puts(txt);
+        else rc = CLI_FAIL;
+        free(txt);
     }
-    puts(txt);
-    free(txt);
-    return CLI_OK;
+    json_decref(root);
+    if (rc != CLI_OK) cli_error("devices: out of memory");
+    return rc;
 }
 
 int cckey_cmd_devices(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'J'},
+        {"format", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool json = false;
+    cli_format fmt = CLI_TEXT;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("devices", argc, argv, "h", longopts)) != -1) {
         switch (c) {
-        case 'J': json = true; break;
+        case 'J': fmt = CLI_JSON; break;
+        case 'F':
+            if (!cli_format_parse("devices", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+                return CLI_USAGE;
+            break;
         case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_USAGE;
+        default: return CLI_USAGE;
         }
     }
     if (optind < argc) {
-        cli_error("devices: unexpected argument \"%s\"", argv[optind]);
+        cli_error("devices: unexpected argument \"%s\" (see 'cckey help devices')", argv[optind]);
         return CLI_USAGE;
     }
     static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
@@ -138,7 +155,7 @@ int cckey_cmd_devices(int argc, char **argv)
     int rc = cli_config_from_env(cfg);
     if (rc == CLI_OK) {
         for (size_t i = 0; i < 2; i++) gather(&ls[i], cfg, kinds[i]);
-        if (json) rc = print_json(ls, 2);
+        if (fmt != CLI_TEXT) rc = print_json(ls, 2, fmt);
         else print_text(ls, 2);
     }
     cckey_batch_config_free(cfg);
