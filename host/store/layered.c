@@ -30,9 +30,9 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
     *buf = NULL;
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cckey_store_open_entry(path);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR || errno == ESTALE)
+        if (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE)
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     }
