@@ -25,6 +25,11 @@ int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
 
+/* Map the environment onto cfg: CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
+ * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
+ * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
+int cli_config_from_env(cckey_batch_config *cfg);
+
 /* The one entry of known[0..n) one edit (insertion, deletion, substitution,
  * neighbour swap) from word, or NULL when none or several are (suggest.c). */
 const char *cli_suggest(const char *word, const char *const *known, size_t n);

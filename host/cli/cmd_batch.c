@@ -387,7 +387,7 @@ int cckey_cmd_batch(int argc, char **argv)
         goto out;
     }
     o.input = optind < argc ? argv[optind] : "-";
-    rc = run(&o);
+    if ((rc = cli_config_from_env(o.cfg)) == CLI_OK) rc = run(&o);
 out:
     cckey_batch_config_free(o.cfg);
     return rc;

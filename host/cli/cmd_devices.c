@@ -1,9 +1,6 @@
 /* cckey devices: every backend, every device, and the identifier to put in
  * a manifest's `device` field. */
 #include "cli.h"
-#include "../backends/backend.h"
-#include "../backends/gpu_devices.h"
-#include "../md5/md5_mb.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -36,14 +33,15 @@ typedef struct listing {
     cckey_status st;
     char why[512];
     size_t n;
-    cckey_device_info dev[MAX_DEVICES];
+    cckey_device dev[MAX_DEVICES];
 } listing;
 
-static void gather(listing *l, cckey_backend_kind kind)
+static void gather(listing *l, const cckey_batch_config *cfg, cckey_backend_kind kind)
 {
     memset(l, 0, sizeof *l);
     l->kind = kind;
-    l->st = cckey_backend_devices(kind, l->dev, MAX_DEVICES, &l->n, l->why, sizeof l->why);
+    l->st = cckey_devices(cfg, kind, l->dev, MAX_DEVICES, &l->n);
+    if (l->st != CCKEY_OK) snprintf(l->why, sizeof l->why, "%s", cckey_last_error());
     if (l->n > MAX_DEVICES) l->n = MAX_DEVICES;
 }
 
@@ -51,22 +49,20 @@ static double gib(uint64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
 
 static void print_text(const listing *ls, size_t nl)
 {
-    cckey_isa isa = cckey_md5_active_isa();
-    printf("cpu      available: MD5 %s, %u lane(s), %u thread(s)\n", cckey_md5_isa_name(), cckey_md5_isa_lanes(isa),
-           cckey_cpu_count());
+    unsigned lanes = cckey_cpu_lanes();
+    const char *isa = cckey_cpu_isa();
+    printf("cpu      available: MD5 %s, %u lane(s), %u thread(s)\n", isa, lanes, cckey_cpu_threads());
     for (size_t b = 0; b < nl; b++) {
         const listing *l = &ls[b];
         const char *name = cckey_backend_name(l->kind);
-        if (l->st == CCKEY_OK) printf("%-8s available (%s)\n", name, cckey_backend_kernel_note(l->kind));
+        if (l->st == CCKEY_OK) printf("%-8s available (%s)\n", name, cckey_backend_kernel(l->kind));
         else printf("%-8s unavailable: %s\n", name, l->why);
         for (size_t i = 0; i < l->n; i++) {
-            const cckey_device_info *d = &l->dev[i];
-            char ident[512];
-            cckey_device_ident(d, ident, sizeof ident);
-            printf("  %c[%u] %s  (%s; %s; %u compute units; %.1f GiB; auto: %s%s)\n", d->chosen ? '*' : ' ', d->index,
+            const cckey_device *d = &l->dev[i];
+            printf("  %c[%u] %s  (%s; %s; %u compute units; %.1f GiB; auto: %s%s)\n", d->selected ? '*' : ' ', d->index,
                    d->name, d->type, d->platform, d->compute_units, gib(d->global_mem), d->auto_ok ? "yes" : "no",
                    d->usable ? "" : "; unusable");
-            printf("       device id: %s\n", ident);
+            printf("       device id: %s\n", d->id);
         }
     }
 }
@@ -74,25 +70,23 @@ static void print_text(const listing *ls, size_t nl)
 static int print_json(const listing *ls, size_t nl, cli_format fmt)
 {
     json_t *root = json_object(), *arr = json_array();
-    cckey_isa isa = cckey_md5_active_isa();
-    json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:I,s:I}", "backend", "cpu", "available", 1, "simd",
-                                         cckey_md5_isa_name(), "lanes", (json_int_t)cckey_md5_isa_lanes(isa),
-                                         "threads", (json_int_t)cckey_cpu_count()));
+    unsigned lanes = cckey_cpu_lanes();
+    const char *isa = cckey_cpu_isa();
+    json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:I,s:I}", "backend", "cpu", "available", 1, "simd", isa,
+                                         "lanes", (json_int_t)lanes, "threads", (json_int_t)cckey_cpu_threads()));
     for (size_t b = 0; b < nl; b++) {
         const listing *l = &ls[b];
         json_t *o = json_pack("{s:s,s:b,s:s}", "backend", cckey_backend_name(l->kind), "available", l->st == CCKEY_OK,
-                              "kernel", cckey_backend_kernel_note(l->kind));
+                              "kernel", cckey_backend_kernel(l->kind));
         if (l->st != CCKEY_OK) json_object_set_new(o, "reason", json_string(l->why));
         json_t *devs = json_array();
         for (size_t i = 0; i < l->n; i++) {
-            const cckey_device_info *d = &l->dev[i];
-            char ident[512];
-            cckey_device_ident(d, ident, sizeof ident);
+            const cckey_device *d = &l->dev[i];
             json_array_append_new(
                 devs, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:b,s:b}", "index", (json_int_t)d->index, "id",
-                                ident, "name", d->name, "driver", d->driver, "platform", d->platform, "type", d->type,
+                                d->id, "name", d->name, "driver", d->driver, "platform", d->platform, "type", d->type,
                                 "compute_units", (json_int_t)d->compute_units, "global_mem_bytes",
-                                (json_int_t)d->global_mem, "selected", d->chosen, "auto", d->auto_ok, "usable",
+                                (json_int_t)d->global_mem, "selected", d->selected, "auto", d->auto_ok, "usable",
                                 d->usable));
         }
         json_object_set_new(o, "devices", devs);
@@ -152,10 +146,19 @@ int cckey_cmd_devices(int argc, char **argv)
         cli_error("devices: out of memory");
         return CLI_FAIL;
     }
-    for (size_t i = 0; i < 2; i++) gather(&ls[i], kinds[i]);
-    int rc = CLI_OK;
-    if (fmt != CLI_TEXT) rc = print_json(ls, 2, fmt);
-    else print_text(ls, 2);
+    cckey_batch_config *cfg = NULL;
+    if (cckey_batch_config_new(&cfg) != CCKEY_OK) {
+        free(ls);
+        cli_error("devices: out of memory");
+        return CLI_FAIL;
+    }
+    int rc = cli_config_from_env(cfg);
+    if (rc == CLI_OK) {
+        for (size_t i = 0; i < 2; i++) gather(&ls[i], cfg, kinds[i]);
+        if (fmt != CLI_TEXT) rc = print_json(ls, 2, fmt);
+        else print_text(ls, 2);
+    }
+    cckey_batch_config_free(cfg);
     free(ls);
     if (fflush(stdout) != 0) rc = CLI_FAIL;
     return rc;

@@ -2,7 +2,6 @@
  * manifest of entries x devices x option sets that `cckey batch` and
  * `cckey warm` read. */
 #include "cli.h"
-#include "../backends/gpu_devices.h"
 #include "../scan/scan.h"
 
 #include <ctype.h>
@@ -214,13 +213,11 @@ static int default_devices(scan_opts *o)
     static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
     static const cckey_lang langs[] = {CCKEY_LANG_OPENCL, CCKEY_LANG_CUDA};
     for (size_t k = 0; k < 2; k++) {
-        cckey_device_info devs[32];
+        cckey_device devs[32];
         size_t n = 0;
-        char why[256];
-        if (cckey_backend_devices(kinds[k], devs, 32, &n, why, sizeof why) != CCKEY_OK) continue;
+        if (cckey_devices(NULL, kinds[k], devs, 32, &n) != CCKEY_OK) continue;
         for (size_t i = 0; i < n && i < 32; i++) {
-            char id[512];
-            cckey_device_ident(&devs[i], id, sizeof id);
+            const char *id = devs[i].id;
             /* One GPU seen through both runtimes takes both languages. */
             scan_device *seen = NULL;
             for (size_t j = 0; j < o->n_devices; j++)

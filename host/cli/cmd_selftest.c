@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "../backends/backend.h"
 #include "../backends/gpu_pipeline.h"
+#include "../batch/config.h"
 #include "../md5/md5.h"
 
 #include <getopt.h>
@@ -95,6 +96,8 @@ static void batch_free(batch *b)
 
 typedef struct session {
     const cckey_backend_ops *ops;
+    const cckey_batch_config *cfg;   /* the environment's settings */
+    cckey_device_settings settings;  /* what the device checks run with */
     unsigned threads;
     unsigned passed, failed;
 } session;
@@ -118,9 +121,10 @@ static double check(session *s, const char *what, const cckey_msg *msgs, size_t 
         s->failed++;
         return -1;
     }
-    cckey_digest_job job = {.msgs = msgs, .n = n, .out = out, .done = done, .threads = s->threads};
+    cckey_digest_job job = {.msgs = msgs, .n = n, .out = out, .done = done, .threads = s->threads,
+                            .settings = &s->settings};
     double t0 = now();
-    cckey_status st = s->ops->digest(&job);
+    cckey_status st = cckey_backend_digest(s->ops, &job);
     double dt = now() - t0;
     size_t bad = 0, first = 0, undone = 0;
     for (size_t i = 0; st == CCKEY_OK && i < n; i++) {
@@ -154,7 +158,8 @@ static void check_keys(session *s, rng *r)
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
     batch pool;
     cckey_batch_config *cfg = NULL;
-    if (!t || !opts || !keys || !batch_init(&pool, r, 1 << 16) || cckey_batch_config_new(&cfg) != CCKEY_OK) {
+    if (!t || !opts || !keys || !batch_init(&pool, r, 1 << 16) || cckey_batch_config_new(&cfg) != CCKEY_OK ||
+        cli_config_from_env(cfg) != CLI_OK) {
         printf("  FAIL  %-34s out of memory\n", "keys through cckey_make_keys");
         s->failed++;
         free(t), free(opts), free(keys);
@@ -219,7 +224,7 @@ static void run_backend(session *s, uint64_t seed)
     check(s, "MD5 block boundaries", b.msgs, b.n);
 
     b.n = 0;
-    size_t t = CCKEY_GPU_DEFAULT_LONG_BYTES;
+    size_t t = s->settings.long_bytes;
     const size_t longs[] = {t - 1, t, t + 1, 3 * t + 5, (size_t)3 << 20};
     for (size_t i = 0; i < sizeof longs / sizeof *longs; i++) {
         add(&b, &r, longs[i]);
@@ -239,12 +244,12 @@ static void run_backend(session *s, uint64_t seed)
     check(s, "all empty", b.msgs, b.n);
 
     /* Many chunks: shrink the device's chunk unless the user chose one. */
-    const char *user_chunk = getenv("CCKEY_GPU_CHUNK_BYTES");
-    if (!user_chunk) setenv("CCKEY_GPU_CHUNK_BYTES", "64K", 1);
+    bool user_chunk = s->settings.chunk_bytes != CCKEY_GPU_DEFAULT_CHUNK_BYTES;
+    if (!user_chunk) s->settings.chunk_bytes = (size_t)64 << 10;
     b.n = 0;
     for (int i = 0; i < 6000; i++) add(&b, &r, next(&r) % 700);
     check(s, user_chunk ? "many chunks (CCKEY_GPU_CHUNK_BYTES)" : "many chunks (64 KiB each)", b.msgs, b.n);
-    if (!user_chunk) unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    s->settings = s->cfg->device;
 
     check_keys(s, &r);
 
@@ -317,6 +322,16 @@ int cckey_cmd_selftest(int argc, char **argv)
         cli_error("selftest: unexpected argument \"%s\" (see 'cckey help selftest')", argv[optind]);
         return CLI_USAGE;
     }
+    cckey_batch_config *cfg = NULL;
+    if (cckey_batch_config_new(&cfg) != CCKEY_OK) {
+        cli_error("selftest: out of memory");
+        return CLI_FAIL;
+    }
+    int env_rc = cli_config_from_env(cfg);
+    if (env_rc != CLI_OK) {
+        cckey_batch_config_free(cfg);
+        return env_rc;
+    }
     /* JSON out: the check lines go to standard error, the document alone
      * to standard output. */
     int saved_stdout = -1;
@@ -327,6 +342,7 @@ int cckey_cmd_selftest(int argc, char **argv)
         if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !backends) {
             cli_error("selftest: cannot set up the output");
             json_decref(backends);
+            cckey_batch_config_free(cfg);
             return CLI_FAIL;
         }
     }
@@ -339,7 +355,7 @@ int cckey_cmd_selftest(int argc, char **argv)
         const char *name = cckey_backend_name(all[i]);
         const cckey_backend_ops *ops = cckey_backend_ops_for(all[i]);
         char why[512] = "not compiled into this build";
-        if (!ops || ops->available(why, sizeof why) != CCKEY_OK) {
+        if (!ops || cckey_backend_available(ops, &cfg->device, why, sizeof why) != CCKEY_OK) {
             printf("%s: %s: %s\n", name, only != CCKEY_BACKEND_AUTO ? "UNAVAILABLE" : "skipped", why);
             if (only != CCKEY_BACKEND_AUTO) rc = CLI_FAIL;
             json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i,s:s}", "backend", name, "status",
@@ -348,13 +364,14 @@ int cckey_cmd_selftest(int argc, char **argv)
             continue;
         }
         printf("%s:\n", name);
-        session s = {.ops = ops, .threads = threads};
+        session s = {.ops = ops, .cfg = cfg, .settings = cfg->device, .threads = threads};
         run_backend(&s, seed);
         passed += s.passed, failed += s.failed, ran++;
         json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i}", "backend", name, "status",
                                                   s.failed ? "failed" : "ok", "passed", (int)s.passed, "failed",
                                                   (int)s.failed));
     }
+    cckey_batch_config_free(cfg);
     fflush(stdout);
     if (failed) {
         printf("selftest: %u of %u checks FAILED\n", failed, passed + failed);

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef CCKEY_TESTING
 void (*cckey_store_test_hook)(int stage);
+#endif
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_tag[9];
@@ -189,7 +191,11 @@ bool cckey_store_write_all(int fd, const void *data, size_t len)
 
 static void hook(int stage)
 {
+#ifdef CCKEY_TESTING
     if (cckey_store_test_hook) cckey_store_test_hook(stage);
+#else
+    (void)stage;
+#endif
 }
 
 void cckey_store_sync_dir(const char *dir)
@@ -256,7 +262,7 @@ cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, 
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_remote(s, key, path);
+    if (s->remotes) cckey_store_push_written(s, key, data, len);
     return CCKEY_OK;
 }
 

@@ -51,11 +51,13 @@ void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses)
 /* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
 uint64_t cckey_store_conf_max_bytes(const char *dir);
 
-/* Test hook: called by put at each stage of a write (see put's stages), so a
- * test can kill the writer at a chosen point. NULL in normal use. */
+/* Test hook (test builds only): called by put at each stage of a write
+ * (see put's stages), so a test can kill the writer at a chosen point. */
 enum { CCKEY_STORE_STAGE_OPENED = 1, CCKEY_STORE_STAGE_CHUNK, CCKEY_STORE_STAGE_SYNCED,
        CCKEY_STORE_STAGE_RENAMED };
+#ifdef CCKEY_TESTING
 extern void (*cckey_store_test_hook)(int stage);
+#endif
 /* Payload bytes written between two CHUNK calls of the hook. */
 #define CCKEY_STORE_CHUNK (1u << 20)
 
@@ -128,7 +130,7 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 
 /* Remote layering (layered.c): on a local miss, and after a local put. */
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
-void cckey_store_push_remote(cckey_store *s, const char *key, const char *path);
+void cckey_store_push_written(cckey_store *s, const char *key, const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */
