@@ -404,8 +404,8 @@ static const cckey_backend_ops *choose(const cckey_batch_config *cfg, const plan
     for (size_t i = 0; i < sizeof prefer / sizeof *prefer; i++) {
         const cckey_backend_ops *b = cckey_backend_ops_for(prefer[i]);
         char why[256];
-        if (b && b->worth_it && b->worth_it(p->strings.n, bytes, threads) &&
-            b->available(why, sizeof why) == CCKEY_OK)
+        if (b && cckey_backend_worth_it(b, &cfg->device, p->strings.n, bytes, threads) &&
+            cckey_backend_available(b, &cfg->device, why, sizeof why) == CCKEY_OK)
             return b;
     }
     return cpu;
@@ -428,7 +428,7 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build",
                           cckey_backend_name(cfg->backend));
     }
-    if (b->available(why, sizeof why) != CCKEY_OK) {
+    if (cckey_backend_available(b, &cfg->device, why, sizeof why) != CCKEY_OK) {
         free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s backend unavailable: %s", b->name, why);
     }
@@ -436,8 +436,9 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done,
                             .threads = threads,
                             .progress = cfg->progress || cfg->progress_cancel ? cckey_progress_relay_call : NULL,
-                            .progress_user = relay, .cancel = &relay->cancelled, .split = &split};
-    cckey_status st = b->digest(&job);
+                            .progress_user = relay, .cancel = &relay->cancelled, .split = &split,
+                            .settings = &cfg->device};
+    cckey_status st = cckey_backend_digest(b, &job);
     /* "opencl+cpu": the host threads hashed part of a device batch. */
     snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->kind != CCKEY_BACKEND_CPU && split.host ? "+cpu" : "");
     if (st != CCKEY_OK && b->kind != CCKEY_BACKEND_CPU) {
@@ -534,7 +535,7 @@ static void hex_range(void *ctx, size_t begin, size_t end)
 
 static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
 {
-    static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO};
+    static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO, .device = CCKEY_DEVICE_SETTINGS_INIT};
     const cckey_batch_config *cfg = config ? config : &defaults;
     cckey_batch_report rep = {"", ""};
     unsigned threads = cfg->threads ? cfg->threads : cckey_cpu_count();

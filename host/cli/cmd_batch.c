@@ -4,6 +4,7 @@
 #include "manifest.h"
 #include "../backends/backend.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +25,19 @@ static void usage(FILE *f)
           "\n"
           "  -o, --output FILE     write FILE atomically, only if the whole batch succeeds\n"
           "                        (with --keep-going: bad lines included, each in its place)\n"
-          "      --format FMT      keys (default): one key a line;\n"
+          "      --format FMT      text (default; also \"keys\"): one key a line;\n"
           "                        jsonl: {\"line\", \"key\", \"device_md5\", \"name_md5\",\n"
-          "                        \"source_md5\", \"options_md5\"} a line\n"
+          "                        \"source_md5\", \"options_md5\"} a line; json: an array of them\n"
+          "      --json            the same as --format json\n"
           "  -b, --backend B       auto (default), cpu, opencl or cuda\n"
-          "  -j, --threads N       host threads (default: all cores)\n"
+          "  -j, --jobs N          host threads (default: all cores; --threads is the same)\n"
           "      --verify[=MODE]   recompute device digests on the CPU: all (default) or sample\n"
           "  -k, --keep-going      report bad lines and go on; a bad tuple's output line is\n"
           "                        empty (keys) or {\"line\", \"error\"} (jsonl); exit 2 at the end\n"
           "      --chunk N         tuples per chunk (default 65536)\n"
           "      --max-line SIZE   refuse manifest lines longer than SIZE bytes (K, M, G\n"
           "                        suffixes; default 1G): exit 1, naming the line\n"
-          "  -q, --quiet           no progress bar\n"
+          "  -q, --quiet           no progress bar and no warnings\n"
           "  -h, --help            show this help\n"
           "\n"
           "Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.\n",
@@ -69,7 +71,7 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 
 typedef struct batch_opts {
     const char *input, *output;
-    bool jsonl, keep_going, quiet;
+    bool jsonl, json, keep_going, quiet;
     unsigned long chunk;
     size_t max_line;
     unsigned threads;
@@ -196,8 +198,10 @@ static void put_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key)
+static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key, size_t *written)
 {
+    /* json: the jsonl objects as one array, "[" before the first. */
+    if (o->json) fputs((*written)++ ? ",\n  " : "[\n  ", out);
     if (!o->jsonl) {
         fputs(s->error ? "" : key, out);
         fputc('\n', out);
@@ -206,13 +210,13 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
     if (s->error) {
         fprintf(out, "{\"line\": %zu, \"error\": ", s->item.line);
         put_json_string(out, s->error);
-        fputs("}\n", out);
+        fputs(o->json ? "}" : "}\n", out);
         return;
     }
     fprintf(out,
             "{\"line\": %zu, \"key\": \"%s\", \"device_md5\": \"%.32s\", \"name_md5\": \"%.32s\", "
-            "\"source_md5\": \"%.32s\", \"options_md5\": \"%.32s\"}\n",
-            s->item.line, key, key, key + 33, key + 66, key + 99);
+            "\"source_md5\": \"%.32s\", \"options_md5\": \"%.32s\"}%s",
+            s->item.line, key, key, key + 33, key + 66, key + 99, o->json ? "" : "\n");
 }
 
 static void clear_slots(slot *slots, size_t n)
@@ -236,7 +240,7 @@ typedef struct chunk_state {
     size_t decoded_cap;
     batch_sources sources;   /* for the whole run */
     char *out_buf;           /* a chunk's output in keys format */
-    size_t bad, total, warned;
+    size_t bad, total, warned, written;
 } chunk_state;
 
 /* One chunk's results, in order: in keys format one large write. */
@@ -245,7 +249,7 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c)
     size_t n = c->raw.n;
     if (o->jsonl || !c->out_buf) {
         for (size_t j = 0, k = 0; j < n; j++)
-            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++]);
+            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++], &c->written);
         return;
     }
     char *w = c->out_buf;
@@ -393,6 +397,11 @@ static int run(const batch_opts *o)
         prog.chunk_hi = m.offset;
         prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
+        /* A full disk or a closed pipe stops the batch now, not at the end. */
+        if (rc == CLI_OK && fflush(out.f) != 0) {
+            cli_error("batch: writing %s: %s", o->output ? o->output : "standard output", strerror(errno));
+            rc = CLI_FAIL;
+        }
         clear_slots(c.slots, c.raw.n);
         c.raw.n = c.raw.used = 0;
         prog.items = c.total;
@@ -401,6 +410,7 @@ static int run(const batch_opts *o)
     }
     cli_progress_finish(bar);
     bool complete = rc == CLI_OK;   /* every line has its output line */
+    if (complete && o->json) fputs(c.written ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK && c.bad) {
         cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", c.bad,
                   c.bad == 1 ? "" : "s", c.total);
@@ -426,10 +436,12 @@ static int run(const batch_opts *o)
 
 int cckey_cmd_batch(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK, OPT_MAX_LINE };
+    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK, OPT_MAX_LINE, OPT_JSON };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"backend", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'j'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"backend", required_argument, NULL, 'b'}, {"jobs", required_argument, NULL, 'j'},
+        {"threads", required_argument, NULL, 'j'},
         {"verify", optional_argument, NULL, OPT_VERIFY}, {"keep-going", no_argument, NULL, 'k'},
         {"chunk", required_argument, NULL, OPT_CHUNK}, {"quiet", no_argument, NULL, 'q'},
         {"max-line", required_argument, NULL, OPT_MAX_LINE},
@@ -443,16 +455,18 @@ int cckey_cmd_batch(int argc, char **argv)
     unsigned long v;
     cckey_backend_kind kind;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:b:j:kqh", longopts, NULL)) != -1) {
+    cli_format fmt;
+    while ((c = cli_getopt("batch", argc, argv, "o:b:j:kqh", longopts)) != -1) {
         switch (c) {
         case 'o': o.output = optarg; break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "keys") && strcmp(optarg, "jsonl")) {
-                cli_error("batch: --format must be keys or jsonl, not \"%s\"", optarg);
+            if (strcmp(optarg, "keys") == 0) fmt = CLI_TEXT;   /* its older name */
+            else if (!cli_format_parse("batch", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
                 goto out;
-            }
-            o.jsonl = strcmp(optarg, "jsonl") == 0;
+            o.jsonl = fmt != CLI_TEXT;
+            o.json = fmt == CLI_JSON;
             break;
+        case OPT_JSON: o.jsonl = o.json = true; break;
         case 'b':
             if (cckey_backend_from_name(optarg, &kind) != CCKEY_OK) {
                 cli_error("batch: %s", cckey_last_error());
@@ -462,7 +476,7 @@ int cckey_cmd_batch(int argc, char **argv)
             break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 4096, &v)) {
-                cli_error("batch: --threads wants a number from 1 to 4096, not \"%s\"", optarg);
+                cli_error("batch: --jobs wants a number from 1 to 4096, not \"%s\"", optarg);
                 goto out;
             }
             cckey_batch_config_set_threads(o.cfg, (unsigned)v);
@@ -489,9 +503,9 @@ int cckey_cmd_batch(int argc, char **argv)
             }
             break;
         case 'k': o.keep_going = true; break;
-        case 'q': o.quiet = true; break;
+        case 'q': o.quiet = cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: usage(stderr); goto out;
+        default: goto out;
         }
     }
     if (argc - optind > 1) {
@@ -499,7 +513,7 @@ int cckey_cmd_batch(int argc, char **argv)
         goto out;
     }
     o.input = optind < argc ? argv[optind] : "-";
-    rc = run(&o);
+    if ((rc = cli_config_from_env(o.cfg)) == CLI_OK) rc = run(&o);
 out:
     cckey_batch_config_free(o.cfg);
     return rc;
