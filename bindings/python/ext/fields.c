@@ -118,7 +118,9 @@ static int add_pair(pyck_options *opts, PyObject *pair, pyck_holder *h, Py_ssize
 {
     if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2)
         return add_option(opts, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), h, index);
-    PyObject *seq = PySequence_Fast(pair, "");
+    /* A 2-character str is a sequence too, but never meant as a pair. */
+    int text = PyUnicode_Check(pair) || PyBytes_Check(pair) || PyByteArray_Check(pair);
+    PyObject *seq = text ? NULL : PySequence_Fast(pair, "");
     if (!seq || PySequence_Fast_GET_SIZE(seq) != 2) {
         Py_XDECREF(seq);
         PyErr_Clear();

@@ -127,6 +127,7 @@ def test_utf8_is_what_str_hashes():
     (lambda: cckey.make_key(1, "n", "s"), TypeError, "device must be bytes, str or a buffer, not int"),
     (lambda: cckey.make_key("d", "n", "s", [("k",)]), TypeError, "(key, value) pair"),
     (lambda: cckey.make_key("d", "n", "s", "k=v"), TypeError, "options must be"),
+    (lambda: cckey.make_key("d", "n", "s", ["kv"]), TypeError, "(key, value) pair, not str"),
     (lambda: cckey.make_key("d", "\ud800", "s"), UnicodeEncodeError, "surrogate"),
     (lambda: cckey.make_key("d", "n", memoryview(b"abcd")[::2]), BufferError, ""),
     (lambda: cckey.make_keys([("d", "n")]), TypeError, "tuple 0: expected (device, name, source[, options]), got 2"),
