@@ -154,7 +154,10 @@ int pyck_options_add(PyObject *o, pyck_options *opts, pyck_holder *h, Py_ssize_t
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    PyObject *items = PyMapping_Check(o) && PyObject_HasAttrString(o, "items")
+    /* Lists and tuples first: asking them for .items() would cost an
+     * AttributeError on every call. */
+    PyObject *items = !PyList_Check(o) && !PyTuple_Check(o) && PyMapping_Check(o) &&
+                              PyObject_HasAttrString(o, "items")
                           ? PyObject_CallMethod(o, "items", NULL)
                           : (Py_INCREF(o), o);
     if (!items) return -1;
