@@ -43,7 +43,8 @@ static void usage(FILE *f)
           "the others go on. The summary counts compiled, already cached and failed tuples\n"
           "(with the compiler's log for each failed build).\n"
           "\n"
-          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR)\n"
+          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR, else\n"
+          "                       $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
           "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
           "                       recently used entries go first); default: no limit\n"
           "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
@@ -56,7 +57,12 @@ static void usage(FILE *f)
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
           CLI_REMOTE_HELP
-          "  -q, --quiet          no progress bar\n"
+          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
+          "  -q, --quiet          no progress bar and no warnings\n"
+          "      --format FMT     text (default); json or jsonl: the summary as one object\n"
+          "                       {\"tuples\", \"distinct_keys\", \"compiled\", \"builds\",\n"
+          "                       \"cached\", \"failed\"} (failures still go to standard error)\n"
+          "      --json           the same as --format json\n"
           "  -h, --help           show this help\n"
           "\n"
           "A remote cache that cannot be reached or fails is a warning: the run goes on\n"
@@ -90,6 +96,7 @@ typedef struct group {
 
 typedef struct warm {
     const char *manifest;
+    size_t max_line;   /* manifest lines longer than this are refused */
     tuple *t;
     size_t n;
     group *g;
@@ -103,6 +110,7 @@ typedef struct warm {
     cli_shard shard;
     size_t n_manifest;    /* tuples in the manifest, before sharding */
     unsigned jobs;
+    cli_format fmt;       /* of the summary */
 } warm;
 
 static void fail(tuple *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -156,6 +164,7 @@ static int load(warm *w, manifest_files *files)
 {
     manifest m;
     if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    m.max_line = w->max_line;
     size_t cap = 0;
     int rc = CLI_OK;
     char err[1024];
@@ -438,6 +447,19 @@ static int summary(warm *w)
                 }
         }
     }
+    if (w->fmt != CLI_TEXT) {
+        /* One summary object (json: indented; jsonl: one line). */
+        const char *sep = w->fmt == CLI_JSON ? "\n  " : " ", *end = w->fmt == CLI_JSON ? "\n" : "";
+        printf("{%s\"tuples\": %zu,%s\"distinct_keys\": %zu,%s\"compiled\": %zu,%s\"builds\": %zu,%s"
+               "\"cached\": %zu,%s\"failed\": %zu", sep, w->n, sep, w->n - dup, sep, compiled, sep, w->n_groups, sep,
+               cached, sep, failed);
+        if (w->shard.n)
+            printf(",%s\"shard\": {\"index\": %u, \"count\": %u, \"manifest_tuples\": %zu}", sep, w->shard.k,
+                   w->shard.n, w->n_manifest);
+        printf("%s}\n", end);
+        fflush(stdout);
+        return failed ? CLI_FAIL : CLI_OK;
+    }
     if (w->shard.n)
         printf("warm: shard %u/%u: %zu of the manifest's %zu tuples\n", w->shard.k, w->shard.n, w->n, w->n_manifest);
     printf("warm: %zu tuple%s (%zu distinct key%s): %zu compiled in %zu build%s, %zu already cached, %zu failed\n",
@@ -536,17 +558,17 @@ out:
 
 /* After the options: check them, open the store with its remotes, run. */
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
-                 const char *shard, unsigned shards, cli_remotes *remotes)
+                 const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
         return CLI_USAGE;
     }
     if (!dir || !*dir) {
-        cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        cli_error("warm: no cache folder: give --cache-dir DIR (or set CCKEY_CACHE_DIR or HOME)");
         return CLI_USAGE;
     }
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1};
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -567,7 +589,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
             jobs = n > 0 ? (unsigned)n : 1;
         }
         rc = run(&w, jobs, quiet);
-        cli_remotes_report(w.store, "warm");
+        if (fmt == CLI_TEXT) cli_remotes_report(w.store, "warm");
     }
     cckey_store_close(w.store);
     return rc;
@@ -575,14 +597,18 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},                {"shard", required_argument, NULL, OPT_SHARD},
-        {"shards", required_argument, NULL, OPT_SHARDS}, CLI_REMOTE_LONGOPTS,
+        {"shards", required_argument, NULL, OPT_SHARDS}, {"format", required_argument, NULL, OPT_FORMAT},
+        {"json", no_argument, NULL, OPT_JSON},           CLI_REMOTE_LONGOPTS,
+        {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {NULL, 0, NULL, 0}};
-    const char *dir = getenv("CCKEY_CACHE_DIR");
+    const char *dir = NULL;
+    char default_dir[4096];
+    cli_format fmt = CLI_TEXT;
     uint64_t max_bytes = 0;
     unsigned long jobs = 0;
     bool quiet = false;
@@ -590,8 +616,9 @@ int cckey_cmd_warm(int argc, char **argv)
     unsigned long shards = 0;
     cli_remotes remotes = {0};
     int c, taken;
+    size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "j:qh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("warm", argc, argv, "j:qh", longopts)) != -1) {
         if ((taken = cli_remotes_option(&remotes, c, optarg)) != 0) {
             if (taken > 0) continue;
             cli_remotes_free(&remotes);
@@ -614,18 +641,33 @@ int cckey_cmd_warm(int argc, char **argv)
                 return CLI_USAGE;
             }
             break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &max_line)) {
+                cli_error("warm: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 1024, &jobs)) {
                 cli_error("warm: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
                 return CLI_USAGE;
             }
             break;
-        case 'q': quiet = true; break;
+        case 'q': quiet = cli_quiet = true; break;
+        case OPT_FORMAT:
+            if (!cli_format_parse("warm", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt)) {
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_JSON: fmt = CLI_JSON; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
-        default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
+        default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
-    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, &remotes);
+    dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
+    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
+                   fmt);
     cli_remotes_free(&remotes);
     return rc;
 }

@@ -24,6 +24,7 @@ typedef struct census {
 static int note(void *user, int kind, const char *path, const char *name, const struct stat *st)
 {
     census *c = user;
+    if (kind == CCKEY_WALK_ODD) return 0;
     if (kind == CCKEY_WALK_TEMP) {
         if (cckey_store_temp_stale(name, st)) unlink(path);
         return 0;
