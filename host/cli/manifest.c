@@ -4,7 +4,8 @@
  *    "options": [[K, V], ...] | {K: V, ...}}
  *
  * Strings may hold \u0000; the bytes digested are their UTF-8. Unknown
- * members are ignored; blank lines are skipped. */
+ * members are ignored (one edit from a known one: a warning, see
+ * manifest_members.c); blank lines are skipped. */
 #include "manifest.h"
 
 #include <errno.h>
@@ -305,6 +306,17 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
             item->source_file = src;
             item->source_col = column_of(line, j.source_file.key_off);
             r = check_source_file(&c, src);
+        }
+    }
+    if (j.n_unknown) {
+        char typo[64];
+        size_t typo_off = 0;
+        const char *guess = manifest_near_member(&j, typo, &typo_off);
+        if (r && guess) {   /* the typo is likely the cause: say so in the error */
+            size_t used = strlen(err);
+            snprintf(err + used, err_len - used, " (\"%s\" is not a member; did you mean \"%s\"?)", typo, guess);
+        } else if (guess) {
+            manifest_warn_near_member(label, line_no, column_of(line, typo_off), typo, guess);
         }
     }
     if (r) *item = (manifest_item){.line = line_no};

@@ -69,6 +69,13 @@ int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char 
  * NULL, a source_file is left in item->source_path for manifest_resolve, so
  * that lines can be parsed on many threads and mapped on one. The item
  * owns its strings (one buffer) and options. */
+/* A member one edit from a known one and not beside it ("devcie"): the
+ * known name, with the typo (NUL-terminated) in typo and its byte offset in
+ * *off; NULL when none (manifest_members.c). */
+const char *manifest_near_member(const mj_line *j, char typo[64], size_t *off);
+/* Warn about such a typo, once per distinct typo in a run. */
+void manifest_warn_near_member(const char *label, size_t line_no, size_t col, const char *typo, const char *guess);
+
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
                         const char *base_dir, manifest_item *item, manifest_files *files,
                         char *err, size_t err_len);

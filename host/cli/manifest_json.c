@@ -411,7 +411,12 @@ static int object(ctx *c, int mode)
         mj_member *m = mode == TOP ? known(c->res, key) : NULL;
         bool opts = m == &c->res->options;
         if (value(c, &v, opts ? OPTIONS : GENERIC)) return -1;
-        if (m) *m = (mj_member){true, v.kind, key_off, v.str};
+        if (m) {
+            *m = (mj_member){true, v.kind, key_off, v.str};
+        } else if (mode == TOP && c->res->n_unknown < MJ_UNKNOWN_MAX) {
+            c->res->unknown_off[c->res->n_unknown] = key_off;
+            c->res->unknown[c->res->n_unknown++] = key;
+        }
         if (mode == OPTIONS) {
             mj_line *r = c->res;
             if (v.kind == MJ_STRING) {

@@ -36,6 +36,11 @@ typedef struct mj_line {
     size_t opt_err_index;
     cckey_bytes opt_err_key;
     int opt_err_kind;
+    /* The first top-level members the format does not know (for typo hints). */
+#define MJ_UNKNOWN_MAX 8
+    size_t n_unknown;
+    cckey_bytes unknown[MJ_UNKNOWN_MAX];
+    size_t unknown_off[MJ_UNKNOWN_MAX];
 } mj_line;
 
 /* Per-thread scratch, reused from line to line. Zero-initialise. */
