@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # CLI throughput: cckey batch against bench/cli/baseline.py on generated
 # manifests (bench/cli/gen_manifest.py), in one run. Checks that both give
-# the same keys, then reports the best of N wall times, lines/s, the ratio
-# and peak RSS (GNU time).
+# the same keys, then reports the best of N runs: wall seconds, lines/s,
+# CPU seconds (user + system, steadier on a shared machine), lines per CPU
+# second, peak RSS (GNU time), and the Python script's wall and CPU times
+# with the ratios. Python runs up to 10^6 lines; the inline variant up to
+# INLINE_MAX lines (default 200000: 4 KiB a line).
 # Usage: bench/cli/run.sh BUILD_DIR [LINES...]   (default 1000000)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,31 +15,33 @@ sizes=("${@:-1000000}")
 reps=${CCKEY_BENCH_REPS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-best() {   # best wall seconds and the peak RSS (KiB) of that run, of $reps runs of "$@"
-  local b=1e9 rss=0 t m
+inline_max=${INLINE_MAX:-200000}
+best() {   # best wall seconds, the CPU seconds and peak RSS (KiB) of that run, of $reps runs of "$@"
+  local b=1e9 cpu=0 rss=0 t u s m
   for _ in $(seq "$reps"); do
-    /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null
-    read -r t m <"$work/time"
-    if awk "BEGIN{exit !($t < $b)}"; then b=$t; rss=$m; fi
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null
+    read -r t u s m <"$work/time"
+    if awk "BEGIN{exit !($t < $b)}"; then b=$t; cpu=$(awk "BEGIN{print $u + $s}"); rss=$m; fi
   done
-  echo "$b $rss"
+  echo "$b $cpu $rss"
 }
-printf '%-10s %-12s %10s %12s %10s %12s %8s\n' lines mode seconds lines/s rss_MiB python_s x_python
+printf '%-9s %-11s %8s %10s %7s %10s %8s %9s %8s %8s %8s\n' lines mode wall_s lines/s cpu_s lines/cpu_s rss_MiB python_s py_cpu_s x_wall x_cpu
 for n in "${sizes[@]}"; do
   for mode in source_file inline; do
+    [ "$mode" = inline ] && [ "$n" -gt "$inline_max" ] && continue
     dir="$work/$mode-$n"
     python3 "$here/gen_manifest.py" "$dir" "$n" $([ "$mode" = inline ] && echo --inline)
     "$cckey" batch -q "$dir/manifest.jsonl" >"$work/c.keys"
-    py_s=-
+    py_s=- py_cpu=-
     if [ "$n" -le 1000000 ]; then
       python3 "$here/baseline.py" "$dir/manifest.jsonl" >"$work/p.keys"
       cmp -s "$work/c.keys" "$work/p.keys" || { echo "keys differ from the Python script's ($mode, $n)" >&2; exit 1; }
-      read -r py_s _ < <(CCKEY_BENCH_REPS=1 reps=1 best python3 "$here/baseline.py" "$dir/manifest.jsonl")
+      read -r py_s py_cpu _ < <(reps=1 best python3 "$here/baseline.py" "$dir/manifest.jsonl")
     fi
-    read -r c_s c_rss < <(best "$cckey" batch -q "$dir/manifest.jsonl")
-    awk -v n="$n" -v m="$mode" -v c="$c_s" -v r="$c_rss" -v p="$py_s" 'BEGIN {
-      printf "%-10d %-12s %10.3f %12.0f %10.1f %12s %8s\n", n, m, c, n / c, r / 1024, p,
-             p == "-" ? "-" : sprintf("%.1f", p / c) }'
+    read -r c_s c_cpu c_rss < <(best "$cckey" batch -q "$dir/manifest.jsonl")
+    awk -v n="$n" -v m="$mode" -v c="$c_s" -v cc="$c_cpu" -v r="$c_rss" -v p="$py_s" -v pc="$py_cpu" 'BEGIN {
+      printf "%-9d %-11s %8.2f %10.0f %7.2f %10.0f %8.1f %9s %8s %8s %8s\n", n, m, c, n / c, cc, n / cc, r / 1024,
+             p, pc, p == "-" ? "-" : sprintf("%.1f", p / c), p == "-" ? "-" : sprintf("%.1f", pc / cc) }'
     rm -rf "$dir"
   done
 done

@@ -152,7 +152,7 @@ static void parse_range(void *ctx, size_t begin, size_t end)
             block = b;
             cap = ncap;
         }
-        memcpy(block + used, it->tuple.options, k * sizeof *block);
+        if (k) memcpy(block + used, it->tuple.options, k * sizeof *block);
         it->opts = NULL;
         it->tuple.options = (const cckey_option *)(uintptr_t)used;   /* an offset until the block stops moving */
         used += k;
