@@ -210,6 +210,43 @@ class WriteErrors(Tmp):
         self.assertIn("Broken pipe", err)
 
 
+class Verify(Tmp):
+    """A device that returns wrong digests silently (the test build's
+    CCKEY_FAULT_CORRUPT): --verify repairs them and says so."""
+
+    def setUp(self):
+        super().setUp()
+        self.testing = os.path.join(os.path.dirname(test_cli.CCKEY), "cckey-testing")
+        if not os.access(self.testing, os.X_OK):
+            self.skipTest("no cckey-testing beside cckey")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl", MANIFEST], capture_output=True)
+        if p.returncode != 0:
+            self.skipTest("no OpenCL runtime here")
+
+    def corrupt(self, args):
+        env = dict(os.environ, CCKEY_FAULT_CORRUPT="1")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl"] + args + [MANIFEST], env=env, capture_output=True)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def test_without_verify_the_fault_changes_keys(self):
+        rc, out, err = self.corrupt([])
+        self.assertEqual(rc, 0)
+        self.assertNotEqual(out, golden("manifest.keys"), "the fault hook changed nothing")
+
+    def test_verify_repairs_and_names_the_device(self):
+        for args in (["--verify"], ["--verify=all"], ["--verify=sample"], ["--verify=sample", "--verify-seed", "7"]):
+            rc, out, err = self.corrupt(args)
+            self.assertEqual((rc, out), (0, golden("manifest.keys")), f"{args}: {err}")
+            self.assertRegex(err, r'warning: the opencl device \d+ ".+" returned \d+ wrong digests? of \d+', args)
+
+    def test_verify_seed_needs_sample_and_a_number(self):
+        for args in (["--verify-seed", "3"], ["--verify=sample", "--verify-seed", "-1"],
+                     ["--verify=sample", "--verify-seed", "1x"], ["--verify=sample", "--verify-seed", ""]):
+            rc, out, err = run(["batch"] + args + [MANIFEST])
+            self.assertEqual((rc, out), (2, ""), args)
+            self.assertIn("--verify-seed", err)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or not os.access(sys.argv[1], os.X_OK):
         sys.exit("usage: test_hardening.py PATH/TO/cckey [unittest args]")
