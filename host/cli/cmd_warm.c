@@ -9,6 +9,7 @@
 #include "../warm/warm.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -124,26 +125,6 @@ static void fail(tuple *t, const char *fmt, ...)
     t->state = T_FAILED;
     free(t->why);
     t->why = strdup(buf);
-}
-
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *s == '-') return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B') end++;
-    if (*end == 'B') end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift))) return false;
-    *out = (uint64_t)v << shift;
-    return true;
 }
 
 static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
@@ -636,7 +617,7 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case OPT_DIR: dir = optarg; break;
         case OPT_MAX:
-            if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
+            if (!cli_parse_size(optarg, 1, UINT64_MAX, &max_bytes)) {
                 cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
                 return CLI_USAGE;
             }

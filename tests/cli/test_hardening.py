@@ -22,8 +22,11 @@ from gen_vectors import make_key  # noqa: E402
 GOOD_LINE = '{"device": "d", "name": "n", "source": "s"}\n'
 
 
-def run(args, **kw):
-    return test_cli.run(args, **kw)
+def run(args, env_extra=None, **kw):
+    if not env_extra:
+        return test_cli.run(args, **kw)
+    p = subprocess.run([test_cli.CCKEY] + args, env=dict(os.environ, **env_extra), capture_output=True, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def wait_for(cond, what, limit=60):
@@ -245,6 +248,39 @@ class Verify(Tmp):
             rc, out, err = run(["batch"] + args + [MANIFEST])
             self.assertEqual((rc, out), (2, ""), args)
             self.assertIn("--verify-seed", err)
+
+
+class Settings(Tmp):
+    def test_tuning_variables_garbage_is_an_error_naming_it(self):
+        for var, val in (("CCKEY_GPU_CHUNK_BYTES", "-1"), ("CCKEY_GPU_CHUNK_BYTES", "12Q"),
+                         ("CCKEY_GPU_LONG_BYTES", "5x"), ("CCKEY_GPU_CPU_SHARE", "2")):
+            for backend in ("cpu", "opencl", "auto"):
+                rc, out, err = run(["batch", "--backend", backend, MANIFEST],
+                                   env_extra={var: val})
+                self.assertEqual((rc, out), (2, ""), f"{var}={val} --backend {backend}: {err}")
+                self.assertIn(f"{var}={val}", err)
+
+    def test_force_isa_bogus_or_unsupported_is_refused(self):
+        import platform
+        missing = "neon" if platform.machine() in ("x86_64", "AMD64") else "avx512"
+        for val, why in (("bogus", "expected scalar, sse2"), (missing, "this CPU cannot run it")):
+            rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": val})
+            self.assertEqual((rc, out), (2, ""), val)
+            self.assertIn(f"CCKEY_FORCE_ISA={val}: {why}", err)
+        rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": "scalar"})
+        self.assertEqual((rc, out.strip()), (0, make_key(b"d", b"n", b"s", [])))
+
+    def test_max_size_parsing(self):
+        m = self.write("m.jsonl", "")
+        cache = os.path.join(self.dir, "c")
+        for bad in (" -5", "-5", "+5", " 5", "5 ", "5iB", "5KiBB", "5X", "", "0", "99999999999999999999",
+                    "17179869184G"):
+            rc, out, err = run(["warm", "--max-size", bad, "--cache-dir", cache, m])
+            self.assertEqual(rc, 2, repr(bad))
+            self.assertIn("--max-size", err)
+        for good in ("5", "5K", "5k", "5KiB", "5KB", "2G", "1T"):
+            rc, out, err = run(["warm", "--max-size", good, "--cache-dir", cache, m])
+            self.assertEqual(rc, 0, f"{good!r}: {err}")
 
 
 if __name__ == "__main__":
