@@ -68,6 +68,10 @@ int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, siz
  * is no home folder either (cache_dir.c). */
 const char *cli_cache_dir(const char *given, char *buf, size_t len);
 
+/* cache list, put, trim and config (cache_more.c): argv holds the action's
+ * n arguments; dir is the folder (NULL: none could be found). */
+int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt);
+
 /* cckey --version (version.c). */
 int cli_print_version(void);
 
@@ -75,10 +79,7 @@ int cli_print_version(void);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A size in [lo, hi]: decimal digits (nothing before them, not even a space
- * or a sign), then optionally K, M, G or T (powers of 1024, either case),
- * which may be followed by "iB" or "B". False on anything else and on
- * overflow. */
+/* A size as cckey_size_parse reads it (500M, 10G, 1TiB), in [lo, hi]. */
 bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* Parse a decimal count in [lo, hi]; false on anything else. */

@@ -9,7 +9,6 @@
 #include "../warm/warm.h"
 
 #include <getopt.h>
-#include <stdint.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -46,8 +45,9 @@ static void usage(FILE *f)
           "\n"
           "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR, else\n"
           "                       $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
-          "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
-          "                       recently used entries go first); default: no limit\n"
+          "      --max-size SIZE  keep the store under SIZE bytes for this run (K, M, G, T\n"
+          "                       suffixes; least recently used entries go first); default:\n"
+          "                       the folder's own limit (cckey cache config max-size)\n"
           "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
           "                       of cores)\n"
           "      --shard K/N      take only shard K (0..N-1) of N: builds are dealt out by\n"
@@ -617,7 +617,7 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case OPT_DIR: dir = optarg; break;
         case OPT_MAX:
-            if (!cli_parse_size(optarg, 1, UINT64_MAX, &max_bytes)) {
+            if (cckey_size_parse(optarg, &max_bytes) != CCKEY_OK || max_bytes == 0) {
                 cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
                 return CLI_USAGE;
             }

@@ -38,23 +38,8 @@ void cli_warn(const char *fmt, ...)
 
 bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-    /* strtoull itself would skip blanks and accept a sign: " -5" is 2^64-5. */
-    if (!s || !isdigit((unsigned char)*s)) return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return false;
-    static const char units[] = "KMGT";
-    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
-    unsigned shift = 0;
-    if (u) {
-        shift = 10 * (unsigned)(u - units + 1);
-        end++;
-        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0) end += strlen(end);
-    }
-    if (*end || v > (UINT64_MAX >> shift)) return false;
-    v <<= shift;
-    if (v < lo || v > hi) return false;
+    uint64_t v;
+    if (cckey_size_parse(s, &v) != CCKEY_OK || v < lo || v > hi) return false;
     *out = v;
     return true;
 }
