@@ -503,7 +503,10 @@ typedef struct cckey_store_usage {
     uint64_t max_bytes;   /**< this handle's limit; 0 for none */
     uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
     uint64_t temp_bytes;  /**< their total size */
-    uint64_t reserved[7]; /**< 0; room to grow without changing the size */
+    uint64_t hits;        /**< cckey_store_get look-ups that found an entry, by every
+                               process, since the folder's first (see below) */
+    uint64_t misses;      /**< look-ups that found none, or a damaged one */
+    uint64_t reserved[5]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
@@ -522,7 +525,9 @@ typedef struct cckey_store_report {
  * Open (and create, with missing parents) the store in folder dir.
  * @param out        receives the handle; not NULL.
  * @param dir        the folder; not NULL.
- * @param max_bytes  size limit for this handle's writes; 0 for none.
+ * @param max_bytes  size limit for this handle's writes; 0 for the folder's
+ *                   own limit, the max_size line of DIR/cckey.conf ("max_size
+ *                   = 10G"; K, M, G, T are binary units), else none.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
  *         CCKEY_ERR_IO when dir cannot be created or is not a folder.
  */
@@ -558,8 +563,40 @@ CCKEY_API void cckey_store_free_buffer(void *buf);
  */
 CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len);
 
-/** Count the entries and temporary files of the folder (no checks). */
+/**
+ * Count the entries and temporary files of the folder (no checks), and its
+ * hit and miss counters. Counters are kept without locks across processes:
+ * each process adds its handles' counts to its own file, DIR/stats/HOST-PID,
+ * when a handle is closed, and this sums the folder's files and this
+ * handle's counts not yet written (a process killed before closing loses
+ * its own counts, never another's).
+ */
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
+
+/** Called once per entry by cckey_store_list: the key, the entry file's size
+ *  and when it was last used (seconds since 1970). Non-zero stops the walk. */
+typedef int (*cckey_store_entry_fn)(void *user, const char *key, uint64_t bytes, int64_t used);
+
+/** Every entry of the folder, in no particular order (no checks; entries
+ *  other processes add or remove meanwhile may or may not be seen).
+ *  @return CCKEY_OK (also when fn stopped the walk), CCKEY_ERR_IO. */
+CCKEY_API cckey_status cckey_store_list(cckey_store *s, cckey_store_entry_fn fn, void *user);
+
+/**
+ * Parse a size as cckey.conf's max_size and the CLI's sizes are written: a
+ * decimal count of bytes, optionally followed by K, M, G or T (binary units,
+ * 2^10 to 2^40) and an optional "iB" or "B": 500M, 10G, 1TiB, 4096.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG (out untouched).
+ */
+CCKEY_API cckey_status cckey_size_parse(const char *text, uint64_t *out);
+
+/**
+ * Apply the size limit now: remove least recently used entries until the
+ * folder is at 90% of it, as a put past the limit would. removed (may be
+ * NULL) receives the number of entries removed.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG when the handle has no limit.
+ */
+CCKEY_API cckey_status cckey_store_trim(cckey_store *s, uint64_t *removed);
 
 /**
  * Check every entry as cckey_store_get would, removing those that fail

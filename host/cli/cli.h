@@ -64,6 +64,10 @@ int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, siz
  * is no home folder either (cache_dir.c). */
 const char *cli_cache_dir(const char *given, char *buf, size_t len);
 
+/* cache list, put, trim and config (cache_more.c): argv holds the action's
+ * n arguments; dir is the folder (NULL: none could be found). */
+int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt);
+
 /* cckey --version (version.c). */
 int cli_print_version(void);
 

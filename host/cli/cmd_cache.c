@@ -13,13 +13,24 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cckey cache stats|verify|clear [--cache-dir DIR]\n"
+    fputs("usage: cckey cache stats|verify|clear|list|trim [--cache-dir DIR]\n"
           "       cckey cache get KEY [-o FILE] [--cache-dir DIR]\n"
+          "       cckey cache put KEY FILE [--cache-dir DIR]\n"
+          "       cckey cache config [max-size [SIZE|none]] [--cache-dir DIR]\n"
           "       cckey cache export [MANIFEST] -o BUNDLE [--cache-dir DIR]\n"
           "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]...\n"
           "\n"
-          "  stats    count entries and unfinished writes (no checks), and the remote\n"
-          "           caches' traffic (hits, misses, errors, bytes) of every run so far\n"
+          "  stats    count entries and unfinished writes (no checks), the size limit,\n"
+          "           the look-ups that hit and missed (every process, every run), and the\n"
+          "           remote caches' traffic (hits, misses, errors, bytes) of every run\n"
+          "  list     one line per entry: KEY BYTES LAST-USED (UTC); json/jsonl objects\n"
+          "  put      store FILE's bytes under KEY (as warm stores a compiled kernel)\n"
+          "  trim     apply the size limit now: least recently used entries go first,\n"
+          "           down to 90% of it\n"
+          "  config   show the folder's settings, or set max-size: the size limit every\n"
+          "           writer honours (warm, put, import, library users), e.g. 10G\n"
+          "           (K, M, G, T: binary units); \"none\" removes it. Kept in\n"
+          "           DIR/cckey.conf as max_size = SIZE\n"
           "  verify   check every entry's header and checksum; remove the damaged ones,\n"
           "           anything under an entry's name that is no regular file (a symlink,\n"
           "           FIFO, folder), and the temporary files of writers that are gone;\n"
@@ -36,7 +47,7 @@ static void usage(FILE *f)
           "\n"
           "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR, else\n"
           "                        $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
-          "      --format FMT      for stats: text (default), json or jsonl (one object)\n"
+          "      --format FMT      for stats and list: text (default), json or jsonl\n"
           "      --json            the same as --format json\n"
           "  -o, --output FILE     for get and export: write FILE atomically\n"
           CLI_REMOTE_HELP
@@ -61,8 +72,9 @@ static void print_remote_totals(cckey_store *s)
 /* cache stats --format json|jsonl: one object. */
 static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, cli_format fmt)
 {
-    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries, "bytes",
-                          (json_int_t)u->bytes, "max_bytes", (json_int_t)u->max_bytes, "temp_files",
+    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries,
+                          "bytes", (json_int_t)u->bytes, "max_bytes", (json_int_t)u->max_bytes, "hits",
+                          (json_int_t)u->hits, "misses", (json_int_t)u->misses, "temp_files",
                           (json_int_t)u->temp_files, "temp_bytes", (json_int_t)u->temp_bytes);
     cckey_remote_counters c;
     if (j && cckey_store_remote_counters(s, 0, &c) == CCKEY_OK)
@@ -183,16 +195,21 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
                       cli_format fmt)
 {
     if (optind >= argc) {
-        cli_error("cache: give an action: stats, verify, clear, get, export or import (see 'cckey help cache')");
+        cli_error("cache: give an action: stats, list, get, put, verify, trim, clear, config, export or import "
+                  "(see 'cckey help cache')");
         return CLI_USAGE;
     }
     const char *what = argv[optind];
     bool get = strcmp(what, "get") == 0, exp = strcmp(what, "export") == 0, imp = strcmp(what, "import") == 0;
+    if (strcmp(what, "list") == 0 || strcmp(what, "put") == 0 || strcmp(what, "trim") == 0 ||
+        strcmp(what, "config") == 0)
+        return cli_cache_more(what, argc - optind - 1, argv + optind + 1, dir, fmt);
     if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") && !get && !exp && !imp) {
-        static const char *const actions[] = {"stats", "verify", "clear", "get", "export", "import"};
+        static const char *const actions[] = {"stats", "verify", "clear", "get", "export", "import",
+                                              "list", "put", "trim", "config"};
         const char *guess = cli_suggest(what, actions, sizeof actions / sizeof *actions);
         if (guess) cli_error("cache: unknown action \"%s\"; did you mean \"%s\"? (see 'cckey help cache')", what, guess);
-        else cli_error("cache: unknown action \"%s\" (stats, verify, clear, get, export or import)", what);
+        else cli_error("cache: unknown action \"%s\" (see 'cckey help cache')", what);
         return CLI_USAGE;
     }
     if (exp || imp) return bundle_action(argc, argv, dir, output, remotes, exp);
@@ -233,8 +250,13 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
         } else if (fmt != CLI_TEXT) {
             print_stats_json(s, dir, &u, fmt);
         } else {
-            printf("entries: %llu\nbytes: %llu\ntemporary files: %llu (%llu bytes)\n",
-                   (unsigned long long)u.entries, (unsigned long long)u.bytes, (unsigned long long)u.temp_files,
+            printf("entries: %llu\nbytes: %llu\n", (unsigned long long)u.entries, (unsigned long long)u.bytes);
+            if (u.max_bytes) printf("max size: %llu\n", (unsigned long long)u.max_bytes);
+            else printf("max size: none\n");
+            uint64_t looked = u.hits + u.misses;
+            printf("hits: %llu\nmisses: %llu\n", (unsigned long long)u.hits, (unsigned long long)u.misses);
+            if (looked) printf("hit rate: %.1f%%\n", 100.0 * (double)u.hits / (double)looked);
+            printf("temporary files: %llu (%llu bytes)\n", (unsigned long long)u.temp_files,
                    (unsigned long long)u.temp_bytes);
             print_remote_totals(s);
         }

@@ -45,8 +45,9 @@ static void usage(FILE *f)
           "\n"
           "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR, else\n"
           "                       $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
-          "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
-          "                       recently used entries go first); default: no limit\n"
+          "      --max-size SIZE  keep the store under SIZE bytes for this run (K, M, G, T\n"
+          "                       suffixes; least recently used entries go first); default:\n"
+          "                       the folder's own limit (cckey cache config max-size)\n"
           "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
           "                       of cores)\n"
           "      --shard K/N      take only shard K (0..N-1) of N: builds are dealt out by\n"
@@ -124,26 +125,6 @@ static void fail(tuple *t, const char *fmt, ...)
     t->state = T_FAILED;
     free(t->why);
     t->why = strdup(buf);
-}
-
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *s == '-') return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B') end++;
-    if (*end == 'B') end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift))) return false;
-    *out = (uint64_t)v << shift;
-    return true;
 }
 
 static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
@@ -636,7 +617,7 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case OPT_DIR: dir = optarg; break;
         case OPT_MAX:
-            if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
+            if (cckey_size_parse(optarg, &max_bytes) != CCKEY_OK || max_bytes == 0) {
                 cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
                 return CLI_USAGE;
             }

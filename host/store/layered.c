@@ -119,16 +119,16 @@ bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_
     return cckey_remotes_fetch(s->remotes, key, accept, &f);
 }
 
-void cckey_store_push_remote(cckey_store *s, const char *key, const char *path)
+void cckey_store_push_written(cckey_store *s, const char *key, const void *payload, size_t len)
 {
-    (void)path;
     if (!cckey_remotes_writable(s->remotes)) return;
-    void *entry;
-    size_t n;
-    /* The file just written, read back: what goes out is exactly what a
-     * local get accepts, in whatever format this build writes. */
-    if (cckey_store_read_entry(s, key, &entry, &n) != CCKEY_OK) return;
-    cckey_remotes_push(s->remotes, key, entry, n, false);
+    /* The entry file as put wrote it, made again in memory (reading the
+     * file back would cost a read and a checksum per put). */
+    uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + len);
+    if (!entry) return;
+    cckey_entry_header(entry, key, payload, len);
+    if (len) memcpy(entry + CCKEY_ENTRY_HEADER, payload, len);
+    cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + len, false);
     free(entry);
 }
 

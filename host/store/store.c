@@ -93,7 +93,8 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
     }
     size_t n = strlen(s->dir);
     while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
-    s->max_bytes = max_bytes;
+    /* No limit given: the folder's own (cckey.conf max_size), if any. */
+    s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
     pthread_mutex_init(&s->lock, NULL);
     if (created) tag_cache_dir(s->dir);
     *out = s;
@@ -103,6 +104,7 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
 void cckey_store_close(cckey_store *s)
 {
     if (!s) return;
+    cckey_store_flush_counters(s);
     cckey_store_drop_remotes(s);
     pthread_mutex_destroy(&s->lock);
     free(s->dir);
@@ -138,7 +140,7 @@ int cckey_store_open_entry(const char *path)
     return fd;
 }
 
-cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, void **buf, size_t *len)
 {
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
@@ -260,7 +262,7 @@ cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, 
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_remote(s, key, path);
+    if (s->remotes) cckey_store_push_written(s, key, data, len);
     return CCKEY_OK;
 }
 

@@ -6,6 +6,7 @@
 #include "../md5/md5.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -38,7 +39,17 @@ struct cckey_store {
     unsigned puts_since_count;
     bool evicting;
     struct cckey_remotes *remotes;   /* remote caches under this folder, or NULL */
+    _Atomic uint64_t hits, misses;   /* look-ups since the last flush (counters.c) */
 };
+
+/* Hit and miss counters (counters.c): cckey_store_get counts around this;
+ * close flushes to DIR/stats; reading sums the folder's and this handle's. */
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, void **buf, size_t *len);
+void cckey_store_flush_counters(cckey_store *s);
+void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses);
+
+/* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
+uint64_t cckey_store_conf_max_bytes(const char *dir);
 
 /* Test hook (test builds only): called by put at each stage of a write
  * (see put's stages), so a test can kill the writer at a chosen point. */
@@ -119,7 +130,7 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 
 /* Remote layering (layered.c): on a local miss, and after a local put. */
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
-void cckey_store_push_remote(cckey_store *s, const char *key, const char *path);
+void cckey_store_push_written(cckey_store *s, const char *key, const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */

@@ -65,6 +65,7 @@ cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
     if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or output");
     *out = (cckey_store_usage){.max_bytes = s->max_bytes};
     if (cckey_store_walk(s, count_one, out) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    cckey_store_read_counters(s, &out->hits, &out->misses);
     return CCKEY_OK;
 }
 

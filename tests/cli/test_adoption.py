@@ -303,6 +303,127 @@ class ProgressOnATerminal(unittest.TestCase):
         self.assertEqual(keys, 150000)
 
 
+class CacheErgonomics(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def env(self, **kv):
+        env = {k: v for k, v in os.environ.items() if k not in ("CCKEY_CACHE_DIR", "XDG_CACHE_HOME")}
+        env.update(kv)
+        return env
+
+    def test_default_folder(self):
+        home = os.path.join(self.dir, "home")
+        os.mkdir(home)
+        cases = [(dict(HOME=home), os.path.join(home, ".cache", "cckey")),
+                 (dict(HOME=home, XDG_CACHE_HOME=os.path.join(self.dir, "xdg")), os.path.join(self.dir, "xdg", "cckey")),
+                 (dict(HOME=home, XDG_CACHE_HOME="relative/ignored"), os.path.join(home, ".cache", "cckey")),
+                 (dict(HOME=home, XDG_CACHE_HOME=os.path.join(self.dir, "xdg"),
+                       CCKEY_CACHE_DIR=os.path.join(self.dir, "explicit")), os.path.join(self.dir, "explicit"))]
+        for kv, want in cases:
+            rc, out, err = run(["cache", "config", "max-size", "1M"], env=self.env(**kv))
+            self.assertEqual((rc, err), (0, ""), kv)
+            with open(os.path.join(want, "cckey.conf")) as f:
+                self.assertIn("max_size = 1M\n", f.read(), kv)
+            rc, out, err = run(["cache", "stats", "--format", "json"], env=self.env(**kv))
+            self.assertEqual(json.loads(out)["cache_dir"], want)
+            self.assertEqual(json.loads(out)["max_bytes"], 1 << 20)
+
+    def cache(self, *args, **kw):
+        return run(["cache"] + list(args) + ["--cache-dir", self.dir], **kw)
+
+    def test_put_get_list_stats_trim(self):
+        keys = []
+        for i in range(6):
+            key, _ = recipe(b"d", b"k%d" % i, b"s", [])
+            payload = os.path.join(self.dir, "p%d" % i)
+            with open(payload, "wb") as f:
+                f.write(bytes([i]) * (300 * (i + 1)))
+            rc, out, err = self.cache("put", key, payload)
+            self.assertEqual((rc, err), (0, ""))
+            keys.append(key)
+        rc, out, _ = self.cache("get", keys[2])
+        self.assertEqual(out, "\x02" * 900)
+        missing, _ = recipe(b"d", b"nope", b"s", [])
+        rc, out, _ = self.cache("get", missing)
+        self.assertEqual(rc, 1)
+        rc, out, err = self.cache("list")
+        listed = {l.split()[0]: int(l.split()[1]) for l in out.splitlines()}
+        self.assertEqual(listed, {k: 192 + 300 * (i + 1) for i, k in enumerate(keys)})
+        rc, out, err = self.cache("list", "--format", "json")
+        self.assertEqual(sorted(e["key"] for e in json.loads(out)), sorted(keys))
+        rc, out, err = self.cache("stats", "--json")
+        doc = json.loads(out)
+        self.assertEqual((doc["entries"], doc["hits"], doc["misses"], doc["max_bytes"]), (6, 1, 1, 0))
+        rc, out, err = self.cache("stats")
+        self.assertIn("hits: 1\nmisses: 1\nhit rate: 50.0%", out)
+        rc, out, err = self.cache("trim")
+        self.assertEqual(rc, 2)
+        self.assertIn("no size limit", err)
+        # The limit set once is the folder's: trim, and any later writer, keep to it.
+        rc, out, err = self.cache("config", "max-size", "4K")
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.cache("config")
+        self.assertEqual(out, "max-size 4096\n")
+        rc, out, err = self.cache("trim")
+        self.assertEqual(rc, 0, err)
+        rc, out, err = self.cache("stats", "--json")
+        self.assertLessEqual(json.loads(out)["bytes"], 4096)
+        big = os.path.join(self.dir, "big")
+        with open(big, "wb") as f:
+            f.write(b"x" * 3000)
+        for i in range(5):
+            key, _ = recipe(b"d", b"more%d" % i, b"s", [])
+            self.assertEqual(self.cache("put", key, big)[0], 0)
+        rc, out, err = self.cache("stats", "--json")
+        self.assertLessEqual(json.loads(out)["bytes"], 4096)
+        rc, out, err = self.cache("config", "max-size", "none")
+        rc, out, err = self.cache("config")
+        self.assertEqual(out, "max-size none\n")
+
+    def test_bad_input(self):
+        rc, out, err = self.cache("config", "max-szie", "1G")
+        self.assertEqual(rc, 2)
+        self.assertIn('did you mean "max-size"', err)
+        rc, out, err = self.cache("config", "max-size", "lots")
+        self.assertEqual(rc, 2)
+        rc, out, err = self.cache("put", "not-a-key", "/dev/null")
+        self.assertEqual(rc, 2)
+        key, _ = recipe(b"d", b"n", b"s", [])
+        rc, out, err = self.cache("put", key, os.path.join(self.dir, "missing"))
+        self.assertEqual(rc, 2)
+        self.assertIn("missing", err)
+        rc, out, err = run(["cache", "list", "--cache-dir", os.path.join(self.dir, "none")])
+        self.assertEqual(rc, 1)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "none")))
+
+
+class ManifestTypos(unittest.TestCase):
+    def test_a_member_one_edit_away_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.jsonl")
+            with open(path, "w") as f:
+                f.write('{"devcie": "d", "name": "n", "source": "s"}\n')
+                for _ in range(3):
+                    f.write('{"device": "d", "name": "n", "source": "s", "optoins": [["-O", "3"]]}\n')
+                f.write('{"device": "d", "name": "n", "source": "s", "comment": "unrelated"}\n')
+            rc, out, err = run(["batch", "-k", path])
+            self.assertEqual(rc, 2)
+            want, _ = recipe(b"d", b"n", b"s", [])
+            self.assertEqual(out.split("\n"), ["", want, want, want, want, ""])
+            self.assertIn('%s:1:1: missing "device"' % path, err)
+            self.assertIn('"devcie" is not a member; did you mean "device"?', err)
+            self.assertEqual(err.count('unknown member "optoins" is ignored; did you mean "options"?'), 1, err)
+            self.assertIn("%s:2:45: " % path, err)
+            self.assertNotIn("comment", err)
+            rc, out, err = run(["batch", "-k", "-q", path])
+            self.assertNotIn("optoins", err)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or not os.access(sys.argv[1], os.X_OK):
         sys.exit("usage: test_adoption.py PATH/TO/cckey [unittest args]")
