@@ -29,6 +29,10 @@ int cckey_cmd_selftest(int argc, char **argv);
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
+/* CCKEY_FORCE_ISA, which the library reads itself and ignores when it names
+ * no instruction set this CPU has: here that is an error (CLI_USAGE,
+ * printed), as the README promises. CLI_OK when unset or in effect. */
+int cli_check_isa_env(void);
 
 /* The one entry of known[0..n) one edit (insertion, deletion, substitution,
  * neighbour swap) from word, or NULL when none or several are (suggest.c). */
@@ -50,6 +54,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
  * why value is not one of them. */
 typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format;
 #define CLI_FMT(f) (1u << (f))
+#define CLI_FMT_ALL (CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL))
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
 
 /* Split a set of flags as sh would split a command line: separated by
@@ -74,6 +79,15 @@ int cli_print_version(void);
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether s is well-formed UTF-8 (what JSON text must be). */
+bool cli_utf8_ok(const char *s);
+/* s with each byte that is not part of well-formed UTF-8 written as \xNN,
+ * into buf (truncated to cap); returns buf. For messages that go into JSON. */
+const char *cli_utf8_escape(const char *s, char *buf, size_t cap);
+
+/* A size as cckey_size_parse reads it (500M, 10G, 1TiB), in [lo, hi]. */
+bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* Parse a decimal count in [lo, hi]; false on anything else. */
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);

@@ -3,6 +3,7 @@
 about their size, files that shrink, write errors.
 
 Usage: test_hardening.py PATH/TO/cckey [unittest args]"""
+import json
 import os
 import signal
 import stat
@@ -22,8 +23,11 @@ from gen_vectors import make_key  # noqa: E402
 GOOD_LINE = '{"device": "d", "name": "n", "source": "s"}\n'
 
 
-def run(args, **kw):
-    return test_cli.run(args, **kw)
+def run(args, env_extra=None, **kw):
+    if not env_extra:
+        return test_cli.run(args, **kw)
+    p = subprocess.run([test_cli.CCKEY] + args, env=dict(os.environ, **env_extra), capture_output=True, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def wait_for(cond, what, limit=60):
@@ -208,6 +212,132 @@ class WriteErrors(Tmp):
         p.stderr.close()
         self.assertEqual(rc, 1)
         self.assertIn("Broken pipe", err)
+
+
+class Verify(Tmp):
+    """A device that returns wrong digests silently (the test build's
+    CCKEY_FAULT_CORRUPT): --verify repairs them and says so."""
+
+    def setUp(self):
+        super().setUp()
+        self.testing = os.path.join(os.path.dirname(test_cli.CCKEY), "cckey-testing")
+        if not os.access(self.testing, os.X_OK):
+            self.skipTest("no cckey-testing beside cckey")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl", MANIFEST], capture_output=True)
+        if p.returncode != 0:
+            self.skipTest("no OpenCL runtime here")
+
+    def corrupt(self, args):
+        env = dict(os.environ, CCKEY_FAULT_CORRUPT="1")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl"] + args + [MANIFEST], env=env, capture_output=True)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def test_without_verify_the_fault_changes_keys(self):
+        rc, out, err = self.corrupt([])
+        self.assertEqual(rc, 0)
+        self.assertNotEqual(out, golden("manifest.keys"), "the fault hook changed nothing")
+
+    def test_verify_repairs_and_names_the_device(self):
+        for args in (["--verify"], ["--verify=all"], ["--verify=sample"], ["--verify=sample", "--verify-seed", "7"]):
+            rc, out, err = self.corrupt(args)
+            self.assertEqual((rc, out), (0, golden("manifest.keys")), f"{args}: {err}")
+            self.assertRegex(err, r'warning: the opencl device \d+ ".+" returned \d+ wrong digests? of \d+', args)
+
+    def test_verify_seed_needs_sample_and_a_number(self):
+        for args in (["--verify-seed", "3"], ["--verify=sample", "--verify-seed", "-1"],
+                     ["--verify=sample", "--verify-seed", "1x"], ["--verify=sample", "--verify-seed", ""]):
+            rc, out, err = run(["batch"] + args + [MANIFEST])
+            self.assertEqual((rc, out), (2, ""), args)
+            self.assertIn("--verify-seed", err)
+
+
+class Settings(Tmp):
+    def test_tuning_variables_garbage_is_an_error_naming_it(self):
+        for var, val in (("CCKEY_GPU_CHUNK_BYTES", "-1"), ("CCKEY_GPU_CHUNK_BYTES", "12Q"),
+                         ("CCKEY_GPU_LONG_BYTES", "5x"), ("CCKEY_GPU_CPU_SHARE", "2")):
+            for backend in ("cpu", "opencl", "auto"):
+                rc, out, err = run(["batch", "--backend", backend, MANIFEST],
+                                   env_extra={var: val})
+                self.assertEqual((rc, out), (2, ""), f"{var}={val} --backend {backend}: {err}")
+                self.assertIn(f"{var}={val}", err)
+
+    def test_force_isa_bogus_or_unsupported_is_refused(self):
+        import platform
+        missing = "neon" if platform.machine() in ("x86_64", "AMD64") else "avx512"
+        for val, why in (("bogus", "expected scalar, sse2"), (missing, "this CPU cannot run it")):
+            rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": val})
+            self.assertEqual((rc, out), (2, ""), val)
+            self.assertIn(f"CCKEY_FORCE_ISA={val}: {why}", err)
+        rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": "scalar"})
+        self.assertEqual((rc, out.strip()), (0, make_key(b"d", b"n", b"s", [])))
+
+    def test_max_size_parsing(self):
+        m = self.write("m.jsonl", "")
+        cache = os.path.join(self.dir, "c")
+        for bad in (" -5", "-5", "+5", " 5", "5 ", "5iB", "5KiBB", "5X", "", "0", "99999999999999999999",
+                    "17179869184G"):
+            rc, out, err = run(["warm", "--max-size", bad, "--cache-dir", cache, m])
+            self.assertEqual(rc, 2, repr(bad))
+            self.assertIn("--max-size", err)
+        for good in ("5", "5K", "5k", "5KiB", "5KB", "2G", "1T"):
+            rc, out, err = run(["warm", "--max-size", good, "--cache-dir", cache, m])
+            self.assertEqual(rc, 0, f"{good!r}: {err}")
+
+
+class Scan(Tmp):
+    KERNEL = "__kernel void k(void) {}\n"
+
+    def test_deep_nesting_is_refused_in_little_memory(self):
+        path = self.write("deep.cl", b"{" * (100 << 20))
+        # A fresh interpreter measures only its own child; the address-space
+        # limit turns the old per-brace growth into a quick failure.
+        probe = ("import resource, subprocess, sys\n"
+                 "lim = lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+                 "p = subprocess.run(sys.argv[1:], capture_output=True, preexec_fn=lim)\n"
+                 "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                 "sys.stdout.write(p.stderr.decode())\n")
+        p = subprocess.run([sys.executable, "-c", probe, test_cli.CCKEY, "scan", "--list", path],
+                           capture_output=True, timeout=300)
+        first, _, err = p.stdout.decode().partition("\n")
+        rc, rss_kb = map(int, first.split())
+        self.assertEqual(rc, 2, err)
+        self.assertIn("deep.cl:1: braces nested deeper than 4096 levels", err)
+        self.assertLess(rss_kb, 64 * 1024, "peak RSS in KiB")
+        # Just under the limit, with braces in comments and literals that do
+        # not count, a kernel after it is still found.
+        ok = self.write("ok.cl", "__kernel void a(void) " + "{" * 4096 + ' /* { */ "{" \'{\' // {\n' +
+                        "}" * 4096 + "\n" + self.KERNEL)
+        rc, out, err = run(["scan", "--list", ok])
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual([l.split(": ")[1] for l in out.splitlines()], ["a", "k"])
+
+    def test_one_file_under_two_names_is_listed_once(self):
+        os.makedirs(os.path.join(self.dir, "d"))
+        self.write("d/e.cl", self.KERNEL)
+        os.symlink("d/e.cl", os.path.join(self.dir, "link.cl"))
+        rc, out, err = run(["scan", "--list", "d/e.cl", "./d/e.cl", "."], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(len(out.splitlines()), 1, out)
+
+    def test_non_utf8_file_name_is_skipped_with_a_warning(self):
+        os.makedirs(os.path.join(self.dir, "u"))
+        self.write("u/good.cl", self.KERNEL)
+        with open(os.path.join(self.dir.encode(), b"u", b"bad\xff.cl"), "w") as f:
+            f.write(self.KERNEL)
+        rc, out, err = run(["scan", "-d", "dev", "u"], cwd=self.dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([json.loads(l)["source_file"] for l in out.splitlines()], ["u/good.cl"])
+        self.assertIn("skipping u/bad\\xff.cl: its name is not UTF-8", err)
+
+    def test_jsonl_error_with_a_non_utf8_manifest_name(self):
+        m = os.path.join(self.dir.encode(), b"m\xff.jsonl")
+        with open(m, "w") as f:
+            f.write('{"device": 1}\n')
+        p = subprocess.run([test_cli.CCKEY.encode(), b"batch", b"-k", b"--format", b"jsonl", m], capture_output=True)
+        self.assertEqual(p.returncode, 2)
+        row = json.loads(p.stdout)
+        self.assertIn("m\\xff.jsonl:1:", row["error"])
+        self.assertIn("must be a string", row["error"])
 
 
 if __name__ == "__main__":
