@@ -54,6 +54,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
  * why value is not one of them. */
 typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format;
 #define CLI_FMT(f) (1u << (f))
+#define CLI_FMT_ALL (CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL))
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
 
 /* Split a set of flags as sh would split a command line: separated by

@@ -349,7 +349,7 @@ int cckey_cmd_batch(int argc, char **argv)
         case 'o': o.output = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "keys") == 0) fmt = CLI_TEXT;   /* its older name */
-            else if (!cli_format_parse("batch", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+            else if (!cli_format_parse("batch", optarg, CLI_FMT_ALL, &fmt))
                 goto out;
             o.jsonl = fmt != CLI_TEXT;
             o.json = fmt == CLI_JSON;

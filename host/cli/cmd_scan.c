@@ -413,7 +413,7 @@ int cckey_cmd_scan(int argc, char **argv)
             break;
         }
         case OPT_FORMAT:
-            if (!cli_format_parse("scan", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &o.fmt))
+            if (!cli_format_parse("scan", optarg, CLI_FMT_ALL, &o.fmt))
                 goto out;
             fmt_given = true;
             break;
