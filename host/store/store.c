@@ -112,11 +112,13 @@ static void paths_of(const cckey_store *s, const char *key, char *shard_dir, cha
     snprintf(path, cap, "%s/%s/%s", s->dir, shard, name);
 }
 
-cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)
+cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                     size_t *len)
 {
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
     char shard_dir[4096], path[4096];
     paths_of(s, key, shard_dir, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -124,7 +126,13 @@ cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t
         if (errno == ENOENT || errno == ENOTDIR) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    cckey_status st = cckey_entry_read(fd, key, buf, len);
+    cckey_records rec;
+    cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
+    if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk)) != CCKEY_OK) {
+        free(*buf);   /* stale: a miss; the entry stays for the next put to replace */
+        *buf = NULL;
+    }
+    free(rec.bytes);
     if (st == CCKEY_ERR_CORRUPT) {
         struct stat seen;
         if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
@@ -135,6 +143,11 @@ cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t
     }
     close(fd);
     return st;
+}
+
+cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)
+{
+    return cckey_store_get_checked(s, key, NULL, buf, len);
 }
 
 static bool write_all(int fd, const void *data, size_t len)
@@ -168,10 +181,32 @@ static void sync_dir(const char *dir)
 
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
 {
+    return cckey_store_put_meta(s, key, data, len, NULL);
+}
+
+/* The new entry, written to a temporary file and renamed over the old. */
+static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                                const void *data, size_t len);
+
+cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
+                                  const cckey_entry_meta *meta)
+{
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
     if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
-    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER;
+    uint8_t *rec;
+    uint32_t rec_len;
+    cckey_status st = cckey_records_encode(meta, &rec, &rec_len);
+    if (st != CCKEY_OK) return st;
+    st = write_entry(s, key, rec, rec_len, data, len);
+    free(rec);
+    return st;
+}
+
+static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                                const void *data, size_t len)
+{
+    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER + rec_len;
     if (s->max_bytes && total > s->max_bytes)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
@@ -199,8 +234,8 @@ cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, 
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno));
     hook(CCKEY_STORE_STAGE_OPENED);
     uint8_t hdr[CCKEY_ENTRY_HEADER];
-    cckey_entry_header(hdr, key, data, len);
-    bool ok = write_all(fd, hdr, sizeof hdr);
+    cckey_entry_header(hdr, key, rec, rec_len, data, len);
+    bool ok = write_all(fd, hdr, sizeof hdr) && write_all(fd, rec, rec_len);
     for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
         size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
         ok = write_all(fd, (const uint8_t *)data + off, step);

@@ -74,7 +74,7 @@ static int verify_one(void *user, int kind, const char *path, const char *name, 
     cckey_store_name_to_key(key, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;   /* evicted or replaced meanwhile */
-    cckey_status v = cckey_entry_read(fd, key, NULL, NULL);
+    cckey_status v = cckey_entry_read(fd, key, NULL, NULL, NULL);
     if (v == CCKEY_OK) r->ok++;
     else if (v == CCKEY_ERR_CORRUPT) {
         struct stat seen;
