@@ -25,6 +25,25 @@
  *  - Every function is safe to call from many threads at once, on distinct
  *    or shared objects, unless its comment says otherwise.
  *
+ * Stability promise. The key format is frozen: it is format 1
+ * (CCKEY_KEY_FORMAT), and every release of cckey, on every platform and
+ * backend, gives the same key for the same (device, name, source, options)
+ * as every earlier release did. Should the recipe ever have to change, that
+ * will be a new format number under new function names, never a silent
+ * change to these. (The on-disk store entry format is not covered: an entry
+ * of another format version is a cache miss, never a wrong hit.)
+ *
+ * ABI policy. Below 1.0 the shared library's SONAME carries the minor
+ * version (libcckey.so.0.MINOR): a minor release may change the ABI, a patch
+ * release never does, and the CMake package accepts only the same minor
+ * version. From 1.0 on the SONAME is the major version. Structs the library
+ * fills (cckey_store_usage, cckey_store_report, cckey_remote_counters) and
+ * cckey_remote_settings end in reserved fields, set
+ * to 0, that later releases may give a meaning without changing their size.
+ * The input structs cckey_bytes, cckey_option and cckey_tuple describe the
+ * frozen key fields and keep their layout. Names outside this header are
+ * not exported.
+ *
  * Errors: every fallible function returns a cckey_status. cckey_strerror()
  * names the status; cckey_last_error() gives the detail of the most recent
  * failure on the calling thread (a device driver's message, for example).
@@ -49,6 +68,12 @@ extern "C" {
 #define CCKEY_VERSION_MINOR 1
 #define CCKEY_VERSION_PATCH 0
 #define CCKEY_VERSION_STRING "0.1.0"
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.1.0 is
+ *  100), for compile-time checks such as #if CCKEY_VERSION_NUMBER >= 200. */
+#define CCKEY_VERSION_NUMBER (CCKEY_VERSION_MAJOR * 10000 + CCKEY_VERSION_MINOR * 100 + CCKEY_VERSION_PATCH)
+/** The key format this header describes (see the stability promise above).
+ *  Frozen: it changes only with new function names. */
+#define CCKEY_KEY_FORMAT 1
 
 /** Length of a key in bytes, not counting the NUL terminator. */
 #define CCKEY_KEY_LEN 131
@@ -79,7 +104,8 @@ typedef enum cckey_status {
     CCKEY_ERR_THREAD = 8,        /**< a thread could not be started */
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
     CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
-    CCKEY_ERR_STALE = 11         /**< an entry's recorded headers or toolchain differ (a miss) */
+    CCKEY_ERR_CANCELLED = 11,    /**< a progress callback asked to stop */
+    CCKEY_ERR_STALE = 12         /**< an entry's recorded headers or toolchain differ (a miss) */
 } cckey_status;
 
 /**
@@ -99,6 +125,10 @@ CCKEY_API const char *cckey_last_error(void);
 
 /** The library's version string, e.g. "0.1.0". */
 CCKEY_API const char *cckey_version(void);
+
+/** The version of the library loaded at run time as CCKEY_VERSION_NUMBER
+ *  gives it; compare it with the header's to catch a mismatched library. */
+CCKEY_API unsigned cckey_version_number(void);
 
 /**
  * Compute one key.
@@ -244,6 +274,118 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
                                        size_t n, const cckey_batch_config *config);
 
 /* ------------------------------------------------------------------------ */
+/* C strings, streamed sources, parsed keys, binary keys, cancelling        */
+/* ------------------------------------------------------------------------ */
+
+/** Length of one binary (MD5) digest. */
+#define CCKEY_DIGEST_LEN 16
+/** Length of a binary key: the four field digests, in key order. */
+#define CCKEY_KEY_BIN_LEN 64
+
+/**
+ * cckey_make_key for NUL-terminated strings (a source or option holding a
+ * NUL byte needs cckey_make_key).
+ * @param options  n_options pairs as 2 * n_options strings: key, value,
+ *                 key, value, ...; may be NULL when n_options is 0.
+ * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for a NULL string.
+ */
+CCKEY_API cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device, const char *name,
+                                          const char *source, const char *const *options, size_t n_options);
+
+/**
+ * An MD5 digest computed in pieces, for a source that arrives in parts or
+ * is too large to hold. The state lives in the caller's memory (no
+ * allocation, nothing to free); its contents are private. A digest that
+ * was not initialised, or is already final, is refused
+ * (CCKEY_ERR_INVALID_ARG). One digest is not for several threads at once.
+ */
+typedef struct cckey_digest {
+    uint64_t opaque[16];
+} cckey_digest;
+
+/** Start (or restart) a digest. */
+CCKEY_API cckey_status cckey_digest_init(cckey_digest *d);
+/** Add len bytes; data may be NULL only when len is 0. */
+CCKEY_API cckey_status cckey_digest_update(cckey_digest *d, const void *data, size_t len);
+/** Finish: the digest as 32 hex characters and a NUL (hex), and/or as 16
+ *  bytes (bin); either may be NULL, not both. d must be initialised again
+ *  before further use. */
+CCKEY_API cckey_status cckey_digest_final(cckey_digest *d, char hex[CCKEY_HEX_LEN + 1],
+                                          unsigned char bin[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from a source's digest (cckey_digest_final's bin): keys
+ * and memo as if cckey_source_new had been given the source itself.
+ */
+CCKEY_API cckey_status cckey_source_new_digest(cckey_source **out, const unsigned char digest[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from everything fd gives until end of file (a file, a
+ * pipe, a socket), read in pieces and digested as it arrives; no copy is
+ * kept. fd stays open, and is left at end of file. Interrupted reads are
+ * retried.
+ * @return CCKEY_OK; CCKEY_ERR_IO when a read fails (cckey_last_error says
+ *         why; out is untouched); CCKEY_ERR_INVALID_ARG; CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new_fd(cckey_source **out, int fd);
+
+/**
+ * Check a key and split it into its four binary field digests (device,
+ * name, source, options). A key is exactly CCKEY_KEY_LEN bytes: four groups
+ * of 32 lowercase hex digits joined by ':'.
+ * @param key  len bytes, need not be NUL-terminated.
+ * @param out  receives the digests; may be NULL to only check the key.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG naming the first bad byte in
+ *         cckey_last_error() (out is then untouched).
+ */
+CCKEY_API cckey_status cckey_key_parse(const char *key, size_t len, unsigned char out[4][CCKEY_DIGEST_LEN]);
+
+/**
+ * cckey_make_keys, with each key as its 64 binary bytes: the four field
+ * digests that cckey_key_parse would give for the key cckey_make_keys
+ * writes, without the 131-byte text.
+ */
+CCKEY_API cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples,
+                                           size_t n, const cckey_batch_config *config);
+
+/** Progress callback that may cancel: a non-zero return stops the batch. */
+typedef int (*cckey_progress_cancel_fn)(void *user, uint64_t done, uint64_t total);
+
+/**
+ * Progress reporting that can cancel, called from the calling thread (fn
+ * may be NULL; it replaces any cckey_batch_config_set_progress callback,
+ * and that one replaces it). When fn returns non-zero the batch stops: CPU
+ * threads finish the run of messages they hold (32 to 256 messages, about
+ * 2 MiB), a device finishes the chunks it holds, and cckey_make_keys returns
+ * CCKEY_ERR_CANCELLED with out unspecified.
+ */
+CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn,
+                                                              void *user);
+
+/* ------------------------------------------------------------------------ */
+/* This build and this machine (what `cckey --version` reports)             */
+/* ------------------------------------------------------------------------ */
+
+/** The backends compiled into this library, space-separated, e.g.
+ *  "cpu opencl cuda". A static string. */
+CCKEY_API const char *cckey_build_backends(void);
+
+/** The instruction set the CPU backend's MD5 uses on this machine: "avx512",
+ *  "avx2", "sse2", "neon" or "scalar". A static string. */
+CCKEY_API const char *cckey_cpu_isa(void);
+
+/**
+ * Whether the run-time library a backend needs loads here (OpenCL:
+ * libOpenCL.so.1; CUDA: libcuda.so.1, initialised). Says nothing about
+ * devices: cckey devices lists those.
+ * @return CCKEY_OK (always for CPU and AUTO); CCKEY_ERR_UNAVAILABLE when the
+ *         backend is not compiled in or its library does not load
+ *         (cckey_last_error() says why); CCKEY_ERR_INVALID_ARG for an
+ *         unknown kind.
+ */
+CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
+
+/* ------------------------------------------------------------------------ */
 /* A store of compiled kernels on disk, addressed by key                     */
 /* ------------------------------------------------------------------------ */
 
@@ -283,6 +425,7 @@ typedef struct cckey_store_usage {
     uint64_t max_bytes;   /**< this handle's limit; 0 for none */
     uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
     uint64_t temp_bytes;  /**< their total size */
+    uint64_t reserved[7]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
@@ -290,6 +433,7 @@ typedef struct cckey_store_report {
     uint64_t ok;             /**< entries that passed every check */
     uint64_t removed;        /**< entries that failed a check and were removed */
     uint64_t temps_removed;  /**< temporary files of dead writers removed */
+    uint64_t reserved[5];    /**< 0; room to grow without changing the size */
 } cckey_store_report;
 
 /**
@@ -449,6 +593,77 @@ CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, con
  */
 CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
                                                size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Remote caches layered under a store                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A store may have remote caches under it, consulted in the order added:
+ *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]     whole entries as values
+ *                                                   under "cckey:NAME"
+ *   http://HOST[:PORT]/PATH, https://...            GET, PUT and HEAD of
+ *                                                   URL/xy/NAME (xy and NAME
+ *                                                   as in the local folder)
+ * Attributes may follow the URL, each after a '|': ttl=SECONDS (Redis:
+ * entries expire), bearer=TOKEN (HTTP: Authorization: Bearer), read-only,
+ * connect-timeout=MS, timeout=MS, retries=N (HTTP). USER:PASSWORD in an
+ * HTTP URL is sent as basic auth; messages never show it.
+ *
+ * cckey_store_get looks in the local folder first; on a miss it asks each
+ * remote in turn, checks what comes back exactly as a local entry is
+ * checked (written to a temporary file of the folder and read back), and
+ * keeps it in the folder. cckey_store_put writes the folder, then the same
+ * entry file to every remote that is not read-only.
+ *
+ * A remote never makes a store call fail. A remote that cannot be reached,
+ * times out or refuses the credentials is reported once through the warning
+ * callback and is not asked again by this handle; a single failed request
+ * (HTTP 5xx after its retries, a Redis error reply, a bad entry served) is
+ * reported and counted as an error, and the look-up goes on as a miss.
+ * Connections are kept and reused, one per concurrent caller.
+ */
+
+/** How to reach remote caches (cckey_store_add_remote). Zeros mean defaults. */
+typedef struct cckey_remote_settings {
+    uint32_t connect_timeout_ms;  /**< default 2000 */
+    uint32_t timeout_ms;          /**< one request, default 10000 */
+    uint32_t retries;             /**< HTTP: tries after a 5xx or a dropped connection, default 2 */
+    uint32_t ttl_s;               /**< Redis: entries expire after this; 0: never */
+    int read_only;                /**< never write to the remote */
+    /** Called (from any thread) with a one-line message; may be NULL. */
+    void (*warn)(void *user, const char *message);
+    void *warn_user;
+    uint64_t reserved[6];         /**< 0 (start from = {0}); room to grow */
+} cckey_remote_settings;
+
+/** Remote traffic, counted per handle and kept per folder. */
+typedef struct cckey_remote_counters {
+    uint64_t hits;       /**< look-ups a remote answered with a good entry */
+    uint64_t misses;     /**< look-ups no remote could answer */
+    uint64_t errors;     /**< failed requests and bad entries served */
+    uint64_t puts;       /**< entries written to a remote */
+    uint64_t bytes_in;   /**< entry bytes received */
+    uint64_t bytes_out;  /**< entry bytes sent */
+    uint64_t reserved[6]; /**< 0; room to grow without changing the size */
+} cckey_remote_counters;
+
+/**
+ * Add a remote cache under s (see above). Only the URL's syntax is checked
+ * here; no connection is made until the first request. Not thread-safe:
+ * add the remotes before the handle is shared.
+ * @param settings  may be NULL for the defaults; its fields win over the
+ *                  defaults, the URL's attributes win over both.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
+
+/**
+ * Remote counters. since_open: this handle's own; otherwise the folder's
+ * totals (every handle adds its counters to DIR/remote-stats when closed).
+ */
+CCKEY_API cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,11 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
   gnuplot-nox             # benchmark plot
+  g++                     # tests: cckey.h compiled as C++
+  help2man man-db         # the man page, built and read (tests: man cckey)
+  bash-completion zsh     # tests: the completion scripts
+  libhiredis-dev libcurl4-openssl-dev   # remote caches (Redis, HTTP) under the store
+  redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,7 @@
 #include "cckey.h"
 #include "../md5/md5.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 typedef struct cckey_digest_job {
@@ -22,6 +23,9 @@ typedef struct cckey_digest_job {
     unsigned threads;            /* host threads the backend may use */
     cckey_progress_fn progress;  /* may be NULL; called from the calling thread */
     void *progress_user;
+    /* May be NULL. Set when the caller cancels (from the progress callback):
+     * a backend then claims no more work, and what it holds finishes. */
+    const atomic_bool *cancel;
     /* May be NULL. A device backend stores here how many messages the
      * device and the host threads each finished (its CPU share), also on
      * failure; the CPU backend leaves it alone. */
@@ -43,6 +47,11 @@ typedef struct cckey_backend_ops {
      * detail via cckey_fail) lets the planner finish the rest on the CPU. */
     cckey_status (*digest)(const cckey_digest_job *job);
 } cckey_backend_ops;
+
+static inline bool cckey_job_cancelled(const cckey_digest_job *job)
+{
+    return job->cancel && atomic_load_explicit(job->cancel, memory_order_relaxed);
+}
 
 /* NULL when the kind was not compiled in. Never NULL for CPU. */
 const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind);

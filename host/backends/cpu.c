@@ -62,6 +62,7 @@ static void cpu_worker(void *arg, unsigned tid)
     const cckey_digest_job *job = w->job;
     for (;;) {
         /* Claim a run: one message at a time so a run stops at RUN_BYTES. */
+        if (cckey_job_cancelled(job)) return;
         size_t start = atomic_load_explicit(&w->next, memory_order_relaxed), end;
         do {
             if (start >= w->count) return;

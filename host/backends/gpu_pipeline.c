@@ -143,6 +143,7 @@ typedef struct coop {
 
 static bool host_claim(coop *c, size_t *start, size_t *end)
 {
+    if (cckey_job_cancelled(c->job)) return false;
     uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
     for (;;) {
         size_t lo = CLAIM_LO(w), hi = CLAIM_HI(w);
@@ -353,7 +354,7 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
                                 c->ops->name, chunk);
             break;
         }
-        if (!device_claim(c, &begin, &end)) break;
+        if (cckey_job_cancelled(c->job) || !device_claim(c, &begin, &end)) break;
         size_t data_bytes = pack(c, s, begin, end, helpers);
         st = c->ops->launch(c->self, s, end - begin, data_bytes);
         if (st != CCKEY_OK) break;

@@ -54,6 +54,7 @@ cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_prog
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
     cfg->progress = fn;
+    cfg->progress_cancel = NULL;
     cfg->progress_user = user;
     return CCKEY_OK;
 }

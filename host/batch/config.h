@@ -4,12 +4,15 @@
 #include "cckey.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 
 struct cckey_batch_config {
     cckey_backend_kind backend;
     unsigned threads;
     cckey_verify_mode verify;
     cckey_progress_fn progress;
+    cckey_progress_cancel_fn progress_cancel;   /* set instead of progress */
     void *progress_user;
     /* Results of the last batch, written through a const config: the
      * config is always heap-allocated by cckey_batch_config_new. Batches
@@ -25,5 +28,13 @@ typedef struct cckey_batch_report {
     char used[32];
     char warning[1024];
 } cckey_batch_report;
+
+/* The one progress callback the backends see (progress.c): it calls the
+ * config's callback and turns a cancel into the flag backends watch. */
+typedef struct cckey_progress_relay {
+    const cckey_batch_config *cfg;
+    atomic_bool cancelled;
+} cckey_progress_relay;
+void cckey_progress_relay_call(void *relay, uint64_t done, uint64_t total);
 
 #endif

@@ -33,6 +33,7 @@ typedef struct plan {
     uint8_t (*dig)[CCKEY_MD5_DIGEST];
     char (*hex)[32];        /* per string id */
     char (*set_hex)[32];    /* per option set */
+    uint8_t (*set_dig)[CCKEY_MD5_DIGEST];   /* per option set */
 } plan;
 
 static void plan_free(plan *p)
@@ -46,6 +47,7 @@ static void plan_free(plan *p)
     free(p->dig);
     free(p->hex);
     free(p->set_hex);
+    free(p->set_dig);
 }
 
 static bool same_set(const plan *p, size_t a, size_t b)
@@ -282,7 +284,7 @@ static const cckey_backend_ops *choose(const cckey_batch_config *cfg, const plan
 }
 
 static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey_batch_report *rep,
-                                   unsigned threads)
+                                   unsigned threads, cckey_progress_relay *relay)
 {
     size_t m = p->strings.n;
     p->dig = malloc((m ? m : 1) * sizeof *p->dig);
@@ -304,8 +306,9 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
     }
     struct cckey_digest_split split = {0, 0};
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done,
-                            .threads = threads, .progress = cfg->progress, .progress_user = cfg->progress_user,
-                            .split = &split};
+                            .threads = threads,
+                            .progress = cfg->progress || cfg->progress_cancel ? cckey_progress_relay_call : NULL,
+                            .progress_user = relay, .cancel = &relay->cancelled, .split = &split};
     cckey_status st = b->digest(&job);
     /* "opencl+cpu": the host threads hashed part of a device batch. */
     snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->kind != CCKEY_BACKEND_CPU && split.host ? "+cpu" : "");
@@ -317,6 +320,8 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         st = cckey_cpu_digest(&job);
     }
     free(done);
+    if (atomic_load_explicit(&relay->cancelled, memory_order_relaxed))
+        return cckey_fail(CCKEY_ERR_CANCELLED, "cancelled by the progress callback");
     if (st != CCKEY_OK) return st;
     if (b->kind != CCKEY_BACKEND_CPU && cfg->verify != CCKEY_VERIFY_NONE) return verify(p, cfg->verify, threads);
     return CCKEY_OK;
@@ -362,6 +367,8 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         st = cckey_cpu_digest(&job);
     }
     for (size_t s = 0; s < ns && st == CCKEY_OK; s++) cckey_hex(p->set_hex[s], d[s]);
+    p->set_dig = d;   /* kept for binary keys; freed with the plan */
+    d = NULL;
 out:
     free(canon), free(msgs), free(d), free(order), free(kh), free(vh);
     return st;
@@ -369,7 +376,8 @@ out:
 
 typedef struct format_work {
     const plan *p;
-    char (*out)[CCKEY_KEY_LEN + 1];
+    char (*out)[CCKEY_KEY_LEN + 1];          /* text keys, or */
+    unsigned char (*bin)[CCKEY_KEY_BIN_LEN];  /* binary ones */
 } format_work;
 
 static void format_range(void *ctx, size_t begin, size_t end)
@@ -378,7 +386,12 @@ static void format_range(void *ctx, size_t begin, size_t end)
     const plan *p = fw->p;
     for (size_t i = begin; i < end; i++) {
         const uint32_t *id = &p->ids[4 * i];
-        cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
+        if (fw->bin) {
+            for (int f = 0; f < 3; f++) memcpy(fw->bin[i] + 16 * f, p->dig[id[f]], 16);
+            memcpy(fw->bin[i] + 48, p->set_dig[id[3]], 16);
+        } else {
+            cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
+        }
     }
 }
 
@@ -391,19 +404,18 @@ static void hex_range(void *ctx, size_t begin, size_t end)
 /* Below this many items a thread costs more to start than it saves. */
 #define FORMAT_GRAIN 16384
 
-cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
-                             const cckey_batch_config *config)
+static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
 {
-    if (n == 0) return CCKEY_OK;
-    if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
     static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO};
     const cckey_batch_config *cfg = config ? config : &defaults;
     cckey_batch_report rep = {"", ""};
     unsigned threads = cfg->threads ? cfg->threads : cckey_cpu_count();
+    cckey_progress_relay relay = {.cfg = cfg};
+    atomic_init(&relay.cancelled, false);
 
     plan p = {.tuples = tuples, .n = n};
     cckey_status st = intern_all(&p, threads);
-    if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads);
+    if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
     if (st == CCKEY_OK) {
         p.hex = malloc(p.strings.n * sizeof *p.hex);
         if (!p.hex) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "hex digests");
@@ -411,7 +423,7 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, p.strings.n, FORMAT_GRAIN, hex_range, &p);
     if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
     if (st == CCKEY_OK) {
-        format_work fw = {.p = &p, .out = out};
+        fw.p = &p;
         st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
     }
     plan_free(&p);
@@ -424,4 +436,20 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
         pthread_mutex_unlock(&out_cfg->report_lock);
     }
     return st;
+}
+
+cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
+                             const cckey_batch_config *config)
+{
+    if (n == 0) return CCKEY_OK;
+    if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
+    return make_keys((format_work){.out = out}, tuples, n, config);
+}
+
+cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples, size_t n,
+                                 const cckey_batch_config *config)
+{
+    if (n == 0) return CCKEY_OK;
+    if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
+    return make_keys((format_work){.bin = out}, tuples, n, config);
 }

@@ -25,6 +25,13 @@ int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
 
+/* The one entry of known[0..n) one edit (insertion, deletion, substitution,
+ * neighbour swap) from word, or NULL when none or several are (suggest.c). */
+const char *cli_suggest(const char *word, const char *const *known, size_t n);
+
+/* cckey --version (version.c). */
+int cli_print_version(void);
+
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,7 +12,8 @@ static void usage(FILE *f)
     fputs("usage: cckey cache stats|verify|clear [--cache-dir DIR]\n"
           "       cckey cache get KEY [-o FILE] [--cache-dir DIR]\n"
           "\n"
-          "  stats    count entries and unfinished writes (no checks)\n"
+          "  stats    count entries and unfinished writes (no checks), and the remote\n"
+          "           caches' traffic (hits, misses, errors, bytes) of every run so far\n"
           "  verify   check every entry's header and checksum; remove the damaged ones and\n"
           "           the temporary files of writers that are gone; exit 1 if any entry\n"
           "           was damaged\n"
@@ -26,6 +27,18 @@ static void usage(FILE *f)
           "\n"
           "Layout and guarantees: see cckey_store_open in cckey.h.\n",
           f);
+}
+
+/* The folder's running remote counters, when any remote was ever used. */
+static void print_remote_totals(cckey_store *s)
+{
+    cckey_remote_counters c;
+    if (cckey_store_remote_counters(s, 0, &c) != CCKEY_OK) return;
+    if (!c.hits && !c.misses && !c.errors && !c.puts) return;
+    printf("remote hits: %llu\nremote misses: %llu\nremote errors: %llu\nremote writes: %llu\n"
+           "remote bytes in: %llu\nremote bytes out: %llu\n",
+           (unsigned long long)c.hits, (unsigned long long)c.misses, (unsigned long long)c.errors,
+           (unsigned long long)c.puts, (unsigned long long)c.bytes_in, (unsigned long long)c.bytes_out);
 }
 
 static int do_get(cckey_store *s, const char *key, const char *output)
@@ -116,6 +129,7 @@ int cckey_cmd_cache(int argc, char **argv)
             printf("entries: %llu\nbytes: %llu\ntemporary files: %llu (%llu bytes)\n",
                    (unsigned long long)u.entries, (unsigned long long)u.bytes, (unsigned long long)u.temp_files,
                    (unsigned long long)u.temp_bytes);
+            print_remote_totals(s);
         }
     } else if (strcmp(what, "verify") == 0) {
         cckey_store_report r;

@@ -2,6 +2,9 @@
  * with the real compiler for its device, and store the binaries under their
  * keys. Tuples that share device, source and options share one build. */
 #include "manifest.h"
+#include "parallel_for.h"
+#include "remote_opts.h"
+#include "shard.h"
 #include "../scan/scan.h"
 #include "../warm/warm.h"
 
@@ -59,10 +62,24 @@ static void usage(FILE *f)
           "                       recently used entries go first); default: no limit. When\n"
           "                       the warmed set does not fit, the summary counts the\n"
           "                       entries evicted again and the exit status is 1\n"
-          "  -j, --jobs N         builds at once (default: the number of cores)\n"
+          "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
+          "                       of cores)\n"
+          "      --shard K/N      take only shard K (0..N-1) of N: builds are dealt out by\n"
+          "                       estimated cost (source size), deterministically, so N\n"
+          "                       workers given the same manifest split it exactly\n"
+          "      --shard auto     K and N from a Slurm array (SLURM_ARRAY_TASK_ID, _MIN,\n"
+          "                       _COUNT) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX,\n"
+          "                       with --shards N)\n"
+          "      --shards N       the number of shards, for --shard auto\n"
+          CLI_REMOTE_HELP
           "  -q, --quiet          no progress bar\n"
           "  -v, --verbose        list every failure (else the first 50, then a count)\n"
           "  -h, --help           show this help\n"
+          "\n"
+          "A remote cache that cannot be reached or fails is a warning: the run goes on\n"
+          "with the local store. Remote hits are copied into the store (and checked for\n"
+          "their headers and toolchain like local entries); compiled binaries go to the\n"
+          "store and to every writable remote.\n"
           "\n"
           "Exit status: 0 when every tuple is cached at the end, 1 when any failed or\n"
           "was evicted, 2 for bad usage or a bad manifest line (nothing is compiled then).\n",
@@ -110,6 +127,9 @@ typedef struct warm {
     uint64_t max_bytes;
     size_t n_cached;          /* found in the store (checked) before building */
     bool verbose;
+    cli_shard shard;
+    size_t n_manifest;    /* tuples in the manifest, before sharding */
+    unsigned jobs;
 } warm;
 
 /* What a tuple's build reads and is checked against: the toolchain (when
@@ -442,6 +462,68 @@ out:
     toolchain_free(&k);
 }
 
+/* Keep only this shard's tuples (see shard.h); the units are builds. */
+static int take_shard(warm *w)
+{
+    w->n_manifest = w->n;
+    if (!w->shard.n || !w->n) return 0;
+    size_t *idx = malloc(w->n * sizeof *idx), *unit_of = malloc(w->n * sizeof *unit_of), n_units = 0;
+    uint64_t *hash = malloc(w->n * sizeof *hash), *cost = malloc(w->n * sizeof *cost);
+    bool *mine = calloc(w->n, sizeof *mine);
+    int rc = -1;
+    if (!idx || !unit_of || !hash || !cost || !mine) goto out;
+    for (size_t i = 0; i < w->n; i++) idx[i] = i;
+    qsort_r(idx, w->n, sizeof *idx, by_build, w->t);
+    for (size_t i = 0; i < w->n; i++) {
+        tuple *t = &w->t[idx[i]];
+        if (i == 0 || !same_build(t, &w->t[idx[i - 1]])) {
+            /* The unit's hash: its language and key fields 1, 3 and 4 (MD5
+             * digests already, so any mixing of them spreads well). */
+            uint8_t lang = (uint8_t)t->lang;
+            uint64_t h = cli_shard_hash(0, &lang, 1);
+            h = cli_shard_hash(h, t->key, 33);
+            hash[n_units] = cli_shard_hash(h, t->key + 66, CCKEY_KEY_LEN - 66);
+            cost[n_units] = (uint64_t)t->item.tuple.source.len + 1;
+            n_units++;
+        }
+        unit_of[idx[i]] = n_units - 1;
+    }
+    if (cli_shard_assign(&w->shard, hash, cost, n_units, mine) != 0) goto out;
+    size_t kept = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        if (mine[unit_of[i]]) {
+            w->t[kept++] = w->t[i];
+        } else {
+            manifest_item_clear(&w->t[i].item);
+            free(w->t[i].root);
+        }
+    }
+    w->n = kept;
+    rc = 0;
+out:
+    free(idx), free(unit_of), free(hash), free(cost), free(mine);
+    return rc;
+}
+
+/* Whether each distinct key is cached (locally, else on a remote), with its
+ * headers and toolchain as this run would build it. */
+static void look_up(void *arg, size_t i)
+{
+    warm *w = arg;
+    tuple *t = &w->t[i];
+    if (t->state == T_DUPLICATE) return;
+    void *buf;
+    size_t len;
+    toolchain k;
+    toolchain_make(w, t, &k);
+    cckey_lookup lk = toolchain_lookup(&k, w->memo);
+    if (cckey_store_get_checked(w->store, t->key, &lk, &buf, &len) == CCKEY_OK) {
+        t->state = T_CACHED;
+        cckey_store_free_buffer(buf);
+    }
+    toolchain_free(&k);
+}
+
 static void *worker(void *arg)
 {
     warm *w = arg;
@@ -519,6 +601,8 @@ static int summary(warm *w)
         fprintf(stderr, "cckey: warm: --max-size %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
                 "found in this run %s evicted again (a partial result; raise --max-size)\n",
                 (unsigned long long)w->max_bytes, evicted, evicted == 1 ? "y" : "ies", evicted == 1 ? "was" : "were");
+    if (w->shard.n)
+        printf("warm: shard %u/%u: %zu of the manifest's %zu tuples\n", w->shard.k, w->shard.n, w->n, w->n_manifest);
     printf("warm: %zu tuple%s (%zu distinct key%s): %zu compiled in %zu build%s, %zu already cached, %zu failed",
            w->n, w->n == 1 ? "" : "s", w->n - dup, w->n - dup == 1 ? "" : "s", compiled, w->n_groups,
            w->n_groups == 1 ? "" : "s", cached, failed);
@@ -554,6 +638,12 @@ static int run(warm *w, unsigned jobs, bool quiet)
         rc = CLI_FAIL;
         goto out;
     }
+    if (take_shard(w) != 0) {
+        free(order);
+        cli_error("warm: out of memory");
+        rc = CLI_FAIL;
+        goto out;
+    }
     for (size_t i = 0; i < w->n; i++) order[i] = i;
     qsort_r(order, w->n, sizeof *order, by_key, w->t);
     for (size_t k = 0; k < w->n; k++) {
@@ -562,21 +652,17 @@ static int run(warm *w, unsigned jobs, bool quiet)
             tuple *prev = &w->t[order[k - 1]];
             t->state = T_DUPLICATE;
             t->dup_of = prev->state == T_DUPLICATE ? prev->dup_of : order[k - 1];
-            continue;
         }
-        void *buf;
-        size_t len;
-        toolchain k;
-        toolchain_make(w, t, &k);
-        cckey_lookup lk = toolchain_lookup(&k, w->memo);
-        if (cckey_store_get_checked(w->store, t->key, &lk, &buf, &len) == CCKEY_OK) {
-            t->state = T_CACHED;
-            w->n_cached++;
-            cckey_store_free_buffer(buf);
-        }
-        toolchain_free(&k);
     }
     free(order);
+    /* Compilers load here, on one thread; the look-ups then only read them. */
+    for (size_t i = 0; i < w->n; i++) {
+        const char *why;
+        compiler_for(w, w->t[i].lang, &why);
+    }
+    /* In parallel: a remote look-up waits on the network. */
+    cli_parallel_for(w->n, jobs, look_up, w);
+    for (size_t i = 0; i < w->n; i++) w->n_cached += w->t[i].state == T_CACHED;
 
     if (plan(w) != 0) {
         cli_error("warm: out of memory");
@@ -627,22 +713,89 @@ out:
     return rc;
 }
 
+/* After the options: check them, open the store with its remotes, run. */
+static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
+                 bool verbose, const char *shard, unsigned shards, cli_remotes *remotes)
+{
+    if (argc - optind != 1) {
+        cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
+        return CLI_USAGE;
+    }
+    if (!dir || !*dir) {
+        cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        return CLI_USAGE;
+    }
+    /* PoCL would keep its own copy of every program warm builds (its kernel
+     * cache: 968 KB beside a 1,692 KB store for the example suite), which
+     * the store makes redundant. PoCL reads only the environment, before it
+     * loads. NVRTC has no such cache, and warm loads no module into the
+     * driver, so the CUDA JIT cache is never touched. */
+    setenv("POCL_KERNEL_CACHE", "0", 0);
+    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1, .max_bytes = max_bytes,
+              .verbose = verbose};
+    char why[512];
+    if (shards && !shard) {
+        cli_error("warm: --shards is for --shard auto");
+        return CLI_USAGE;
+    }
+    if (shard && cli_shard_parse(shard, shards, &w.shard, why, sizeof why) != 0) {
+        cli_error("warm: %s", why);
+        return CLI_USAGE;
+    }
+    if (cckey_store_open(&w.store, dir, max_bytes) != CCKEY_OK || cckey_dep_memo_new(&w.memo) != CCKEY_OK) {
+        cli_error("warm: %s", cckey_last_error());
+        cckey_store_close(w.store);
+        return CLI_FAIL;
+    }
+    int rc = cli_remotes_attach(remotes, w.store, dir, "warm");
+    if (rc == CLI_OK) {
+        if (!jobs) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            jobs = n > 0 ? (unsigned)n : 1;
+        }
+        rc = run(&w, jobs, quiet);
+        cli_remotes_report(w.store, "warm");
+    }
+    cckey_dep_memo_free(w.memo);
+    cckey_store_close(w.store);
+    return rc;
+}
+
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},             {"help", no_argument, NULL, 'h'},
+        {"shard", required_argument, NULL, OPT_SHARD},   {"shards", required_argument, NULL, OPT_SHARDS},
+        CLI_REMOTE_LONGOPTS,
         {NULL, 0, NULL, 0}};
     const char *dir = getenv("CCKEY_CACHE_DIR");
     uint64_t max_bytes = 0;
     unsigned long jobs = 0;
     bool quiet = false, verbose = false;
-    int c;
+    const char *shard = NULL;
+    unsigned long shards = 0;
+    cli_remotes remotes = {0};
+    int c, taken;
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:qvh", longopts, NULL)) != -1) {
+        if ((taken = cli_remotes_option(&remotes, c, optarg)) != 0) {
+            if (taken > 0) continue;
+            cli_remotes_free(&remotes);
+            cli_error("warm: out of memory");
+            return CLI_FAIL;
+        }
         switch (c) {
+        case OPT_SHARD: shard = optarg; break;
+        case OPT_SHARDS:
+            if (!cli_parse_uint(optarg, 1, 1000000, &shards)) {
+                cli_error("warm: --shards wants a number from 1 to 1000000, not \"%s\"", optarg);
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
         case OPT_DIR: dir = optarg; break;
         case OPT_MAX:
             if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
@@ -658,36 +811,11 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case 'q': quiet = true; break;
         case 'v': verbose = true; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_USAGE;
+        case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
+        default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
         }
     }
-    if (argc - optind != 1) {
-        cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
-        return CLI_USAGE;
-    }
-    if (!dir || !*dir) {
-        cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
-        return CLI_USAGE;
-    }
-    /* PoCL would keep its own copy of every program warm builds (its kernel
-     * cache: 968 KB beside a 1,692 KB store for the example suite), which
-     * the store makes redundant. PoCL reads only the environment, before it
-     * loads. NVRTC has no such cache, and warm loads no module into the
-     * driver, so the CUDA JIT cache is never touched. */
-    setenv("POCL_KERNEL_CACHE", "0", 0);
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1, .max_bytes = max_bytes, .verbose = verbose};
-    if (cckey_store_open(&w.store, dir, max_bytes) != CCKEY_OK || cckey_dep_memo_new(&w.memo) != CCKEY_OK) {
-        cli_error("warm: %s", cckey_last_error());
-        cckey_store_close(w.store);
-        return CLI_FAIL;
-    }
-    if (!jobs) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        jobs = n > 0 ? (unsigned long)n : 1;
-    }
-    int rc = run(&w, (unsigned)jobs, quiet);
-    cckey_dep_memo_free(w.memo);
-    cckey_store_close(w.store);
+    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, verbose, shard, (unsigned)shards, &remotes);
+    cli_remotes_free(&remotes);
     return rc;
 }

@@ -25,11 +25,42 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fputs("\n"
-          "Run 'cckey COMMAND --help' for a command's options.\n"
+          "Run 'cckey help COMMAND' or 'cckey COMMAND --help' for a command's options.\n"
           "  -h, --help       show this help\n"
           "  -V, --version    show the version\n"
           "Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.\n",
           f);
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* One line and a hint, never a help dump: a close command is named. */
+static int unknown_command(const char *name)
+{
+    const char *known[sizeof commands / sizeof *commands];
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) known[i] = commands[i].name;
+    const char *guess = cli_suggest(name, known, sizeof known / sizeof *known);
+    if (guess) cli_error("unknown command \"%s\"; did you mean \"%s\"? (see 'cckey --help')", name, guess);
+    else cli_error("unknown command \"%s\" (see 'cckey --help')", name);
+    return CLI_USAGE;
+}
+
+/* cckey help [CMD]: the top-level help, or CMD --help. */
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    const cli_command *c = find_command(argv[2]);
+    if (!c) return unknown_command(argv[2]);
+    char *args[] = {(char *)c->name, (char *)"--help", NULL};
+    return c->run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -39,16 +70,14 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
         usage(stdout);
         return CLI_OK;
     }
+    if (strcmp(cmd, "help") == 0) return help(argc, argv);
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("cckey %s\n", cckey_version());
-        return CLI_OK;
+        return cli_print_version();
     }
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-    cli_error("unknown command \"%s\" (see 'cckey --help')", cmd);
-    return CLI_USAGE;
+    const cli_command *c = find_command(cmd);
+    return c ? c->run(argc - 1, argv + 1) : unknown_command(cmd);
 }

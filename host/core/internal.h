@@ -22,6 +22,9 @@ void cckey_clear_error(void);
 static inline bool cckey_bytes_ok(cckey_bytes b) { return b.ptr != NULL || b.len == 0; }
 bool cckey_options_ok(const cckey_option *options, size_t n);
 
+/* A source handle that knows only its source's hex digest (no bytes). */
+cckey_status cckey_source_new_hex(cckey_source **out, const char hex[32]);
+
 /* out = a ":" b ":" c ":" d, each 32 hex characters, plus the NUL. */
 void cckey_join_key(char out[CCKEY_KEY_LEN + 1], const char *a, const char *b, const char *c,
                     const char *d);

@@ -67,6 +67,16 @@ cckey_status cckey_source_new(cckey_source **out, cckey_bytes source, unsigned f
     return CCKEY_OK;
 }
 
+cckey_status cckey_source_new_hex(cckey_source **out, const char hex[32])
+{
+    cckey_source *s = calloc(1, sizeof *s);
+    if (!s) return cckey_fail(CCKEY_ERR_NO_MEMORY, "source handle");
+    memcpy(s->hex, hex, 32);
+    atomic_init(&s->memo, NULL);
+    *out = s;
+    return CCKEY_OK;
+}
+
 void cckey_source_free(cckey_source *src)
 {
     if (!src) return;

@@ -95,6 +95,7 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
 void cckey_store_close(cckey_store *s)
 {
     if (!s) return;
+    cckey_store_drop_remotes(s);
     pthread_mutex_destroy(&s->lock);
     free(s->dir);
     free(s);
@@ -102,8 +103,7 @@ void cckey_store_close(cckey_store *s)
 
 void cckey_store_free_buffer(void *buf) { free(buf); }
 
-/* DIR/xy and DIR/xy/NAME for a key. */
-static void paths_of(const cckey_store *s, const char *key, char *shard_dir, char *path, size_t cap)
+void cckey_store_paths_of(const cckey_store *s, const char *key, char *shard_dir, char *path, size_t cap)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1];
     cckey_store_shard_of(shard, key);
@@ -120,12 +120,20 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
     if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
     char shard_dir[4096], path[4096];
-    paths_of(s, key, shard_dir, path, sizeof path);
+    cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-        return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+        if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
+            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        if (!lk) return CCKEY_OK;
+        /* Now in the folder: its records are checked below like any entry's. */
+        free(*buf);
+        *buf = NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
     }
+    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     cckey_records rec;
     cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
     if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk)) != CCKEY_OK) {
@@ -150,7 +158,7 @@ cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t
     return cckey_store_get_checked(s, key, NULL, buf, len);
 }
 
-static bool write_all(int fd, const void *data, size_t len)
+bool cckey_store_write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
@@ -170,13 +178,42 @@ static void hook(int stage)
     if (cckey_store_test_hook) cckey_store_test_hook(stage);
 }
 
-static void sync_dir(const char *dir)
+void cckey_store_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         fsync(fd);
         close(fd);
     }
+}
+
+int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096], char path[4096], char tmp[4200])
+{
+    cckey_store_paths_of(s, key, shard_dir, path, 4096);
+    if (mkdir(shard_dir, 0777) == 0) cckey_store_sync_dir(s->dir);
+    else if (errno != EEXIST) {
+        cckey_fail(CCKEY_ERR_IO, "%s: %s", shard_dir, strerror(errno));
+        return -1;
+    }
+
+    static atomic_uint serial;
+    uint8_t rnd[CCKEY_MD5_DIGEST];
+    char hex[32];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned n = atomic_fetch_add(&serial, 1);
+    uint64_t seed[4] = {(uint64_t)now.tv_sec, (uint64_t)now.tv_nsec, n, (uint64_t)(uintptr_t)&now};
+    cckey_md5(seed, sizeof seed, rnd);
+    cckey_hex(hex, rnd);
+    snprintf(tmp, 4200, "%s/" CCKEY_TEMP_PREFIX "%s-%ld-%.12s", shard_dir, cckey_store_host_tag(),
+             (long)getpid(), hex);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* A concurrent clear may have removed the shard folder just now. */
+    if (fd < 0 && errno == ENOENT && (mkdir(shard_dir, 0777) == 0 || errno == EEXIST))
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno));
+    return fd;
 }
 
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
@@ -211,34 +248,15 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
     char shard_dir[4096], path[4096], tmp[4200];
-    paths_of(s, key, shard_dir, path, sizeof path);
-    if (mkdir(shard_dir, 0777) == 0) sync_dir(s->dir);
-    else if (errno != EEXIST) return cckey_fail(CCKEY_ERR_IO, "%s: %s", shard_dir, strerror(errno));
-
-    static atomic_uint serial;
-    uint8_t rnd[CCKEY_MD5_DIGEST];
-    char hex[32];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    unsigned n = atomic_fetch_add(&serial, 1);
-    uint64_t seed[4] = {(uint64_t)now.tv_sec, (uint64_t)now.tv_nsec, n, (uint64_t)(uintptr_t)&now};
-    cckey_md5(seed, sizeof seed, rnd);
-    cckey_hex(hex, rnd);
-    snprintf(tmp, sizeof tmp, "%s/" CCKEY_TEMP_PREFIX "%s-%ld-%.12s", shard_dir, cckey_store_host_tag(),
-             (long)getpid(), hex);
-
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    /* A concurrent clear may have removed the shard folder just now. */
-    if (fd < 0 && errno == ENOENT && (mkdir(shard_dir, 0777) == 0 || errno == EEXIST))
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno));
+    int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
+    if (fd < 0) return CCKEY_ERR_IO;
     hook(CCKEY_STORE_STAGE_OPENED);
     uint8_t hdr[CCKEY_ENTRY_HEADER];
     cckey_entry_header(hdr, key, rec, rec_len, data, len);
-    bool ok = write_all(fd, hdr, sizeof hdr) && write_all(fd, rec, rec_len);
+    bool ok = cckey_store_write_all(fd, hdr, sizeof hdr) && cckey_store_write_all(fd, rec, rec_len);
     for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
         size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
-        ok = write_all(fd, (const uint8_t *)data + off, step);
+        ok = cckey_store_write_all(fd, (const uint8_t *)data + off, step);
         hook(CCKEY_STORE_STAGE_CHUNK);
     }
     ok = ok && fsync(fd) == 0;
@@ -250,8 +268,9 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
         unlink(tmp);
         return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", path, strerror(err));
     }
-    sync_dir(shard_dir);
+    cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
+    if (s->remotes) cckey_store_push_remote(s, key, path);
     return CCKEY_OK;
 }

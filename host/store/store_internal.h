@@ -113,6 +113,7 @@ struct cckey_store {
     uint64_t approx_bytes;    /* folder size as this handle believes it */
     unsigned puts_since_count;
     bool evicting;
+    struct cckey_remotes *remotes;   /* remote caches under this folder, or NULL */
 };
 
 /* Test hook: called by put at each stage of a write (see put's stages), so a
@@ -164,6 +165,27 @@ typedef int (*cckey_walk_fn)(void *user, int kind, const char *path, const char 
  * return from fn stops the walk and is returned. -1 when the store folder
  * cannot be read (errno set). */
 int cckey_store_walk(const cckey_store *s, cckey_walk_fn fn, void *user);
+
+/* DIR/xy and DIR/xy/NAME for a key (cap bytes each). */
+void cckey_store_paths_of(const cckey_store *s, const char *key, char *shard_dir, char *path, size_t cap);
+/* Open a new temporary file in key's shard folder (made when missing), and
+ * fill the folder, entry and temporary paths. -1 with cckey_last_error(). */
+int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096], char path[4096], char tmp[4200]);
+bool cckey_store_write_all(int fd, const void *data, size_t len);
+void cckey_store_sync_dir(const char *dir);
+
+/* The whole entry file of key, checked as a get checks it (*buf malloc'ed). */
+cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf, size_t *len);
+/* Keep an entry file's bytes under key: written to a temporary file, checked
+ * there as a get checks it, then renamed into place. payload (may be NULL)
+ * receives the payload on success. CCKEY_ERR_CORRUPT when the bytes fail. */
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
+                                 size_t *len);
+
+/* Remote layering (layered.c): on a local miss, and after a local put. */
+bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
+void cckey_store_push_remote(cckey_store *s, const char *key, const char *path);
+void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */
 void cckey_store_after_put(cckey_store *s, uint64_t bytes);

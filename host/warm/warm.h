@@ -78,6 +78,8 @@ void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len);
 /* 0, or -1 with why when the compiler or its devices are not here. */
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
 int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);
+/* 0 when NVRTC loads here (for cckey --version), or -1 with why. */
+int cckey_nvrtc_probe(char *why, size_t why_len);
 
 /* CUDA without a driver: a device identity that matches no local device
  * ("NAME|DRIVER") still finds this pseudo-device when NVRTC is usable; a

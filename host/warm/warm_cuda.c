@@ -54,6 +54,20 @@ static void *open_nvrtc(void)
     return NULL;
 }
 
+int cckey_nvrtc_probe(char *why, size_t why_len)
+{
+    void *h = open_nvrtc();
+    if (!h) {
+        snprintf(why, why_len, "libnvrtc.so not found (CCKEY_NVRTC_LIBRARY names it)");
+        return -1;
+    }
+    int ok = dlsym(h, "nvrtcCompileProgram") != NULL;
+    if (!ok) snprintf(why, why_len, "libnvrtc lacks nvrtcCompileProgram");
+    /* Stays loaded: warm would load it again, and NVRTC does not promise a
+     * clean unload. */
+    return ok ? 0 : -1;
+}
+
 /* The NVIDIA driver's version as `cckey devices` shows it, e.g. 580.159.04. */
 static void driver_version(char *buf, size_t len, int cu_version)
 {

@@ -461,7 +461,7 @@ class Usage(Tmp):
         for args in (["--version"], ["-V"]):
             rc, out, err = run(args)
             self.assertEqual(rc, 0)
-            self.assertRegex(out, r"^cckey \d+\.\d+\.\d+\n$")
+            self.assertRegex(out, r"^cckey \d+\.\d+\.\d+ \(key format 1\)\n")
 
     def test_unknown_command_or_option(self):
         for args in ([], ["frob"], ["--frob"], ["batch", "--frob", MANIFEST], ["key", "--frob"], ["batch", "-Z"],

@@ -1,0 +1,25 @@
+/* cckey --version: what a bug report needs, as `ccache -V` gives it: the
+ * version and key format, the backends compiled in, the CPU path in use and
+ * whether each device runtime loads on this machine. */
+#include "cli.h"
+#include "../warm/warm.h"
+
+static void runtime_line(const char *what, cckey_backend_kind kind)
+{
+    if (cckey_backend_runtime(kind) == CCKEY_OK) printf("%-8s loads\n", what);
+    else printf("%-8s does not load: %s\n", what, cckey_last_error());
+}
+
+int cli_print_version(void)
+{
+    printf("cckey %s (key format %d)\n", cckey_version(), CCKEY_KEY_FORMAT);
+    printf("backends compiled in: %s\n", cckey_build_backends());
+    printf("CPU MD5: %s\n", cckey_cpu_isa());
+    runtime_line("OpenCL:", CCKEY_BACKEND_OPENCL);
+    runtime_line("CUDA:", CCKEY_BACKEND_CUDA);
+    char why[512];
+    if (cckey_nvrtc_probe(why, sizeof why) == 0) printf("%-8s loads\n", "NVRTC:");
+    else printf("%-8s does not load: %s\n", "NVRTC:", why);
+    puts("\nCopyright (c) 2026 the cckey authors. MIT License: see LICENSE.");
+    return CLI_OK;
+}

@@ -1,0 +1,191 @@
+/* The remotes of one store handle, in order: who is asked, who is written,
+ * what is counted and what is said. A remote that goes down is reported
+ * once and then left alone, so a dead server costs one timeout, not one
+ * per tuple. */
+#include "remote.h"
+#include "../core/internal.h"
+#include "../store/store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct remote {
+    void *impl;
+    const cckey_remote_ops *ops;
+    char *display;
+    bool read_only;
+    atomic_bool down;
+    atomic_bool error_said;   /* the first request error is said; later ones are counted */
+    atomic_uint streak;       /* failed requests in a row */
+    void (*warn)(void *, const char *);
+    void *warn_user;
+} remote;
+
+struct cckey_remotes {
+    remote *r;
+    size_t n;
+    atomic_uint_fast64_t hits, misses, errors, puts, bytes_in, bytes_out;
+};
+
+void cckey_remote_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static void say(remote *r, const char *what, const char *err)
+{
+    if (!r->warn) return;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "remote %s: %s%s", r->display, err, what);
+    r->warn(r->warn_user, msg);
+}
+
+/* Failed requests in a row after which a remote that answers, but only with
+ * errors, is left alone too: each costs its retries' backoff. */
+enum { DOWN_AFTER_ERRORS = 8 };
+
+/* Count and report a failed request. */
+static void failed(cckey_remotes *set, remote *r, cckey_remote_result res, const char *err)
+{
+    atomic_fetch_add(&set->errors, 1);
+    if (atomic_fetch_add(&r->streak, 1) + 1 == DOWN_AFTER_ERRORS && res != CCKEY_R_DOWN) {
+        if (!atomic_exchange(&r->down, true)) say(r, "", "8 requests in a row failed; going on without it");
+        return;
+    }
+    if (res == CCKEY_R_DOWN) {
+        if (!atomic_exchange(&r->down, true)) say(r, "; going on without it", err);
+    } else if (!atomic_exchange(&r->error_said, true)) {
+        say(r, " (later errors of this remote are only counted)", err);
+    }
+}
+
+cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey_remote_settings *settings)
+{
+    if (!url) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no remote URL given");
+    cckey_remote_url u;
+    char why[512];
+    if (cckey_remote_url_parse(&u, url, settings, why, sizeof why) != 0)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
+    if (!*set && !(*set = calloc(1, sizeof **set))) {
+        cckey_remote_url_free(&u);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    cckey_remotes *s = *set;
+    remote *grown = realloc(s->r, (s->n + 1) * sizeof *s->r);
+    char *display = strdup(u.display);
+    if (!grown || !display) {
+        if (grown) s->r = grown;
+        free(display);
+        cckey_remote_url_free(&u);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    s->r = grown;
+    remote *r = &s->r[s->n];
+    memset(r, 0, sizeof *r);
+    r->read_only = u.read_only;
+    r->display = display;
+    r->warn = settings ? settings->warn : NULL;
+    r->warn_user = settings ? settings->warn_user : NULL;
+    r->impl = u.kind == CCKEY_REMOTE_REDIS ? cckey_remote_redis_open(&u, &r->ops) : cckey_remote_http_open(&u, &r->ops);
+    if (!r->impl) {
+        free(display);
+        cckey_remote_url_free(&u);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    s->n++;
+    return CCKEY_OK;
+}
+
+void cckey_remotes_free(cckey_remotes *set)
+{
+    if (!set) return;
+    for (size_t i = 0; i < set->n; i++) {
+        set->r[i].ops->close(set->r[i].impl);
+        free(set->r[i].display);
+    }
+    free(set->r);
+    free(set);
+}
+
+bool cckey_remotes_writable(const cckey_remotes *set)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        if (!set->r[i].read_only) return true;
+    return false;
+}
+
+static void names_of(const char *key, char shard[3], char name[CCKEY_NAME_LEN + 1])
+{
+    cckey_store_shard_of(shard, key);
+    cckey_store_key_to_name(name, key);
+}
+
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user)
+{
+    char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
+    names_of(key, shard, name);
+    for (size_t i = 0; i < set->n; i++) {
+        remote *r = &set->r[i];
+        if (atomic_load(&r->down)) continue;
+        void *buf = NULL;
+        size_t len = 0;
+        err[0] = '\0';
+        cckey_remote_result res = r->ops->get(r->impl, shard, name, &buf, &len, err, sizeof err);
+        if (res == CCKEY_R_MISS) {
+            atomic_store(&r->streak, 0);
+            continue;
+        }
+        if (res != CCKEY_R_HIT) {
+            failed(set, r, res, err);
+            continue;
+        }
+        atomic_fetch_add(&set->bytes_in, len);
+        bool ok = accept(user, buf, len, err, sizeof err);
+        free(buf);
+        if (ok) {
+            atomic_store(&r->streak, 0);
+            atomic_fetch_add(&set->hits, 1);
+            return true;
+        }
+        failed(set, r, CCKEY_R_ERROR, err);
+    }
+    atomic_fetch_add(&set->misses, 1);
+    return false;
+}
+
+void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present)
+{
+    char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
+    names_of(key, shard, name);
+    for (size_t i = 0; i < set->n; i++) {
+        remote *r = &set->r[i];
+        if (r->read_only || atomic_load(&r->down)) continue;
+        err[0] = '\0';
+        cckey_remote_result res = CCKEY_R_MISS;
+        if (skip_present) res = r->ops->head(r->impl, shard, name, err, sizeof err);
+        if (res == CCKEY_R_HIT) continue;
+        if (res == CCKEY_R_MISS) res = r->ops->put(r->impl, shard, name, buf, len, err, sizeof err);
+        if (res != CCKEY_R_HIT) {
+            failed(set, r, res, err);
+            continue;
+        }
+        atomic_store(&r->streak, 0);
+        atomic_fetch_add(&set->puts, 1);
+        atomic_fetch_add(&set->bytes_out, len);
+    }
+}
+
+void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!set) return;
+    out->hits = atomic_load(&set->hits);
+    out->misses = atomic_load(&set->misses);
+    out->errors = atomic_load(&set->errors);
+    out->puts = atomic_load(&set->puts);
+    out->bytes_in = atomic_load(&set->bytes_in);
+    out->bytes_out = atomic_load(&set->bytes_out);
+}

@@ -1,0 +1,86 @@
+/* Remote caches under the local store: one small interface, a Redis and an
+ * HTTP implementation, and the layer that keeps their order, counters and
+ * warnings. The store calls only the layer (cckey_remotes_*). */
+#ifndef CCKEY_REMOTE_H
+#define CCKEY_REMOTE_H
+
+#include "cckey.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What one request came to. DOWN: the remote cannot be used any more this
+ * run (unreachable, timed out, credentials refused); ERROR: this request
+ * failed but others may work. */
+typedef enum { CCKEY_R_HIT, CCKEY_R_MISS, CCKEY_R_ERROR, CCKEY_R_DOWN } cckey_remote_result;
+
+/* A parsed remote URL with its attributes and effective settings. */
+typedef struct cckey_remote_url {
+    enum { CCKEY_REMOTE_REDIS, CCKEY_REMOTE_HTTP } kind;
+    char *base;        /* HTTP: scheme://host[:port]/path without userinfo or a trailing '/' */
+    char *host;        /* Redis */
+    int port;          /* Redis */
+    int db;            /* Redis; 0 by default */
+    char *user, *password;   /* NULL when not given */
+    char *bearer;      /* HTTP */
+    char *display;     /* the URL as messages show it: no password, no token */
+    uint32_t connect_timeout_ms, timeout_ms, retries, ttl_s;
+    bool read_only;
+} cckey_remote_url;
+
+/* Parse url with its attributes over settings (may be NULL). 0, or -1 with
+ * why filled. */
+int cckey_remote_url_parse(cckey_remote_url *out, const char *url, const cckey_remote_settings *settings, char *why,
+                           size_t why_len);
+void cckey_remote_url_free(cckey_remote_url *u);
+
+/* One backend. name is the entry's file name (the key with '-' for ':'),
+ * shard its folder name. get returns a malloc'ed *buf on a hit. err
+ * receives the reason for ERROR and DOWN. Thread-safe. */
+typedef struct cckey_remote_ops {
+    cckey_remote_result (*get)(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
+                               size_t err_len);
+    /* HIT: there, MISS: not there. */
+    cckey_remote_result (*head)(void *impl, const char *shard, const char *name, char *err, size_t err_len);
+    /* HIT: stored. */
+    cckey_remote_result (*put)(void *impl, const char *shard, const char *name, const void *buf, size_t len, char *err,
+                               size_t err_len);
+    void (*close)(void *impl);
+} cckey_remote_ops;
+
+/* The backends; impl takes over u (and frees it in close). NULL when out of
+ * memory. */
+void *cckey_remote_redis_open(cckey_remote_url *u, const cckey_remote_ops **ops);
+void *cckey_remote_http_open(cckey_remote_url *u, const cckey_remote_ops **ops);
+
+/* The ordered set of remotes of one store handle. */
+typedef struct cckey_remotes cckey_remotes;
+
+cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey_remote_settings *settings);
+void cckey_remotes_free(cckey_remotes *set);
+/* Whether any remote takes writes. */
+bool cckey_remotes_writable(const cckey_remotes *set);
+
+/* Ask the remotes for key's entry. On a hit the whole entry file's bytes
+ * (unchecked) are in *buf (malloc'ed); accept(user, buf, len) checks and
+ * keeps them and returns true, or false when the entry is bad (an error of
+ * that remote; the next one is asked). */
+typedef bool (*cckey_remote_accept)(void *user, const void *buf, size_t len, char *why, size_t why_len);
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user);
+/* Write an entry file's bytes to every writable remote. skip_present: HEAD
+ * first and send nothing where the remote has the entry. */
+void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present);
+
+/* This handle's counters. */
+void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out);
+
+/* Folder totals in DIR/remote-stats: add c to them (under a lock), or read them. */
+void cckey_remote_totals_add(const char *dir, const cckey_remote_counters *c);
+void cckey_remote_totals_read(const char *dir, cckey_remote_counters *out);
+
+/* Sleep for ms milliseconds (retry backoff). */
+void cckey_remote_sleep_ms(unsigned ms);
+
+#endif

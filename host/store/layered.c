@@ -1,0 +1,143 @@
+/* Remote caches under the store (see cckey_store_add_remote in cckey.h):
+ * whole entry files move between the folder and the remotes, and every
+ * entry that comes in is checked on disk exactly as a local get checks it,
+ * whatever the entry format holds. */
+#include "store_internal.h"
+#include "../core/internal.h"
+#include "../remote/remote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool read_all_at(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    for (size_t off = 0; off < len;) {
+        ssize_t n = pread(fd, p + off, len - off, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        off += (size_t)n;
+    }
+    return true;
+}
+
+cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf, size_t *len)
+{
+    *buf = NULL;
+    char shard_dir[4096], path[4096];
+    cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR || errno == ESTALE)
+            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    cckey_status st = cckey_entry_read(fd, key, NULL, NULL, NULL);
+    struct stat sb;
+    if (st == CCKEY_OK && fstat(fd, &sb) != 0) st = cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    if (st == CCKEY_OK) {
+        size_t n = (size_t)sb.st_size;
+        *buf = malloc(n ? n : 1);
+        if (!*buf) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+        else if (!read_all_at(fd, *buf, n)) st = cckey_fail(CCKEY_ERR_IO, "%s: read failed", path);
+        else *len = n;
+        if (st != CCKEY_OK) free(*buf), *buf = NULL;
+    }
+    close(fd);
+    return st;
+}
+
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
+                                 size_t *len)
+{
+    char shard_dir[4096], path[4096], tmp[4200];
+    int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
+    if (fd < 0) return CCKEY_ERR_IO;
+    bool ok = cckey_store_write_all(fd, entry, n) && fsync(fd) == 0;
+    int err = errno;
+    if (close(fd) != 0 && ok) ok = false, err = errno;
+    if (!ok) {
+        unlink(tmp);
+        return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", tmp, strerror(err));
+    }
+    int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
+    cckey_status st = rfd < 0 ? cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno))
+                              : cckey_entry_read(rfd, key, payload, len, NULL);
+    if (rfd >= 0) close(rfd);
+    if (st == CCKEY_OK && rename(tmp, path) != 0) {
+        st = cckey_fail(CCKEY_ERR_IO, "renaming to %s: %s", path, strerror(errno));
+        if (payload) cckey_store_free_buffer(*payload), *payload = NULL;
+    }
+    if (st != CCKEY_OK) {
+        unlink(tmp);
+        return st;
+    }
+    cckey_store_sync_dir(shard_dir);
+    cckey_store_after_put(s, n);
+    return CCKEY_OK;
+}
+
+typedef struct fetch {
+    cckey_store *s;
+    const char *key;
+    void **buf;
+    size_t *len;
+} fetch;
+
+static bool accept(void *user, const void *entry, size_t n, char *why, size_t why_len)
+{
+    fetch *f = user;
+    cckey_status st = cckey_store_install(f->s, f->key, entry, n, f->buf, f->len);
+    if (st != CCKEY_OK) snprintf(why, why_len, "entry refused: %s", cckey_last_error());
+    return st == CCKEY_OK;
+}
+
+bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len)
+{
+    fetch f = {s, key, buf, len};
+    return cckey_remotes_fetch(s->remotes, key, accept, &f);
+}
+
+void cckey_store_push_remote(cckey_store *s, const char *key, const char *path)
+{
+    (void)path;
+    if (!cckey_remotes_writable(s->remotes)) return;
+    void *entry;
+    size_t n;
+    /* The file just written, read back: what goes out is exactly what a
+     * local get accepts, in whatever format this build writes. */
+    if (cckey_store_read_entry(s, key, &entry, &n) != CCKEY_OK) return;
+    cckey_remotes_push(s->remotes, key, entry, n, false);
+    free(entry);
+}
+
+void cckey_store_drop_remotes(cckey_store *s)
+{
+    if (!s->remotes) return;
+    cckey_remote_counters c;
+    cckey_remotes_counters(s->remotes, &c);
+    if (c.hits || c.misses || c.errors || c.puts) cckey_remote_totals_add(s->dir, &c);
+    cckey_remotes_free(s->remotes);
+    s->remotes = NULL;
+}
+
+cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    pthread_mutex_lock(&s->lock);
+    cckey_status st = cckey_remotes_add(&s->remotes, url, settings);
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out)
+{
+    if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or counters");
+    if (since_open) cckey_remotes_counters(s->remotes, out);
+    else cckey_remote_totals_read(s->dir, out);
+    return CCKEY_OK;
+}

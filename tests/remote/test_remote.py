@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""Remote caches under the store, sharded warming: cckey warm against a real
+redis-server and a real nginx (WebDAV), started here on free loopback ports,
+compiling the OpenCL example kernels on a real OpenCL runtime (PoCL in CI).
+
+Usage: test_remote.py PATH/TO/cckey [unittest args]
+Skips (exit 77) only when no OpenCL device exists; a test class skips when
+its server binary is absent."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
+sys.path.insert(0, HERE)
+from servers import Nginx, Redis, Silent, have  # noqa: E402
+
+CCKEY = None
+DEVICE = None
+SHARD_DIR = re.compile(r"^[0-9a-f]{2}$")
+SUMMARY = re.compile(r"(\d+) compiled in (\d+) builds?, (\d+) already cached, (\d+) failed")
+
+
+def run(args, env=None, timeout=300):
+    e = dict(os.environ)
+    e.pop("CCKEY_REMOTE", None)
+    e.pop("CCKEY_CACHE_DIR", None)
+    e.update(env or {})
+    p = subprocess.run([CCKEY] + args, capture_output=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def opencl_device():
+    rc, out, _ = run(["devices"])
+    section = None
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            section = line.split()[0]
+        m = re.search(r"device id: (.*)$", line)
+        if m and section == "opencl":
+            return m.group(1)
+    return None
+
+
+def entries(folder):
+    """Every entry file of a cache folder: name -> bytes."""
+    out = {}
+    if not os.path.isdir(folder):
+        return out
+    for shard in os.listdir(folder):
+        sub = os.path.join(folder, shard)
+        if SHARD_DIR.match(shard) and os.path.isdir(sub):
+            for name in os.listdir(sub):
+                if not name.startswith("."):
+                    with open(os.path.join(sub, name), "rb") as f:
+                        out[name] = f.read()
+    return out
+
+
+def counts(out):
+    m = SUMMARY.search(out)
+    assert m, out
+    return tuple(int(x) for x in m.groups())
+
+
+def warnings(err):
+    return [l for l in err.splitlines() if "warning" in l]
+
+
+class Base(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="cckey-remote-")
+        cls.manifest = os.path.join(cls.root, "suite.jsonl")
+        rc, out, err = run(["scan", os.path.join(EXAMPLES, "kernels", "opencl"), "--device", DEVICE,
+                            "-O", "", "-O", "-cl-fast-relaxed-math,-DUNROLL=4", "-o", cls.manifest])
+        assert rc == 0, err
+        with open(cls.manifest) as f:
+            cls.n_tuples = sum(1 for l in f if l.strip())
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(dir=self.root)
+
+    def cache(self, name):
+        return os.path.join(self.tmp, name)
+
+    def warm(self, cache, *extra, manifest=None, env=None, timeout=300):
+        return run(["warm", manifest or self.manifest, "--cache-dir", cache, "-q"] + list(extra), env=env,
+                   timeout=timeout)
+
+    def many_builds(self, n):
+        """A manifest of n distinct one-kernel sources: n builds."""
+        path = os.path.join(self.tmp, f"many{n}.jsonl")
+        with open(path, "w") as f:
+            for i in range(n):
+                src = f"__kernel void k{i}(__global int *p) {{ p[get_global_id(0)] = {i} * p[0]; }}\n"
+                f.write(json.dumps({"device": DEVICE, "name": f"k{i}", "source": src}) + "\n")
+        return path
+
+    def expect_shared(self, url, extra=()):
+        """Two caches share one remote: the first compiles everything, the
+        second nothing, and ends up with the same entries."""
+        rc, out, err = self.warm(self.cache("a"), "--remote", url, *extra)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertEqual(warnings(err), [])
+        self.assertIn(f"0 hits, {self.n_tuples} misses, 0 errors, {self.n_tuples} written", out)
+        rc, out, err = self.warm(self.cache("b"), "--remote", url, *extra)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+        self.assertIn(f"{self.n_tuples} hits, 0 misses, 0 errors, 0 written", out)
+        self.assertEqual(warnings(err), [])
+        a, b = entries(self.cache("a")), entries(self.cache("b"))
+        self.assertEqual(len(a), self.n_tuples)
+        self.assertEqual(a, b)
+        return a
+
+
+@unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+class RedisTests(Base):
+    def setUp(self):
+        super().setUp()
+        self.redis = Redis(self.tmp)
+
+    def tearDown(self):
+        self.redis.stop()
+
+    def test_second_cache_compiles_nothing_and_copies_every_entry(self):
+        a = self.expect_shared(self.redis.url())
+        self.assertEqual(int(self.redis.cli("DBSIZE")), self.n_tuples)
+        # The values are the entry files themselves.
+        name = sorted(a)[0]
+        raw = subprocess.run(["redis-cli", "-p", str(self.redis.port), "--no-raw", "STRLEN", "cckey:" + name],
+                             capture_output=True, text=True).stdout
+        self.assertIn(str(len(a[name])), raw)
+        # cache stats: the folder's running remote counters.
+        rc, out, err = run(["cache", "stats", "--cache-dir", self.cache("b")])
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"remote hits: {self.n_tuples}", out)
+        self.assertIn("remote errors: 0", out)
+
+    def test_ttl_and_database(self):
+        rc, out, err = self.warm(self.cache("a"), "--remote", self.redis.url("/3|ttl=500"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(int(self.redis.cli("-n", "3", "DBSIZE")), self.n_tuples)
+        self.assertEqual(int(self.redis.cli("DBSIZE")), 0)
+        key = self.redis.cli("-n", "3", "--scan").split()[0]
+        ttl = int(self.redis.cli("-n", "3", "TTL", key))
+        self.assertTrue(0 < ttl <= 500, ttl)
+
+    def test_only_read_never_writes(self):
+        rc, out, err = self.warm(self.cache("a"), "--remote", self.redis.url(), "--remote-only-read")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(int(self.redis.cli("DBSIZE")), 0)
+        rc, out, err = self.warm(self.cache("b"), "--remote", self.redis.url() + "|read-only")
+        self.assertEqual(int(self.redis.cli("DBSIZE")), 0)
+
+    def test_environment_and_folder_config(self):
+        rc, out, err = self.warm(self.cache("a"), env={"CCKEY_REMOTE": self.redis.url()})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(int(self.redis.cli("DBSIZE")), self.n_tuples)
+        os.makedirs(self.cache("b"))
+        with open(os.path.join(self.cache("b"), "cckey.conf"), "w") as f:
+            f.write(f"# shared cache\nremote = {self.redis.url()}\n")
+        rc, out, err = self.warm(self.cache("b"))
+        self.assertEqual(counts(out)[2], self.n_tuples, out)
+        # --no-remote wins over both.
+        rc, out, err = self.warm(self.cache("c"), "--no-remote", env={"CCKEY_REMOTE": self.redis.url()})
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        # A bad line is a usage error that names the file and line.
+        with open(os.path.join(self.cache("b"), "cckey.conf"), "a") as f:
+            f.write("remote = ftp://nope\n")
+        rc, out, err = self.warm(self.cache("b"))
+        self.assertEqual(rc, 2)
+        self.assertRegex(err, r"cckey\.conf:3: remote \"ftp://nope\": the URL must start with")
+
+    def test_killed_mid_run_finishes_locally_with_one_warning(self):
+        many = self.many_builds(24)
+        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", self.cache("a"), "-q", "-j", "2",
+                              "--remote", self.redis.url()], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Kill the server once the run has written a few entries to it.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and p.poll() is None:
+            if int(self.redis.cli("DBSIZE") or 0) >= 3:
+                break
+            time.sleep(0.02)
+        self.assertIsNone(p.poll(), "the warm ended before the server was killed")
+        self.redis.stop()
+        out, err = p.communicate(timeout=300)
+        out, err = out.decode(), err.decode()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(counts(out), (24, 24, 0, 0), out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertEqual(len(entries(self.cache("a"))), 24)
+
+    def test_server_that_stops_answering_never_hangs_the_run(self):
+        self.expect_shared(self.redis.url())   # connections would work...
+        self.redis.proc.send_signal(signal.SIGSTOP)   # ...but now nothing answers
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.redis.url("|timeout=300|connect-timeout=300"),
+                                 timeout=120)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertIn("timed out", err)
+
+    def test_unreachable_server_is_one_warning(self):
+        self.redis.stop()
+        rc, out, err = self.warm(self.cache("a"), "--remote", self.redis.url())
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertIn("cannot connect", err)
+
+
+@unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+class RedisAuthTests(Base):
+    def setUp(self):
+        super().setUp()
+        self.redis = Redis(self.tmp, password="pa55")
+
+    def tearDown(self):
+        self.redis.stop()
+
+    def test_password(self):
+        self.expect_shared(self.redis.url())
+
+    def test_wrong_or_missing_password_is_one_warning(self):
+        for i, url in enumerate((f"redis://:wrong@127.0.0.1:{self.redis.port}", f"redis://127.0.0.1:{self.redis.port}")):
+            rc, out, err = self.warm(self.cache(f"c{i}"), "--remote", url)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(counts(out)[0], self.n_tuples, out)
+            self.assertEqual(len(warnings(err)), 1, err)
+            self.assertNotIn("wrong", err)   # the password is never shown
+        self.assertEqual(int(self.redis.cli("DBSIZE")), 0)
+
+
+@unittest.skipUnless(have("nginx"), "nginx is not installed")
+class HttpTests(Base):
+    def setUp(self):
+        super().setUp()
+        self.nginx = Nginx(os.path.join(self.tmp, "nginx"))
+
+    def tearDown(self):
+        self.nginx.stop()
+
+    def served(self, path):
+        return entries(os.path.join(self.nginx.dir, "dav", path))
+
+    def test_second_cache_compiles_nothing_and_copies_every_entry(self):
+        a = self.expect_shared(self.nginx.url())
+        # URL/<shard>/<entry name>, the entry files themselves.
+        self.assertEqual(self.served("cache"), a)
+
+    def test_basic_auth(self):
+        self.expect_shared(self.nginx.url("basic", "cckey:pw@"))
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.nginx.url("basic", "cckey:bad@"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertIn("HTTP 401", err)
+        self.assertNotIn("bad", err)
+
+    def test_bearer_token(self):
+        self.expect_shared(self.nginx.url("bearer") + "|bearer=s3cret")
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.nginx.url("bearer") + "|bearer=nope")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertIn("HTTP 401", err)
+        self.assertNotIn("nope", err)
+
+    def test_server_errors_are_warnings_and_counted(self):
+        rc, out, err = self.warm(self.cache("a"), "--remote", self.nginx.url("err") + "|retries=1")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertIn("HTTP 500", err)
+        self.assertLessEqual(len(warnings(err)), 2, err)
+        m = re.search(r"(\d+) errors?", out)
+        self.assertTrue(m and int(m.group(1)) > 0, out)
+        rc, out, err = run(["cache", "stats", "--cache-dir", self.cache("a")])
+        self.assertNotIn("remote errors: 0", out)
+
+    def test_slow_server_times_out_into_misses(self):
+        silent = Silent()
+        try:
+            url = f"http://127.0.0.1:{silent.port}/cache|timeout=300|connect-timeout=300"
+            rc, out, err = self.warm(self.cache("a"), "--remote", url, timeout=120)
+        finally:
+            silent.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], self.n_tuples, out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertIn("Timeout", err)
+
+    def test_two_remotes_in_order(self):
+        # The first remote misses, the second has it: a hit, copied locally.
+        self.expect_shared(self.nginx.url())
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.nginx.url("basic", "cckey:pw@"),
+                                 "--remote", self.nginx.url())
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+
+
+class ShardTests(Base):
+    def shard_runs(self, n, name="s"):
+        parts = []
+        for k in range(n):
+            rc, out, err = self.warm(self.cache(f"{name}{k}"), "--shard", f"{k}/{n}")
+            self.assertEqual(rc, 0, err)
+            self.assertIn(f"shard {k}/{n}", out)
+            parts.append(entries(self.cache(f"{name}{k}")))
+        return parts
+
+    def test_three_shards_are_disjoint_and_cover_one_run(self):
+        rc, out, err = self.warm(self.cache("all"))
+        self.assertEqual(rc, 0, err)
+        whole = entries(self.cache("all"))
+        self.assertEqual(len(whole), self.n_tuples)
+        parts = self.shard_runs(3)
+        for i in range(3):
+            self.assertTrue(parts[i], f"shard {i} is empty")
+            for j in range(i + 1, 3):
+                self.assertFalse(set(parts[i]) & set(parts[j]), f"shards {i} and {j} overlap")
+        union = {}
+        for p in parts:
+            union.update(p)
+        self.assertEqual(set(union), set(whole))
+
+    def test_auto_from_slurm_and_kubernetes(self):
+        for k in range(3):
+            env = {"SLURM_ARRAY_TASK_ID": str(k + 1), "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "3"}
+            rc, out, err = self.warm(self.cache(f"slurm{k}"), "--shard", "auto", env=env)
+            self.assertEqual(rc, 0, err)
+            self.assertIn(f"shard {k}/3", out)
+            rc, out, err = self.warm(self.cache(f"k8s{k}"), "--shard", "auto", "--shards", "3",
+                                     env={"JOB_COMPLETION_INDEX": str(k)})
+            self.assertEqual(rc, 0, err)
+            self.assertIn(f"shard {k}/3", out)
+            self.assertEqual(set(entries(self.cache(f"slurm{k}"))), set(entries(self.cache(f"k8s{k}"))))
+
+    def test_bad_shard_arguments(self):
+        for args, env in ((["--shard", "3/3"], {}), (["--shard", "1"], {}), (["--shard", "a/b"], {}),
+                          (["--shard", "auto"], {}), (["--shard", "auto"], {"JOB_COMPLETION_INDEX": "0"}),
+                          (["--shard", "auto", "--shards", "2"], {"JOB_COMPLETION_INDEX": "2"}),
+                          (["--shards", "2"], {})):
+            rc, out, err = self.warm(self.cache("bad"), *args, env=env)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn("shard", err)
+
+
+class ExampleTests(Base):
+    """examples/slurm and examples/kubernetes as scripts: each task warms its
+    shard into a fresh cache and the shared remote. Every tuple is compiled
+    exactly once over all tasks (no task finds another's work: disjoint),
+    and a later warm finds everything on the remote (the union is whole)."""
+
+    def run_script(self, script, env):
+        e = dict(os.environ)
+        e.update(env)
+        e["CCKEY"] = CCKEY
+        p = subprocess.run([os.path.join(EXAMPLES, script), self.manifest], capture_output=True, text=True,
+                           env=e, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def expect_split(self, outs, url):
+        compiled = [counts(o)[0] for o in outs]
+        self.assertEqual(sum(compiled), self.n_tuples, outs)
+        self.assertTrue(all(compiled), outs)
+        for o in outs:
+            self.assertEqual(counts(o)[2], 0, o)
+            self.assertIn(" 0 hits,", o)
+        rc, out, err = self.warm(self.cache("reader"), "--remote", url)
+        self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_slurm_array(self):
+        redis = Redis(self.tmp)
+        try:
+            outs = [self.run_script("slurm/warm-array.sh",
+                                    {"SLURM_ARRAY_JOB_ID": "42", "SLURM_ARRAY_TASK_ID": str(t),
+                                     "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "3",
+                                     "SLURM_CPUS_PER_TASK": "2", "CCKEY_REMOTE": redis.url(),
+                                     "CCKEY_CACHE_DIR": self.cache(f"task{t}")})
+                    for t in (1, 2, 3)]
+            self.expect_split(outs, redis.url())
+        finally:
+            redis.stop()
+
+    @unittest.skipUnless(have("nginx"), "nginx is not installed")
+    def test_kubernetes_indexed_job(self):
+        with open(os.path.join(EXAMPLES, "kubernetes", "warm-job.yaml")) as f:
+            job = f.read()
+        completions = int(re.search(r"^\s*completions:\s*(\d+)", job, re.M).group(1))
+        shards = int(re.search(r"name: CCKEY_SHARDS\s*\n\s*value:\s*\"(\d+)\"", job).group(1))
+        self.assertEqual(completions, shards)
+        self.assertIn("completionMode: Indexed", job)
+        self.assertIn("warm-shard.sh", job)
+        nginx = Nginx(os.path.join(self.tmp, "nginx"))
+        try:
+            outs = [self.run_script("kubernetes/warm-shard.sh",
+                                    {"JOB_COMPLETION_INDEX": str(i), "CCKEY_SHARDS": str(shards),
+                                     "CCKEY_REMOTE": nginx.url(), "CCKEY_CACHE_DIR": self.cache(f"pod{i}")})
+                    for i in range(shards)]
+            self.expect_split(outs, nginx.url())
+        finally:
+            nginx.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    CCKEY = os.path.abspath(sys.argv.pop(1))
+    DEVICE = opencl_device()
+    if not DEVICE:
+        print("skipped: no OpenCL device (the tests compile the example kernels)")
+        sys.exit(77)
+    unittest.main(verbosity=2)
