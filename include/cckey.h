@@ -496,6 +496,39 @@ CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *ou
  */
 CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
 
+/*
+ * Bundles: entries in one portable stream, to ship a warmed cache to a
+ * deployment or a container image. A bundle holds whole entry files, each
+ * checked on import exactly as cckey_store_get checks an entry, and ends in
+ * a trailer (entry count, MD5 of the stream) that catches a cut or damaged
+ * stream.
+ */
+
+/** What cckey_store_import did. */
+typedef struct cckey_import_report {
+    uint64_t imported;     /**< entries checked and kept */
+    uint64_t refused;      /**< entries that failed their checks, not kept */
+    uint64_t reserved[6];  /**< 0; room to grow without changing the size */
+} cckey_import_report;
+
+/**
+ * Write a bundle to fd: the entries of keys[0..n_keys), or, when keys is
+ * NULL, every entry of the folder. Damaged entries are left out.
+ * @param exported  receives the entries written (may be NULL).
+ * @param missing   receives the keys that had no good entry (may be NULL).
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed key), CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *keys, size_t n_keys, int fd,
+                                          uint64_t *exported, uint64_t *missing);
+
+/**
+ * Read a bundle from fd into the folder; with to_remotes, also send each
+ * entry to the writable remotes that lack it (HEAD first).
+ * @return CCKEY_OK; CCKEY_ERR_CORRUPT (not a bundle, or cut or damaged:
+ *         the entries before the damage are kept, each checked); CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_import_report *out);
+
 /* ------------------------------------------------------------------------ */
 /* Entries that cannot serve a stale binary: headers and toolchain           */
 /* ------------------------------------------------------------------------ */
@@ -655,7 +688,9 @@ typedef struct cckey_remote_counters {
  * @param settings  may be NULL for the defaults; its fields win over the
  *                  defaults, the URL's attributes win over both.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
- *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY.
+ *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY,
+ *         CCKEY_ERR_UNAVAILABLE (this library was built without the
+ *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
  */
 CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
 

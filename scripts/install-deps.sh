@@ -14,6 +14,8 @@ packages=(
   bash-completion zsh     # tests: the completion scripts
   libhiredis-dev libcurl4-openssl-dev   # remote caches (Redis, HTTP) under the store
   redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
+  ocaml-nox ocaml-dune ocaml-findlib        # OCaml binding (bindings/ocaml)
+  python3-dev python3-venv python3-pip      # Python binding (bindings/python; pytest comes from pip)
 )
 missing=()
 for p in "${packages[@]}"; do

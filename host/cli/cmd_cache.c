@@ -1,16 +1,21 @@
 /* cckey cache: look after a kernel store folder (stats, verify, clear, get). */
 #include "cli.h"
+#include "cache_bundle.h"
+#include "remote_opts.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
     fputs("usage: cckey cache stats|verify|clear [--cache-dir DIR]\n"
           "       cckey cache get KEY [-o FILE] [--cache-dir DIR]\n"
+          "       cckey cache export [MANIFEST] -o BUNDLE [--cache-dir DIR]\n"
+          "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]...\n"
           "\n"
           "  stats    count entries and unfinished writes (no checks), and the remote\n"
           "           caches' traffic (hits, misses, errors, bytes) of every run so far\n"
@@ -19,10 +24,17 @@ static void usage(FILE *f)
           "           was damaged\n"
           "  clear    remove every entry (files the store did not name stay)\n"
           "  get      write the payload stored under KEY (a compiled kernel) to FILE or\n"
-          "           standard output; exit 1 when there is none\n"
+          "           standard output; exit 1 when there is none (remotes are asked too)\n"
+          "  export   write a bundle of the entries MANIFEST's tuples need (exit 1 when some\n"
+          "           have none), or of every entry, to BUNDLE: one portable file to ship a\n"
+          "           warmed cache to a deployment or a container image\n"
+          "  import   read a bundle (\"-\": standard input) into DIR, creating it, and into\n"
+          "           every writable remote that lacks an entry; each entry is checked as a\n"
+          "           look-up checks it, and a damaged one is refused (exit 1)\n"
           "\n"
           "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR)\n"
-          "  -o, --output FILE     for get: write FILE atomically\n"
+          "  -o, --output FILE     for get and export: write FILE atomically\n"
+          CLI_REMOTE_HELP
           "  -h, --help            show this help\n"
           "\n"
           "Layout and guarantees: see cckey_store_open in cckey.h.\n",
@@ -64,34 +76,86 @@ static int do_get(cckey_store *s, const char *key, const char *output)
     return rc;
 }
 
+/* export [MANIFEST] and import BUNDLE. */
+static int bundle_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes, bool exp)
+{
+    const char *what = exp ? "export" : "import";
+    int args = argc - optind - 1;
+    if (exp ? args > 1 : args != 1) {
+        cli_error(exp ? "cache export: give at most one manifest" : "cache import: give exactly one bundle");
+        return CLI_USAGE;
+    }
+    if (!dir || !*dir) {
+        cli_error("cache: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        return CLI_USAGE;
+    }
+    if (exp && (!output || strcmp(output, "-") == 0) && isatty(STDOUT_FILENO)) {
+        cli_error("cache export: not writing a binary bundle to a terminal; give -o FILE");
+        return CLI_USAGE;
+    }
+    struct stat dst;
+    if (exp && stat(dir, &dst) != 0) {   /* exporting must not create a cache */
+        cli_error("cache: %s: %s", dir, errno == ENOENT ? "no cache folder here" : strerror(errno));
+        return CLI_FAIL;
+    }
+    cckey_store *s;
+    if (cckey_store_open(&s, dir, 0) != CCKEY_OK) {
+        cli_error("cache %s: %s", what, cckey_last_error());
+        return CLI_FAIL;
+    }
+    int rc = exp ? CLI_OK : cli_remotes_attach(remotes, s, dir, "cache import");
+    if (rc == CLI_OK)
+        rc = exp ? cli_cache_export(s, args ? argv[optind + 1] : NULL, output)
+                 : cli_cache_import(s, argv[optind + 1], true);
+    if (!exp) cli_remotes_report(s, "cache import");
+    cckey_store_close(s);
+    return rc;
+}
+
+static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes);
+
 int cckey_cmd_cache(int argc, char **argv)
 {
     enum { OPT_DIR = 256 };
     static const struct option longopts[] = {{"cache-dir", required_argument, NULL, OPT_DIR},
                                              {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
+                                             CLI_REMOTE_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
     const char *dir = getenv("CCKEY_CACHE_DIR"), *output = NULL;
     int c;
+    cli_remotes remotes = {0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        int taken = cli_remotes_option(&remotes, c, optarg);
+        if (taken > 0) continue;
+        if (taken < 0) c = '?';
         switch (c) {
         case OPT_DIR: dir = optarg; break;
         case 'o': output = optarg; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_USAGE;
+        case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
+        default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
         }
     }
+    int rc = run_action(argc, argv, dir, output, &remotes);
+    cli_remotes_free(&remotes);
+    return rc;
+}
+
+/* The action after the options. */
+static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes)
+{
     if (optind >= argc) {
         usage(stderr);
         return CLI_USAGE;
     }
     const char *what = argv[optind];
-    bool get = strcmp(what, "get") == 0;
-    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") && !get) {
-        cli_error("cache: unknown action \"%s\" (stats, verify, clear or get)", what);
+    bool get = strcmp(what, "get") == 0, exp = strcmp(what, "export") == 0, imp = strcmp(what, "import") == 0;
+    if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") && !get && !exp && !imp) {
+        cli_error("cache: unknown action \"%s\" (stats, verify, clear, get, export or import)", what);
         return CLI_USAGE;
     }
+    if (exp || imp) return bundle_action(argc, argv, dir, output, remotes, exp);
     if (argc - optind != (get ? 2 : 1)) {
         cli_error(get ? "cache get: give exactly one key" : "cache %s: unexpected argument \"%s\"", what,
                   argv[optind + 1]);
@@ -117,8 +181,9 @@ int cckey_cmd_cache(int argc, char **argv)
         cli_error("cache: %s", cckey_last_error());
         return CLI_FAIL;
     }
-    int rc = CLI_OK;
-    if (get) {
+    int rc = get ? cli_remotes_attach(remotes, s, dir, "cache get") : CLI_OK;
+    if (rc != CLI_OK) {
+    } else if (get) {
         rc = do_get(s, argv[optind + 1], output);
     } else if (strcmp(what, "stats") == 0) {
         cckey_store_usage u;

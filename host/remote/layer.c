@@ -69,6 +69,18 @@ cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey
     char why[512];
     if (cckey_remote_url_parse(&u, url, settings, why, sizeof why) != 0)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
+    const char *missing = NULL;
+#if !defined(CCKEY_WITH_REDIS)
+    if (u.kind == CCKEY_REMOTE_REDIS) missing = "Redis support (hiredis)";
+#endif
+#if !defined(CCKEY_WITH_HTTP)
+    if (u.kind != CCKEY_REMOTE_REDIS) missing = "HTTP support (libcurl)";
+#endif
+    if (missing) {
+        cckey_status st = cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s: this cckey was built without %s", u.display, missing);
+        cckey_remote_url_free(&u);
+        return st;
+    }
     if (!*set && !(*set = calloc(1, sizeof **set))) {
         cckey_remote_url_free(&u);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");

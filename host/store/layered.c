@@ -51,17 +51,22 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
     return st;
 }
 
-cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
-                                 size_t *len)
+/* One try of cckey_store_install; *errp: the errno of an I/O failure. */
+static cckey_status install_once(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
+                                 size_t *len, int *errp)
 {
     char shard_dir[4096], path[4096], tmp[4200];
     int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
-    if (fd < 0) return CCKEY_ERR_IO;
+    if (fd < 0) {
+        *errp = errno;
+        return CCKEY_ERR_IO;
+    }
     bool ok = cckey_store_write_all(fd, entry, n) && fsync(fd) == 0;
     int err = errno;
     if (close(fd) != 0 && ok) ok = false, err = errno;
     if (!ok) {
         unlink(tmp);
+        *errp = err;
         return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", tmp, strerror(err));
     }
     int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
@@ -69,6 +74,7 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
                               : cckey_entry_read(rfd, key, payload, len, NULL);
     if (rfd >= 0) close(rfd);
     if (st == CCKEY_OK && rename(tmp, path) != 0) {
+        *errp = errno;
         st = cckey_fail(CCKEY_ERR_IO, "renaming to %s: %s", path, strerror(errno));
         if (payload) cckey_store_free_buffer(*payload), *payload = NULL;
     }
@@ -79,6 +85,17 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
     cckey_store_sync_dir(shard_dir);
     cckey_store_after_put(s, n);
     return CCKEY_OK;
+}
+
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
+                                 size_t *len)
+{
+    /* As a put: a shard folder removed under us is written again. */
+    for (int attempt = 0;; attempt++) {
+        int err = 0;
+        cckey_status st = install_once(s, key, entry, n, payload, len, &err);
+        if (st != CCKEY_ERR_IO || attempt == 3 || !cckey_store_retryable(err)) return st;
+    }
 }
 
 typedef struct fetch {

@@ -122,7 +122,7 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ESTALE)) {
         if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         if (!lk) return CCKEY_OK;
@@ -130,12 +130,18 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
         free(*buf);
         *buf = NULL;
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ESTALE))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     cckey_records rec;
     cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
+    if (st == CCKEY_ERR_IO && errno == ESTALE) {
+        /* The entry was replaced or removed on the server while we read
+         * it (NFS): a miss, not a failure. */
+        close(fd);
+        return cckey_fail(CCKEY_ERR_NOT_FOUND, "entry went stale while read");
+    }
     if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk)) != CCKEY_OK) {
         free(*buf);   /* stale: a miss; the entry stays for the next put to replace */
         *buf = NULL;
@@ -216,6 +222,9 @@ int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096],
     return fd;
 }
 
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
+                             size_t len, char shard_dir[4096], char path[4096], int *errp);
+
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
 {
     return cckey_store_put_meta(s, key, data, len, NULL);
@@ -247,9 +256,36 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
     if (s->max_bytes && total > s->max_bytes)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
-    char shard_dir[4096], path[4096], tmp[4200];
+    char shard_dir[4096], path[4096];
+    cckey_status st;
+    /* On a shared (network) folder another machine may remove the shard
+     * folder with our temporary file in it, or the server may answer ESTALE
+     * or EBUSY: write the entry again, a few times, before giving up. */
+    for (int attempt = 0;; attempt++) {
+        int err = 0;
+        st = put_once(s, key, rec, rec_len, data, len, shard_dir, path, &err);
+        if (st == CCKEY_OK || attempt == 3 || !cckey_store_retryable(err)) break;
+    }
+    if (st != CCKEY_OK) return st;
+    cckey_store_sync_dir(shard_dir);
+    hook(CCKEY_STORE_STAGE_RENAMED);
+    cckey_store_after_put(s, total);
+    if (s->remotes) cckey_store_push_remote(s, key, path);
+    return CCKEY_OK;
+}
+
+bool cckey_store_retryable(int err) { return err == ENOENT || err == ESTALE || err == EBUSY || err == EINTR; }
+
+/* One write of the entry to a temporary file, renamed over path. */
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
+                             size_t len, char shard_dir[4096], char path[4096], int *errp)
+{
+    char tmp[4200];
     int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
-    if (fd < 0) return CCKEY_ERR_IO;
+    if (fd < 0) {
+        *errp = errno;
+        return CCKEY_ERR_IO;
+    }
     hook(CCKEY_STORE_STAGE_OPENED);
     uint8_t hdr[CCKEY_ENTRY_HEADER];
     cckey_entry_header(hdr, key, rec, rec_len, data, len);
@@ -266,11 +302,8 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
     if (!ok || rename(tmp, path) != 0) {
         if (ok) err = errno;
         unlink(tmp);
+        *errp = err;
         return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", path, strerror(err));
     }
-    cckey_store_sync_dir(shard_dir);
-    hook(CCKEY_STORE_STAGE_RENAMED);
-    cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_remote(s, key, path);
     return CCKEY_OK;
 }

@@ -172,6 +172,9 @@ void cckey_store_paths_of(const cckey_store *s, const char *key, char *shard_dir
  * fill the folder, entry and temporary paths. -1 with cckey_last_error(). */
 int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096], char path[4096], char tmp[4200]);
 bool cckey_store_write_all(int fd, const void *data, size_t len);
+/* Whether a failed write is worth doing again on a shared folder (the shard
+ * folder vanished, ESTALE, EBUSY). */
+bool cckey_store_retryable(int err);
 void cckey_store_sync_dir(const char *dir);
 
 /* The whole entry file of key, checked as a get checks it (*buf malloc'ed). */

@@ -46,13 +46,21 @@ cc -Wall -Werror -o "$work/pc_consumer" "$src/tests/package/consumer/main.c" $(p
 
 step "consumer via add_subdirectory (cckey's source tree as a subproject)"
 # CUDA off only to keep nvcc out of this test's time; the subproject
-# mechanics are the same.
-cmake -S "$src/tests/package/consumer" -B "$work/subdir" -DCCKEY_SOURCE_DIR="$src" -DCCKEY_WITH_CUDA=OFF > "$work/sub.log"
+# mechanics are the same. With pkg-config hidden from CMake, as on a machine
+# that has only a C compiler and CMake: the library must still build (without
+# remote caches), and link nothing beyond libc, pthread and libdl.
+cmake -S "$src/tests/package/consumer" -B "$work/subdir" -DCCKEY_SOURCE_DIR="$src" -DCCKEY_WITH_CUDA=OFF \
+  -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON > "$work/sub.log"
 grep -q "jansson" "$work/sub.log" && fail "the library alone looked for jansson"
+grep -q "building without Redis" "$work/sub.log" || fail "no word that Redis remotes are left out"
 cmake --build "$work/subdir" -j2 >> "$work/sub.log"
 [ -e "$work/subdir/cckey/cckey" ] && fail "a subproject built the CLI"
-"$work/subdir/consumer"
-"$work/subdir/consumer_static"
+needed=$(readelf -d "$work/subdir/cckey/libcckey.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+for lib in $needed; do
+  case $lib in libc.so*|libpthread.so*|libdl.so*|libm.so*|ld-linux*) ;; *) fail "library-only build needs $lib" ;; esac
+done
+"$work/subdir/consumer" no-remotes
+"$work/subdir/consumer_static" no-remotes
 
 step "man cckey"
 page=$(MANPATH="$prefix/share/man" MANWIDTH=80 man -P cat cckey 2> "$work/man.err") || fail "man cckey: $(cat "$work/man.err")"

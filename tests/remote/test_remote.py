@@ -417,6 +417,155 @@ class ExampleTests(Base):
             nginx.stop()
 
 
+class SharedFolderTests(Base):
+    """Many warms into one folder (as on NFS), and a folder changing under a
+    running warm: misses and retried writes, never a crash or a failed run."""
+
+    def verify(self, cache):
+        rc, out, err = run(["cache", "verify", "--cache-dir", cache])
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("removed (damaged): 0", out)
+        return int(re.search(r"ok: (\d+)", out).group(1))
+
+    def test_eight_concurrent_warms_into_one_folder(self):
+        many = self.many_builds(12)
+        cache = self.cache("shared")
+        procs = [subprocess.Popen([CCKEY, "warm", m, "--cache-dir", cache, "-q", "-j", "1"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for m in [many, self.manifest] * 4]
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            self.assertEqual(p.returncode, 0, err.decode())
+            self.assertIn(" 0 failed", out.decode())
+        self.assertEqual(self.verify(cache), 12 + self.n_tuples)
+        rc, out, err = run(["cache", "stats", "--cache-dir", cache])
+        self.assertIn("temporary files: 0", out)
+
+    def test_entries_removed_under_a_running_warm(self):
+        many = self.many_builds(24)
+        cache = self.cache("shaky")
+        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", cache, "-q", "-j", "2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        sweeps = removed = 0
+        while p.poll() is None:
+            # Another machine cleaning the folder: whole shard folders go.
+            if os.path.isdir(cache):
+                for shard in os.listdir(cache):
+                    if SHARD_DIR.match(shard):
+                        shutil.rmtree(os.path.join(cache, shard), ignore_errors=True)
+                        removed += 1
+            sweeps += 1
+            time.sleep(0.05)
+        out, err = p.communicate()
+        self.assertEqual(p.returncode, 0, err.decode())
+        self.assertIn(", 0 failed", out.decode())
+        self.assertGreater(removed, 0, "nothing was removed while the warm ran")
+        # What is left is sound, and a second warm completes the folder.
+        left = self.verify(cache)
+        rc, out, err = self.warm(cache, manifest=many)
+        self.assertEqual(rc, 0, err)
+        compiled, _, cached, failed = counts(out)
+        self.assertEqual((compiled + cached, failed), (24, 0), out)
+        self.assertEqual(cached, left)
+        self.assertEqual(self.verify(cache), 24)
+
+
+class BundleTests(Base):
+    def warmed(self):
+        cache = self.cache("src")
+        rc, out, err = self.warm(cache)
+        self.assertEqual(rc, 0, err)
+        return cache
+
+    def cache_cmd(self, *args):
+        return run(["cache"] + list(args))
+
+    def test_export_a_manifest_and_import_it_elsewhere(self):
+        src = self.warmed()
+        bundle = os.path.join(self.tmp, "suite.bundle")
+        rc, out, err = self.cache_cmd("export", self.manifest, "-o", bundle, "--cache-dir", src)
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"{self.n_tuples} entries", err)
+        rc, out, err = self.cache_cmd("import", bundle, "--cache-dir", self.cache("dst"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"imported: {self.n_tuples}", out)
+        self.assertEqual(entries(self.cache("dst")), entries(src))
+        rc, out, err = self.warm(self.cache("dst"))
+        self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+        # Standard input works too, and importing again changes nothing.
+        with open(bundle, "rb") as f:
+            p = subprocess.run([CCKEY, "cache", "import", "-", "--cache-dir", self.cache("dst")], stdin=f,
+                               capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(entries(self.cache("dst")), entries(src))
+
+    def test_export_everything_and_missing_keys(self):
+        src = self.warmed()
+        extra = self.many_builds(2)
+        rc, out, err = self.warm(src, manifest=extra)
+        bundle = os.path.join(self.tmp, "all.bundle")
+        rc, out, err = self.cache_cmd("export", "-o", bundle, "--cache-dir", src)
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"{self.n_tuples + 2} entries", err)
+        rc, out, err = self.cache_cmd("import", bundle, "--cache-dir", self.cache("dst"))
+        self.assertEqual(entries(self.cache("dst")), entries(src))
+        # A manifest whose keys are not all cached: the bundle has the rest, exit 1.
+        rc, out, err = self.cache_cmd("export", self.many_builds(3), "-o", bundle, "--cache-dir", src)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("1 of the manifest's 3 keys have no entry", err)
+
+    def test_damaged_bundles(self):
+        src = self.warmed()
+        bundle = os.path.join(self.tmp, "suite.bundle")
+        self.assertEqual(self.cache_cmd("export", "-o", bundle, "--cache-dir", src)[0], 0)
+        with open(bundle, "rb") as f:
+            data = f.read()
+        cut = os.path.join(self.tmp, "cut.bundle")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) // 2])
+        rc, out, err = self.cache_cmd("import", cut, "--cache-dir", self.cache("a"))
+        self.assertEqual(rc, 1)
+        self.assertIn("ends early", err)
+        # Whatever came in before the cut is whole.
+        for name, raw in entries(self.cache("a")).items():
+            self.assertEqual(raw, entries(src)[name])
+        # One flipped byte inside the first entry: that entry is refused.
+        flipped = bytearray(data)
+        flipped[16 + 1 + 131 + 8 + 300] ^= 1
+        bad = os.path.join(self.tmp, "bad.bundle")
+        with open(bad, "wb") as f:
+            f.write(flipped)
+        rc, out, err = self.cache_cmd("import", bad, "--cache-dir", self.cache("b"))
+        self.assertEqual(rc, 1)
+        self.assertIn("refused (damaged): 1", out)
+        self.assertEqual(len(entries(self.cache("b"))), self.n_tuples - 1)
+        with open(bad, "wb") as f:
+            f.write(b"not a bundle at all")
+        rc, out, err = self.cache_cmd("import", bad, "--cache-dir", self.cache("c"))
+        self.assertEqual(rc, 1)
+        self.assertIn("not a cckey bundle", err)
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_import_into_a_remote(self):
+        src = self.warmed()
+        bundle = os.path.join(self.tmp, "suite.bundle")
+        self.assertEqual(self.cache_cmd("export", "-o", bundle, "--cache-dir", src)[0], 0)
+        redis = Redis(self.tmp)
+        try:
+            rc, out, err = self.cache_cmd("import", bundle, "--cache-dir", self.cache("a"), "--remote", redis.url())
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(int(redis.cli("DBSIZE")), self.n_tuples)
+            self.assertIn(f"{self.n_tuples} written", out)
+            # Entries the remote has are not sent again.
+            rc, out, err = self.cache_cmd("import", bundle, "--cache-dir", self.cache("b"), "--remote", redis.url())
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("written", out.replace("0 written", ""))
+            rc, out, err = self.warm(self.cache("c"), "--remote", redis.url())
+            self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+        finally:
+            redis.stop()
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)

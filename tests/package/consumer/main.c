@@ -3,9 +3,30 @@
 #include <cckey.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int main(void)
+/* A library built without hiredis and libcurl refuses remotes by name;
+ * one built with them accepts them (no connection is made yet). */
+static int check_remotes(int expect_them)
+{
+    char dir[] = "/tmp/cckey-consumer-XXXXXX";
+    cckey_store *s = NULL;
+    if (!mkdtemp(dir) || cckey_store_open(&s, dir, 0) != CCKEY_OK) return 1;
+    cckey_status redis = cckey_store_add_remote(s, "redis://127.0.0.1:1", NULL);
+    cckey_status http = cckey_store_add_remote(s, "http://127.0.0.1:1/cache", NULL);
+    int bad = expect_them ? redis != CCKEY_OK || http != CCKEY_OK
+                          : redis != CCKEY_ERR_UNAVAILABLE || http != CCKEY_ERR_UNAVAILABLE ||
+                                !strstr(cckey_last_error(), "built without");
+    if (bad) fprintf(stderr, "remotes: redis %d, http %d (%s)\n", redis, http, cckey_last_error());
+    cckey_store_close(s);
+    char rm[64];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    if (system(rm) != 0) return 1;
+    return bad;
+}
+
+int main(int argc, char **argv)
 {
     if (cckey_version_number() != CCKEY_VERSION_NUMBER) {
         fprintf(stderr, "header %d, library %u\n", CCKEY_VERSION_NUMBER, cckey_version_number());
@@ -21,6 +42,7 @@ int main(void)
         fprintf(stderr, "got  %s\nwant %s\n", out, want);
         return 1;
     }
+    if (check_remotes(!(argc > 1 && strcmp(argv[1], "no-remotes") == 0))) return 1;
     printf("consumer ok: cckey %s\n", cckey_version());
     return 0;
 }

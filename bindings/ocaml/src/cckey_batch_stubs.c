@@ -1,0 +1,203 @@
+/* Cckey.make_keys: the tuples are copied out of the OCaml heap (the GC may
+ * move strings once the runtime lock is released), then cckey_make_keys
+ * runs without the lock. A long field that many tuples share physically,
+ * the usual case for sources, is copied once. */
+#include "stubs.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fields at least this long are copied once per physical string. */
+#define SHARED_MIN 64
+
+typedef struct arena {
+    char *bytes;
+    size_t len, cap;
+    /* Open addressing: the OCaml address of a long string -> its offset. */
+    uintptr_t *seen_addr;
+    size_t *seen_off;
+    size_t seen_mask;
+} arena;
+
+static void arena_free(arena *a)
+{
+    free(a->bytes);
+    free(a->seen_addr);
+    free(a->seen_off);
+}
+
+static int arena_init(arena *a, size_t long_fields)
+{
+    memset(a, 0, sizeof *a);
+    size_t slots = 64;
+    while (slots < 2 * long_fields) slots *= 2;
+    a->seen_addr = calloc(slots, sizeof *a->seen_addr);
+    a->seen_off = malloc(slots * sizeof *a->seen_off);
+    a->seen_mask = slots - 1;
+    return a->seen_addr && a->seen_off ? 0 : -1;
+}
+
+static int arena_append(arena *a, const char *p, size_t n, size_t *off)
+{
+    if (a->len + n > a->cap) {
+        size_t cap = a->cap ? a->cap : 4096;
+        while (cap < a->len + n) cap *= 2;
+        char *b = realloc(a->bytes, cap);
+        if (!b) return -1;
+        a->bytes = b;
+        a->cap = cap;
+    }
+    if (n) memcpy(a->bytes + a->len, p, n);
+    *off = a->len;
+    a->len += n;
+    return 0;
+}
+
+/* The field's bytes as an offset into the arena, kept in .ptr until the
+ * arena stops moving (fix_up). */
+static int copy_field(arena *a, value s, cckey_bytes *out)
+{
+    size_t n = caml_string_length(s), off;
+    out->len = n;
+    if (n < SHARED_MIN) {
+        if (arena_append(a, String_val(s), n, &off) < 0) return -1;
+        out->ptr = (const void *)off;
+        return 0;
+    }
+    uintptr_t addr = (uintptr_t)s;
+    size_t i = (size_t)((addr >> 3) * 0x9E3779B97F4A7C15ull) & a->seen_mask;
+    while (a->seen_addr[i] && a->seen_addr[i] != addr) i = (i + 1) & a->seen_mask;
+    if (!a->seen_addr[i]) {
+        if (arena_append(a, String_val(s), n, &a->seen_off[i]) < 0) return -1;
+        a->seen_addr[i] = addr;
+    }
+    out->ptr = (const void *)a->seen_off[i];
+    return 0;
+}
+
+static void fix_up(cckey_bytes *b, const char *base)
+{
+    b->ptr = base + (size_t)b->ptr;
+}
+
+/* Counts tuples' options and their long fields (an upper bound for the
+ * table of shared strings). */
+static void count(value tuples, size_t n, size_t *n_opts, size_t *n_long)
+{
+    *n_opts = *n_long = 0;
+    for (size_t i = 0; i < n; i++) {
+        value t = Field(tuples, i);
+        for (int f = 0; f < 3; f++) *n_long += caml_string_length(Field(t, f)) >= SHARED_MIN;
+        for (value l = Field(t, 3); l != Val_emptylist; l = Field(l, 1)) {
+            (*n_opts)++;
+            *n_long += caml_string_length(Field(Field(l, 0), 0)) >= SHARED_MIN;
+            *n_long += caml_string_length(Field(Field(l, 0), 1)) >= SHARED_MIN;
+        }
+    }
+}
+
+/* Everything make_keys allocates in C, freed on every path. */
+typedef struct batch {
+    arena a;
+    cckey_tuple *tuples;
+    cckey_option *opts;
+    char (*out)[CCKEY_KEY_LEN + 1];
+    cckey_batch_config *cfg;
+} batch;
+
+static void batch_free(batch *b)
+{
+    arena_free(&b->a);
+    free(b->tuples);
+    free(b->opts);
+    free(b->out);
+    cckey_batch_config_free(b->cfg);
+}
+
+static int copy_tuples(batch *b, value tuples, size_t n, size_t n_opts)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        value t = Field(tuples, i);
+        cckey_tuple *ct = &b->tuples[i];
+        if (copy_field(&b->a, Field(t, 0), &ct->device) || copy_field(&b->a, Field(t, 1), &ct->name) ||
+            copy_field(&b->a, Field(t, 2), &ct->source))
+            return -1;
+        ct->n_options = 0;
+        for (value l = Field(t, 3); l != Val_emptylist; l = Field(l, 1), ct->n_options++, k++)
+            if (copy_field(&b->a, Field(Field(l, 0), 0), &b->opts[k].key) ||
+                copy_field(&b->a, Field(Field(l, 0), 1), &b->opts[k].value))
+                return -1;
+    }
+    /* The arena no longer moves: offsets become pointers. */
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        cckey_tuple *ct = &b->tuples[i];
+        fix_up(&ct->device, b->a.bytes);
+        fix_up(&ct->name, b->a.bytes);
+        fix_up(&ct->source, b->a.bytes);
+        ct->options = ct->n_options ? &b->opts[k] : NULL;
+        for (size_t j = 0; j < ct->n_options; j++, k++) {
+            fix_up(&b->opts[k].key, b->a.bytes);
+            fix_up(&b->opts[k].value, b->a.bytes);
+        }
+    }
+    (void)n_opts;
+    return 0;
+}
+
+static cckey_status configure(batch *b, value v_backend, value v_threads, value v_verify)
+{
+    cckey_status st = cckey_batch_config_new(&b->cfg);
+    if (st == CCKEY_OK) st = cckey_batch_config_set_backend(b->cfg, (cckey_backend_kind)Int_val(v_backend));
+    if (st == CCKEY_OK) st = cckey_batch_config_set_threads(b->cfg, (unsigned)Long_val(v_threads));
+    if (st == CCKEY_OK) st = cckey_batch_config_set_verify(b->cfg, (cckey_verify_mode)Int_val(v_verify));
+    return st;
+}
+
+/* make_keys backend threads verify tuples -> (keys, backend used, warning) */
+value cckey_ml_make_keys(value v_backend, value v_threads, value v_verify, value v_tuples)
+{
+    CAMLparam4(v_backend, v_threads, v_verify, v_tuples);
+    CAMLlocal4(keys, s, used, result);
+    size_t n = Wosize_val(v_tuples), n_opts, n_long;
+    batch b = {0};
+    cckey_status st = configure(&b, v_backend, v_threads, v_verify);
+    if (st != CCKEY_OK) {
+        batch_free(&b);
+        cckey_ml_raise(st);
+    }
+    count(v_tuples, n, &n_opts, &n_long);
+    int oom = arena_init(&b.a, n_long) < 0;
+    if (!oom && n) {
+        b.tuples = malloc(n * sizeof *b.tuples);
+        b.opts = n_opts ? malloc(n_opts * sizeof *b.opts) : NULL;
+        b.out = malloc(n * sizeof *b.out);
+        oom = !b.tuples || (n_opts && !b.opts) || !b.out || copy_tuples(&b, v_tuples, n, n_opts) < 0;
+    }
+    if (oom) {
+        batch_free(&b);
+        caml_raise_out_of_memory();
+    }
+    caml_release_runtime_system();
+    st = cckey_make_keys(b.out, b.tuples, n, b.cfg);
+    caml_acquire_runtime_system();
+    if (st != CCKEY_OK) {
+        batch_free(&b);
+        cckey_ml_raise(st);
+    }
+    keys = caml_alloc(n, 0);
+    for (size_t i = 0; i < n; i++) {
+        s = caml_alloc_initialized_string(CCKEY_KEY_LEN, b.out[i]);
+        Store_field(keys, i, s);
+    }
+    used = caml_copy_string(cckey_batch_config_used(b.cfg));
+    s = caml_copy_string(cckey_batch_config_warning(b.cfg));
+    batch_free(&b);
+    result = caml_alloc_tuple(3);
+    Store_field(result, 0, keys);
+    Store_field(result, 1, used);
+    Store_field(result, 2, s);
+    CAMLreturn(result);
+}

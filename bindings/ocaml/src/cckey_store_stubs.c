@@ -1,0 +1,145 @@
+/* Cckey.Store: a custom block owning a cckey_store. Disk work runs with the
+ * runtime lock released, on copies of the OCaml strings. `busy` (changed
+ * only under the lock) keeps close from freeing a handle that another
+ * thread is using. */
+#include "stubs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct store_box {
+    cckey_store *s;
+    long busy;
+} store_box;
+
+#define Box_val(v) ((store_box *)Data_custom_val(v))
+
+static void box_finalize(value v)
+{
+    cckey_store_close(Box_val(v)->s);
+    Box_val(v)->s = NULL;
+}
+
+static struct custom_operations box_ops = {
+    "cckey.store",
+    box_finalize,
+    custom_compare_default,
+    custom_hash_default,
+    custom_serialize_default,
+    custom_deserialize_default,
+    custom_compare_ext_default,
+    custom_fixed_length_default,
+};
+
+static cckey_store *enter(value v)
+{
+    store_box *b = Box_val(v);
+    if (!b->s) caml_invalid_argument("Cckey.Store: the store is closed");
+    b->busy++;
+    return b->s;
+}
+
+static void leave(value v)
+{
+    Box_val(v)->busy--;
+}
+
+/* A key as the C API takes it; a wrong length or a NUL inside becomes an
+ * invalid key the library refuses in its own words. */
+static void key_arg(value v, char key[CCKEY_KEY_LEN + 2])
+{
+    size_t n = caml_string_length(v);
+    if (n > CCKEY_KEY_LEN + 1 || !caml_string_is_c_safe(v)) n = 0;
+    memcpy(key, String_val(v), n);
+    key[n] = 0;
+}
+
+value cckey_ml_store_open(value v_dir, value v_max)
+{
+    CAMLparam2(v_dir, v_max);
+    CAMLlocal1(v);
+    if (!caml_string_is_c_safe(v_dir)) caml_invalid_argument("Cckey.Store.open_: the path contains a NUL byte");
+    if (Long_val(v_max) < 0) caml_invalid_argument("Cckey.Store.open_: max_bytes < 0");
+    char *dir = strdup(String_val(v_dir));
+    if (!dir) caml_raise_out_of_memory();
+    cckey_store *s = NULL;
+    caml_release_runtime_system();
+    cckey_status st = cckey_store_open(&s, dir, (uint64_t)Long_val(v_max));
+    caml_acquire_runtime_system();
+    free(dir);
+    if (st != CCKEY_OK) cckey_ml_raise(st);
+    v = caml_alloc_custom(&box_ops, sizeof(store_box), 0, 1);
+    Box_val(v)->s = s;
+    Box_val(v)->busy = 0;
+    CAMLreturn(v);
+}
+
+value cckey_ml_store_close(value v)
+{
+    CAMLparam1(v);
+    if (Box_val(v)->busy) caml_invalid_argument("Cckey.Store.close: the store is in use by another thread");
+    box_finalize(v);
+    CAMLreturn(Val_unit);
+}
+
+/* Some payload, or None on a miss (no entry, or one that failed its checks
+ * and was removed). */
+value cckey_ml_store_get(value v, value v_key)
+{
+    CAMLparam2(v, v_key);
+    CAMLlocal2(data, some);
+    char key[CCKEY_KEY_LEN + 2];
+    key_arg(v_key, key);
+    cckey_store *s = enter(v);
+    void *buf = NULL;
+    size_t len = 0;
+    caml_release_runtime_system();
+    cckey_status st = cckey_store_get(s, key, &buf, &len);
+    caml_acquire_runtime_system();
+    leave(v);
+    if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT) CAMLreturn(Val_none);
+    if (st != CCKEY_OK) cckey_ml_raise(st);
+    data = caml_alloc_initialized_string(len, buf);
+    cckey_store_free_buffer(buf);
+    some = caml_alloc_some(data);
+    CAMLreturn(some);
+}
+
+value cckey_ml_store_put(value v, value v_key, value v_data)
+{
+    CAMLparam3(v, v_key, v_data);
+    char key[CCKEY_KEY_LEN + 2];
+    key_arg(v_key, key);
+    size_t len = caml_string_length(v_data);
+    void *copy = malloc(len ? len : 1);
+    if (!copy) caml_raise_out_of_memory();
+    memcpy(copy, String_val(v_data), len);
+    cckey_store *s = enter(v);
+    caml_release_runtime_system();
+    cckey_status st = cckey_store_put(s, key, copy, len);
+    caml_acquire_runtime_system();
+    leave(v);
+    free(copy);
+    if (st != CCKEY_OK) cckey_ml_raise(st);
+    CAMLreturn(Val_unit);
+}
+
+value cckey_ml_store_stats(value v)
+{
+    CAMLparam1(v);
+    CAMLlocal1(r);
+    cckey_store *s = enter(v);
+    cckey_store_usage u;
+    caml_release_runtime_system();
+    cckey_status st = cckey_store_stats(s, &u);
+    caml_acquire_runtime_system();
+    leave(v);
+    if (st != CCKEY_OK) cckey_ml_raise(st);
+    r = caml_alloc_tuple(5);
+    Store_field(r, 0, Val_long(u.entries));
+    Store_field(r, 1, Val_long(u.bytes));
+    Store_field(r, 2, Val_long(u.max_bytes));
+    Store_field(r, 3, Val_long(u.temp_files));
+    Store_field(r, 4, Val_long(u.temp_bytes));
+    CAMLreturn(r);
+}

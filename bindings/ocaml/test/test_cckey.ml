@@ -1,0 +1,215 @@
+(* The OCaml binding against Oracle (Stdlib.Digest) on random tuples, the
+   weak memo, threads, the store and the error cases. Exits non-zero on the
+   first failure. *)
+
+let failures = ref 0
+
+let check name cond =
+  if not cond then begin
+    incr failures;
+    Printf.printf "FAIL: %s\n%!" name
+  end
+
+let check_eq name ~want got =
+  if want <> got then begin
+    incr failures;
+    Printf.printf "FAIL: %s\n  want %S\n  got  %S\n%!" name want got
+  end
+
+(* ---- random tuples ---------------------------------------------------- *)
+
+(* Bytes that stress the join: separators, NUL, non-UTF-8. *)
+let special = [| ""; ":"; ","; "="; "\000"; "\255\254"; "a:b,c=d"; "k\000=v" |]
+
+let random_string rng max_len =
+  if Random.State.int rng 10 < 3 then special.(Random.State.int rng (Array.length special))
+  else String.init (Random.State.int rng (max_len + 1)) (fun _ -> Char.chr (Random.State.int rng 256))
+
+let random_options rng =
+  (* Three candidate keys, so duplicate keys are common. *)
+  let keys = Array.init 3 (fun _ -> random_string rng 8) in
+  List.init (Random.State.int rng 6) (fun _ -> (keys.(Random.State.int rng 3), random_string rng 8))
+
+(* Sources come from a pool of physical strings, so make_key meets each one
+   many times (memo hits) as well as for the first time. *)
+let random_tuples seed n =
+  let rng = Random.State.make [| seed |] in
+  let pool = Array.init 200 (fun _ -> random_string rng 300) in
+  Array.init n (fun _ ->
+      ( random_string rng 24,
+        random_string rng 24,
+        pool.(Random.State.int rng (Array.length pool)),
+        random_options rng ))
+
+let oracle (device, name, source, options) = Oracle.make_key ~device ~name ~source ~options ()
+
+let test_known () =
+  (* Two keys whose options sort: the second pair's key is a prefix. *)
+  let options = [ ("ab", "1"); ("a", "2"); ("a", "3") ] in
+  check_eq "known key" ~want:(Oracle.make_key ~device:"d" ~name:"n" ~source:"s" ~options ())
+    (Cckey.make_key ~device:"d" ~name:"n" ~source:"s" ~options ());
+  check "key length" (String.length (Cckey.make_key ~device:"" ~name:"" ~source:"" ()) = 131)
+
+let test_random_make_key () =
+  let tuples = random_tuples 1 100_000 in
+  let bad = ref 0 in
+  Array.iter
+    (fun ((device, name, source, options) as t) ->
+      if Cckey.make_key ~device ~name ~source ~options () <> oracle t then incr bad)
+    tuples;
+  check (Printf.sprintf "make_key on 100000 random tuples (%d differ)" !bad) (!bad = 0)
+
+let test_random_make_keys () =
+  let tuples = random_tuples 2 100_000 in
+  let want = Array.map oracle tuples in
+  check "make_keys (auto) on 100000 random tuples" (Cckey.make_keys tuples = want);
+  check "make_keys (cpu, 1 thread)" (Cckey.make_keys ~backend:`Cpu ~threads:1 tuples = want);
+  let small = Array.sub tuples 0 3000 in
+  (match Cckey.make_keys_info ~backend:`Opencl ~verify:`All small with
+   | keys, used, _ ->
+     check "make_keys on OpenCL with verify" (keys = Array.sub want 0 3000);
+     check ("OpenCL batch ran on opencl, not " ^ used) (String.length used >= 6 && String.sub used 0 6 = "opencl")
+   | exception Cckey.Error { status = 4; detail; _ } -> Printf.printf "skip: no OpenCL device: %s\n" detail);
+  check "empty batch" (Cckey.make_keys [||] = [||])
+
+let test_source_handles () =
+  let rng = Random.State.make [| 3 |] in
+  for _ = 1 to 100 do
+    let source = random_string rng 500 in
+    let src = Cckey.Source.create source in
+    check_eq "Source.digest" ~want:(Oracle.hex source) (Cckey.Source.digest src);
+    for _ = 1 to 20 do
+      let device = random_string rng 8 and name = random_string rng 8 and options = random_options rng in
+      let want = Oracle.make_key ~device ~name ~source ~options () in
+      check_eq "Source.key" ~want (Cckey.Source.key src ~device ~name ~options ());
+      check_eq "Source.key again (memo)" ~want (Cckey.Source.key src ~device ~name ~options ())
+    done
+  done;
+  (* A long source takes the path that releases the runtime lock. *)
+  let source = random_string rng 0 ^ String.make 200_000 'x' ^ "\000end" in
+  check_eq "long source" ~want:(Oracle.make_key ~device:"d" ~name:"n" ~source ())
+    (Cckey.make_key ~device:"d" ~name:"n" ~source ())
+
+(* ---- the memo dies with its string ------------------------------------ *)
+
+(* Keys for n fresh strings (heap-allocated, unlike literals) that nothing
+   else refers to once this returns. *)
+let use_fresh_sources n =
+  for i = 1 to n do
+    let source = Bytes.to_string (Bytes.of_string (Printf.sprintf "kernel %d source" i)) in
+    ignore (Sys.opaque_identity (Cckey.make_key ~device:"d" ~name:"n" ~source ()))
+  done
+[@@inline never]
+
+let test_memo_is_weak () =
+  Gc.full_major ();
+  let base = Cckey.Debug.live_sources () in
+  let kept = Bytes.to_string (Bytes.of_string "a source that stays alive") in
+  let key = Cckey.make_key ~device:"d" ~name:"n" ~source:kept () in
+  use_fresh_sources 1000;
+  check "1001 handles while the strings live" (Cckey.Debug.live_sources () >= base + 1);
+  Gc.full_major ();
+  Gc.full_major ();
+  check_eq "only the live string's handle survives a full major GC"
+    ~want:(string_of_int (base + 1))
+    (string_of_int (Cckey.Debug.live_sources ()));
+  check_eq "the kept string still hits" ~want:key (Cckey.make_key ~device:"d" ~name:"n" ~source:kept ());
+  check_eq "a second call made no new handle" ~want:(string_of_int (base + 1))
+    (string_of_int (Cckey.Debug.live_sources ()));
+  ignore (Sys.opaque_identity kept);
+  (* A second physical copy of the same bytes is another memo entry. *)
+  let copy = Bytes.to_string (Bytes.of_string kept) in
+  check_eq "equal bytes, other string: same key" ~want:key (Cckey.make_key ~device:"d" ~name:"n" ~source:copy ());
+  check "... and its own handle" (Cckey.Debug.live_sources () = base + 2);
+  ignore (Sys.opaque_identity (kept, copy))
+
+(* ---- threads ----------------------------------------------------------- *)
+
+let test_threads_share_a_source () =
+  Gc.full_major ();
+  let base = Cckey.Debug.live_sources () in
+  let source = Bytes.to_string (Bytes.make 8192 's') in
+  let errors = Atomic.make 0 in
+  let worker id () =
+    let rng = Random.State.make [| 100 + id |] in
+    for i = 1 to 5000 do
+      let device = Printf.sprintf "dev%d" (i mod 7) and options = random_options rng in
+      let name = random_string rng 6 in
+      if Cckey.make_key ~device ~name ~source ~options () <> Oracle.make_key ~device ~name ~source ~options ()
+      then Atomic.incr errors;
+      if i mod 500 = 0 then Thread.yield ()
+    done
+  in
+  let batch id () =
+    let tuples = random_tuples (200 + id) 5000 in
+    if Cckey.make_keys ~threads:2 tuples <> Array.map oracle tuples then Atomic.incr errors
+  in
+  let threads = List.init 4 (fun id -> Thread.create (worker id) ()) @ List.init 2 (fun id -> Thread.create (batch id) ()) in
+  List.iter Thread.join threads;
+  check (Printf.sprintf "4 threads on one source + 2 batches (%d wrong)" (Atomic.get errors)) (Atomic.get errors = 0);
+  Gc.full_major ();
+  check "one handle for the shared source" (Cckey.Debug.live_sources () = base + 1);
+  ignore (Sys.opaque_identity source)
+
+(* ---- store and errors ---------------------------------------------------- *)
+
+let temp_dir () =
+  let d = Filename.concat (Filename.get_temp_dir_name ()) (Printf.sprintf "cckey-ml-%d" (Unix.getpid ())) in
+  ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote d)));
+  d
+
+let expect_error name status f =
+  match f () with
+  | _ -> check (name ^ ": no error") false
+  | exception Cckey.Error e ->
+    check (Printf.sprintf "%s: status %d, want %d (%s: %s)" name e.status status e.strerror e.detail) (e.status = status);
+    check (name ^ ": strerror") (e.strerror <> "")
+
+let test_store () =
+  let dir = temp_dir () in
+  let s = Cckey.Store.open_ dir in
+  let key = Cckey.make_key ~device:"d" ~name:"n" ~source:"s" () in
+  check "miss" (Cckey.Store.get s key = None);
+  Cckey.Store.put s key "payload\000with NUL";
+  check "hit" (Cckey.Store.get s key = Some "payload\000with NUL");
+  Cckey.Store.put s key "";
+  check "empty payload" (Cckey.Store.get s key = Some "");
+  let st = Cckey.Store.stats s in
+  check "stats" (st.entries = 1 && st.bytes > 0 && st.max_bytes = 0 && st.temp_files = 0);
+  expect_error "put with a bad key" 1 (fun () -> Cckey.Store.put s "not a key" "x");
+  expect_error "get with a short key" 1 (fun () -> Cckey.Store.get s (String.sub key 0 130));
+  Cckey.Store.close s;
+  Cckey.Store.close s;
+  check "closed store" (match Cckey.Store.get s key with _ -> false | exception Invalid_argument _ -> true);
+  let small = Cckey.Store.open_ ~max_bytes:1000 (Filename.concat dir "small") in
+  expect_error "entry over max_bytes" 1 (fun () -> Cckey.Store.put small key (String.make 5000 'x'));
+  let file = Filename.concat dir "file" in
+  close_out (open_out file);
+  expect_error "store on a file" 3 (fun () -> Cckey.Store.open_ file);
+  ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote dir)))
+
+let test_errors () =
+  (match Cckey.make_keys ~backend:`Cuda [| ("d", "n", "s", []) |] with
+   | _ -> print_endline "skip: CUDA is available here; nothing to refuse"
+   | exception Cckey.Error e ->
+     check "unavailable backend: status 4" (e.status = 4);
+     check "unavailable backend: strerror" (e.strerror = "backend unavailable");
+     check "unavailable backend: detail from the library" (e.detail <> ""));
+  check "threads < 0"
+    (match Cckey.make_keys ~threads:(-1) [||] with _ -> false | exception Invalid_argument _ -> true);
+  check "version" (Cckey.version () <> "")
+
+let () =
+  test_known ();
+  test_random_make_key ();
+  test_random_make_keys ();
+  test_source_handles ();
+  test_memo_is_weak ();
+  test_threads_share_a_source ();
+  test_store ();
+  test_errors ();
+  if !failures > 0 then begin
+    Printf.printf "%d check(s) failed\n" !failures;
+    exit 1
+  end;
+  print_endline "all OCaml binding checks passed"

@@ -1,0 +1,95 @@
+/* The cckey._cckey extension module: make_key, the error type, devices(),
+ * and the registration of make_keys (batch.c), Source (source.c) and Store
+ * (store.c). */
+#include "pyck.h"
+
+#include <string.h>
+
+PyObject *pyck_Error;
+
+static PyObject *make_key(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"device", "name", "source", "options", NULL};
+    PyObject *dev, *name, *src, *options = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:make_key", kwlist, &dev, &name, &src, &options))
+        return NULL;
+    pyck_holder h;
+    pyck_holder_init(&h, 0);   /* the arguments pin their objects */
+    pyck_options opts = {0};
+    cckey_bytes d, n, s;
+    PyObject *result = NULL;
+    if (pyck_field(dev, &d, &h, "device", -1) < 0 || pyck_field(name, &n, &h, "name", -1) < 0 ||
+        pyck_field(src, &s, &h, "source", -1) < 0 || pyck_options_add(options, &opts, &h, -1) < 0)
+        goto out;
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_status st = cckey_make_key(key, d, n, s, opts.v, opts.n);
+    result = st == CCKEY_OK ? pyck_key_str(key) : pyck_raise(st);
+out:
+    pyck_options_free(&opts);
+    pyck_holder_release(&h);
+    return result;
+}
+
+static PyObject *version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_FromString(cckey_version());
+}
+
+static PyMethodDef methods[] = {
+    {"make_key", (PyCFunction)(void (*)(void))make_key, METH_VARARGS | METH_KEYWORDS,
+     "make_key(device, name, source, options=()) -> str\n\n"
+     "The 131-character key of one kernel:\n"
+     "hex(md5(device)):hex(md5(name)):hex(md5(source)):hex(md5(canon(options))).\n\n"
+     "Fields are bytes, str (hashed as UTF-8) or buffer objects. options is an\n"
+     "iterable of (key, value) pairs in any order (equal keys keep their order)\n"
+     "or a mapping. For many keys of one source use Source; for batches use\n"
+     "make_keys."},
+    {"make_keys", (PyCFunction)(void (*)(void))pyck_make_keys, METH_VARARGS | METH_KEYWORDS, pyck_make_keys_doc},
+    {"devices", pyck_devices, METH_NOARGS, pyck_devices_doc},
+    {"version", version, METH_NOARGS, "version() -> str\n\nThe version of the cckey library linked in."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cckey._cckey",
+    .m_doc = "Standardized compile-cache keys for GPU kernels (the C extension; import cckey).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+static int add_error(PyObject *m)
+{
+    PyObject *dict = Py_BuildValue("{sissss}", "status", 0, "strerror", "", "detail", "");
+    if (!dict) return -1;
+    pyck_Error = PyErr_NewExceptionWithDoc(
+        "cckey.Error",
+        "A cckey library call failed.\n\n"
+        "status: the cckey_status code (int); strerror: cckey_strerror(status);\n"
+        "detail: cckey_last_error() at the time of the failure (may be '').",
+        NULL, dict);
+    Py_DECREF(dict);
+    if (!pyck_Error) return -1;
+    Py_INCREF(pyck_Error);
+    return PyModule_AddObject(m, "Error", pyck_Error);
+}
+
+PyMODINIT_FUNC PyInit__cckey(void)
+{
+    if (PyType_Ready(&pyck_SourceType) < 0 || PyType_Ready(&pyck_StoreType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&pyck_SourceType);
+    Py_INCREF(&pyck_StoreType);
+    if (add_error(m) < 0 || PyModule_AddObject(m, "Source", (PyObject *)&pyck_SourceType) < 0 ||
+        PyModule_AddObject(m, "Store", (PyObject *)&pyck_StoreType) < 0 ||
+        PyModule_AddIntConstant(m, "KEY_LEN", CCKEY_KEY_LEN) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", cckey_version()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

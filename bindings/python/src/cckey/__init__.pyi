@@ -1,0 +1,56 @@
+import os
+from typing import Iterable, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+
+# bytes, str (hashed as UTF-8) or any object with the buffer protocol.
+Field = Union[bytes, str, bytearray, memoryview]
+Options = Union[Iterable[Tuple[Field, Field]], Mapping[Field, Field], None]
+Tuple3 = Tuple[Field, Field, Field]
+Tuple4 = Tuple[Field, Field, Field, Options]
+
+KEY_LEN: int
+__version__: str
+
+class Error(Exception):
+    status: int
+    strerror: str
+    detail: str
+
+class DeviceInfo(TypedDict):
+    backend: str
+    available: bool
+    used: str
+    reason: str
+
+class StoreStats(TypedDict):
+    entries: int
+    bytes: int
+    max_bytes: int
+    temp_files: int
+    temp_bytes: int
+
+def make_key(device: Field, name: Field, source: Field, options: Options = ...) -> str: ...
+def make_keys(
+    tuples: Iterable[Union[Tuple3, Tuple4, Sequence[object]]],
+    *,
+    backend: Literal["auto", "cpu", "opencl", "cuda"] = ...,
+    threads: int = ...,
+    verify: Union[None, bool, Literal["all", "sample", "none"]] = ...,
+) -> list[str]: ...
+def devices() -> list[DeviceInfo]: ...
+def version() -> str: ...
+
+class Source:
+    def __init__(self, source: Field) -> None: ...
+    def key(self, device: Field, name: Field, options: Options = ...) -> str: ...
+    @property
+    def digest(self) -> str: ...
+
+class Store:
+    path: str
+    def __init__(self, path: Union[str, bytes, os.PathLike[str]], max_bytes: int = ...) -> None: ...
+    def get(self, key: Field) -> Optional[bytes]: ...
+    def put(self, key: Field, data: Union[bytes, bytearray, memoryview]) -> None: ...
+    def stats(self) -> StoreStats: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Store": ...
+    def __exit__(self, *exc: object) -> None: ...

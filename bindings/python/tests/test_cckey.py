@@ -1,0 +1,239 @@
+"""The Python binding against hashlib, an independent implementation of the
+key recipe, on random tuples; and its error cases, threads and the store."""
+import hashlib
+import os
+import random
+import threading
+
+import pytest
+
+import cckey
+
+
+def as_bytes(field):
+    return field.encode("utf-8") if isinstance(field, str) else bytes(field)
+
+
+def hexmd5(data):
+    return hashlib.md5(data).hexdigest()
+
+
+def oracle(device, name, source, options=()):
+    """The recipe, written from its specification on hashlib."""
+    pairs = [(as_bytes(k), as_bytes(v)) for k, v in options]
+    pairs.sort(key=lambda kv: kv[0])   # stable; bytes compare as unsigned, prefix first
+    canon = ",".join(hexmd5(k) + "=" + hexmd5(v) for k, v in pairs)
+    return ":".join([hexmd5(as_bytes(device)), hexmd5(as_bytes(name)), hexmd5(as_bytes(source)),
+                     hexmd5(canon.encode())])
+
+
+# Bytes that stress the join: the separators, NUL, and non-UTF-8 bytes.
+SPECIAL = [b"", b":", b",", b"=", b"\x00", b"\xff\xfe", b"a:b,c=d", b"\x80"]
+
+
+def random_bytes(rng, max_len):
+    if rng.random() < 0.3:
+        return rng.choice(SPECIAL)
+    return bytes(rng.randrange(256) for _ in range(rng.randrange(max_len + 1)))
+
+
+def random_field(rng, max_len=40):
+    """A field as the caller might pass it: bytes, str, bytearray or memoryview."""
+    kind = rng.randrange(4)
+    if kind == 1:
+        return "".join(chr(rng.choice([0, 0x3A, 0x41, 0xE9, 0x4E2D, 0x1F600]))
+                       for _ in range(rng.randrange(max_len // 4 + 1)))
+    data = random_bytes(rng, max_len)
+    return {0: data, 2: bytearray(data), 3: memoryview(data)}[kind]
+
+
+def random_options(rng):
+    keys = [random_field(rng, 8) for _ in range(3)]
+    # Draws from three keys, so duplicate keys are common.
+    return [(rng.choice(keys), random_field(rng, 8)) for _ in range(rng.randrange(6))]
+
+
+def random_tuples(seed, n):
+    rng = random.Random(seed)
+    return [(random_field(rng), random_field(rng), random_field(rng, 200), random_options(rng))
+            for _ in range(n)]
+
+
+def test_known_key():
+    key = cckey.make_key("dev", "k", "src", [("-O", "3")])
+    assert key == oracle(b"dev", b"k", b"src", [(b"-O", b"3")])
+    assert len(key) == cckey.KEY_LEN == 131
+
+
+def test_make_key_matches_hashlib():
+    for t in random_tuples(1, 3000):
+        assert cckey.make_key(*t) == oracle(*t)
+
+
+def test_make_keys_matches_hashlib_every_backend_setting():
+    tuples = random_tuples(2, 5000)
+    want = [oracle(*t) for t in tuples]
+    assert cckey.make_keys(tuples) == want
+    assert cckey.make_keys(tuples, backend="cpu", threads=1) == want
+    assert cckey.make_keys(tuples, backend="cpu", threads=3) == want
+
+
+def test_make_keys_on_opencl_with_verify():
+    avail = {d["backend"]: d for d in cckey.devices()}
+    if not avail["opencl"]["available"]:
+        pytest.skip("no OpenCL device: " + avail["opencl"]["reason"])
+    tuples = random_tuples(3, 2000)
+    assert cckey.make_keys(tuples, backend="opencl", verify=True) == [oracle(*t) for t in tuples]
+
+
+def test_source_handle_matches_hashlib():
+    rng = random.Random(4)
+    for _ in range(50):
+        source = random_field(rng, 300)
+        src = cckey.Source(source)
+        assert src.digest == hexmd5(as_bytes(source))
+        for _ in range(20):   # repeated calls exercise the memo
+            device, name, options = random_field(rng, 6), random_field(rng, 6), random_options(rng)
+            want = oracle(device, name, source, options)
+            assert src.key(device, name, options) == want
+            assert src.key(device, name, options=options) == want
+
+
+def test_long_source_and_buffer_copied():
+    data = bytearray(os.urandom(200_000))
+    src = cckey.Source(data)          # a buffer is copied ...
+    want = oracle(b"d", b"n", bytes(data))
+    data[0] ^= 1                       # ... so changing it later does not change keys
+    assert src.key(b"d", b"n") == want
+    assert cckey.make_key(b"d", b"n", data) == oracle(b"d", b"n", bytes(data))
+
+
+def test_input_shapes():
+    want = oracle(b"d", b"n", b"s", [(b"k", b"v")])
+    assert cckey.make_key("d", "n", "s", {"k": "v"}) == want
+    assert cckey.make_key("d", "n", "s", [["k", "v"]]) == want
+    assert cckey.make_key("d", "n", "s", (p for p in [("k", "v")])) == want
+    gen = (t for t in [("d", "n", "s", [("k", "v")]), ["d", "n", "s"]])
+    assert cckey.make_keys(gen) == [want, oracle(b"d", b"n", b"s")]
+    assert cckey.make_keys([]) == []
+    assert cckey.make_key("d", "n", "s", None) == oracle(b"d", b"n", b"s")
+
+
+def test_utf8_is_what_str_hashes():
+    assert cckey.make_key("é", "名", "😀") == cckey.make_key("é".encode(), "名".encode(), "😀".encode())
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda: cckey.make_key(1, "n", "s"), TypeError, "device must be bytes, str or a buffer, not int"),
+    (lambda: cckey.make_key("d", "n", "s", [("k",)]), TypeError, "(key, value) pair"),
+    (lambda: cckey.make_key("d", "n", "s", "k=v"), TypeError, "options must be"),
+    (lambda: cckey.make_key("d", "\ud800", "s"), UnicodeEncodeError, "surrogate"),
+    (lambda: cckey.make_key("d", "n", memoryview(b"abcd")[::2]), BufferError, ""),
+    (lambda: cckey.make_keys([("d", "n")]), TypeError, "tuple 0: expected (device, name, source[, options]), got 2"),
+    (lambda: cckey.make_keys([("d", "n", "s"), ("d", None, "s")]), TypeError, "tuple 1: name"),
+    (lambda: cckey.make_keys([("d", "n", "s", [(1, "v")])]), TypeError, "tuple 0: option key"),
+    (lambda: cckey.make_keys([5]), TypeError, "tuple 0: expected"),
+    (lambda: cckey.make_keys(5), TypeError, "not iterable"),
+    (lambda: cckey.make_keys([], backend="gpu"), ValueError, "unknown backend 'gpu'"),
+    (lambda: cckey.make_keys([], threads=-1), ValueError, "threads must be"),
+    (lambda: cckey.make_keys([], verify="most"), ValueError, "verify must be"),
+])
+def test_bad_arguments(call, exc, words):
+    with pytest.raises(exc) as info:
+        call()
+    assert words in str(info.value)
+
+
+def test_unavailable_backend_raises_library_error():
+    avail = {d["backend"]: d for d in cckey.devices()}
+    assert avail["cpu"]["available"] and avail["cpu"]["used"] == "cpu"
+    if avail["cuda"]["available"]:
+        pytest.skip("CUDA is available here; nothing to refuse")
+    with pytest.raises(cckey.Error) as info:
+        cckey.make_keys([("d", "n", "s")], backend="cuda")
+    err = info.value
+    assert err.status == 4                         # CCKEY_ERR_UNAVAILABLE
+    assert err.strerror == "backend unavailable"   # cckey_strerror
+    assert err.detail == avail["cuda"]["reason"] and err.detail
+    assert str(err) == f"{err.strerror}: {err.detail}"
+
+
+def test_store_round_trip(tmp_path):
+    key = cckey.make_key("d", "n", "s")
+    with cckey.Store(tmp_path / "store") as store:
+        assert store.get(key) is None
+        store.put(key, b"binary\x00payload")
+        assert store.get(key) == b"binary\x00payload"
+        store.put(key.encode(), bytearray(b""))          # replace; 0 bytes is a payload
+        assert store.get(key) == b""
+        stats = store.stats()
+        assert stats["entries"] == 1 and stats["bytes"] > 0 and stats["temp_files"] == 0
+    with pytest.raises(ValueError, match="closed"):
+        store.get(key)
+
+
+def test_store_serves_no_corrupt_entry(tmp_path):
+    key = cckey.make_key("d", "n", "s")
+    store = cckey.Store(str(tmp_path))
+    store.put(key, b"x" * 100)
+    name = key.replace(":", "-")   # the store's entry name
+    entry = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs if f == name]
+    assert len(entry) == 1
+    with open(entry[0], "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        f.write(b"y")
+    assert store.get(key) is None                  # a miss, and the entry is gone
+    assert store.stats()["entries"] == 0
+
+
+def test_store_errors(tmp_path):
+    store = cckey.Store(tmp_path)
+    with pytest.raises(cckey.Error) as info:
+        store.put("not a key", b"x")
+    assert info.value.status == 1 and info.value.strerror == "invalid argument"
+    with pytest.raises(cckey.Error):
+        store.get(cckey.make_key("d", "n", "s")[:-1])
+    with pytest.raises(cckey.Error):
+        store.get(cckey.make_key("d", "n", "s") + "0")
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(cckey.Error) as info:
+        cckey.Store(tmp_path / "file")
+    assert info.value.status == 3                  # CCKEY_ERR_IO
+    small = cckey.Store(tmp_path / "small", max_bytes=1000)
+    with pytest.raises(cckey.Error):
+        small.put(cckey.make_key("d", "n", "s"), b"x" * 5000)
+
+
+def test_make_keys_from_four_threads():
+    batches = [random_tuples(10 + i, 4000) for i in range(4)]
+    wants = [[oracle(*t) for t in b] for b in batches]
+    shared = cckey.Source(b"one source for all threads")
+    results, errors = [None] * 4, []
+    start = threading.Barrier(4)
+
+    def work(i):
+        try:
+            start.wait()
+            got = []
+            for _ in range(5):
+                got = cckey.make_keys(batches[i], threads=2)
+            results[i] = got
+            assert shared.key(b"dev", str(i)) == oracle(b"dev", str(i), b"one source for all threads")
+        except BaseException as e:   # reported below, in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results == wants
+
+
+def test_docstrings_and_version():
+    for obj in (cckey.make_key, cckey.make_keys, cckey.devices, cckey.version, cckey.Source,
+                cckey.Source.key, cckey.Store, cckey.Store.get, cckey.Store.put, cckey.Store.stats,
+                cckey.Error):
+        assert obj.__doc__ and len(obj.__doc__) > 20, obj
+    assert cckey.version() == cckey.__version__
