@@ -47,7 +47,7 @@ const char *bench_backend_unavailable(const bench_candidate *c, char *why, size_
     if (kind == CCKEY_BACKEND_AUTO) return NULL;
     const cckey_backend_ops *ops = cckey_backend_ops_for(kind);
     if (!ops) return "not compiled into this build";
-    if (ops->available(why, len) != CCKEY_OK) return *why ? why : "unavailable";
+    if (cckey_backend_available(ops, NULL, why, len) != CCKEY_OK) return *why ? why : "unavailable";
     return NULL;
 }
 

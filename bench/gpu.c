@@ -30,7 +30,7 @@ static uint64_t run_device_digest(const bench_candidate *c, const bench_workload
         return 0;
     }
     cckey_digest_job job = {.msgs = w->msgs, .n = w->n, .out = out, .done = done, .threads = c->threads};
-    cckey_status st = ops->digest(&job);
+    cckey_status st = cckey_backend_digest(ops, &job);
     size_t left = 0;
     for (size_t i = 0; i < w->n; i++) left += !done[i];
     free(done);
@@ -367,7 +367,7 @@ int bench_gpu_main(const bench_opts *in)
     cckey_device_info info[8];
     size_t count = 0;
     char dwhy[256] = "";
-    if (cckey_backend_devices((cckey_backend_kind)o.gpu_kind, info, 8, &count, dwhy, sizeof dwhy) == CCKEY_OK)
+    if (cckey_backend_devices((cckey_backend_kind)o.gpu_kind, NULL, info, 8, &count, dwhy, sizeof dwhy) == CCKEY_OK)
         for (size_t i = 0; i < count && i < 8; i++)
             printf("%s device %u: %s (%s, %s)%s\n", dev, info[i].index, info[i].name, info[i].driver,
                    info[i].platform, info[i].chosen ? " [chosen]" : "");

@@ -38,7 +38,7 @@ _cckey()
         help) COMPREPLY=($(compgen -W "$_cckey_commands" -- "$cur")); return 0 ;;
         cache)
             if [[ $cur != -* ]] && [[ $COMP_CWORD -eq $((i + 1)) ]]; then
-                COMPREPLY=($(compgen -W "stats verify clear get" -- "$cur"))
+                COMPREPLY=($(compgen -W "stats list get put verify trim clear config export import" -- "$cur"))
                 return 0
             fi ;;
     esac

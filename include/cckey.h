@@ -257,9 +257,85 @@ CCKEY_API cckey_status cckey_backend_from_name(const char *name, cckey_backend_k
 /** The name of a backend kind, or "unknown". */
 CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
 
+/* Device settings. The library reads no environment variable for these
+ * (the cckey CLI maps CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
+ * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE and CCKEY_CUDA_DEVICE onto
+ * them). They change how a device backend runs a batch, never a key. */
+
+/** Packed bytes per device chunk, 64 to 1 GiB; 0 restores the default
+ *  (64 MiB). Small chunks mean more launches: tests use them to get many
+ *  chunks cheaply. */
+CCKEY_API cckey_status cckey_batch_config_set_chunk_bytes(cckey_batch_config *cfg, size_t bytes);
+/** The longest message a device takes, 0 to 256 MiB (default 256 KiB):
+ *  longer ones are hashed on host threads, where one long message does not
+ *  hold up a whole work-group. */
+CCKEY_API cckey_status cckey_batch_config_set_long_bytes(cckey_batch_config *cfg, size_t bytes);
+/** Whether host threads share a device batch (non-zero, the default: they
+ *  hash from one end while the device takes chunks from the other), or
+ *  leave the device everything but the long messages (0: for measuring
+ *  the device alone). */
+CCKEY_API cckey_status cckey_batch_config_set_device_share(cckey_batch_config *cfg, int share);
+/** The device a device backend (CCKEY_BACKEND_OPENCL or _CUDA) uses: NULL or
+ *  "" for the best usable one (a GPU before an accelerator before a CPU
+ *  device), a decimal index as cckey_devices numbers them, or a
+ *  case-insensitive part of the device's or platform's name. A selector
+ *  that matches no usable device makes that backend unavailable (with the
+ *  reason) for batches with this config.
+ *  @return CCKEY_ERR_INVALID_ARG for another kind or a selector of 128
+ *          bytes or more. */
+CCKEY_API cckey_status cckey_batch_config_set_device(cckey_batch_config *cfg, cckey_backend_kind kind,
+                                                     const char *selector);
+
+/** One device of a device backend (cckey_devices). */
+typedef struct cckey_device {
+    cckey_backend_kind backend;
+    unsigned index;         /**< the index cckey_batch_config_set_device takes */
+    char id[400];           /**< "name|driver": recommended for a tuple's device field */
+    char name[256];         /**< CL_DEVICE_NAME / cuDeviceGetName */
+    char driver[128];       /**< CL_DRIVER_VERSION / the NVIDIA driver version */
+    char platform[128];     /**< the OpenCL platform; "CUDA x.y" for CUDA */
+    char type[16];          /**< "gpu", "cpu", "accelerator" or "other" */
+    uint64_t global_mem;    /**< bytes */
+    unsigned compute_units;
+    int usable;             /**< can run the kernel */
+    int selected;           /**< the device the config selects */
+    int auto_ok;            /**< CCKEY_BACKEND_AUTO may use it (never a CPU device) */
+} cckey_device;
+
+/**
+ * List the devices of a device backend. Up to max devices go to out (max may
+ * be 0), *count receives how many exist; `selected` marks the one a batch
+ * with cfg (NULL: defaults) would use. The driver is loaded and the devices
+ * are found once per process.
+ * @return CCKEY_OK; CCKEY_ERR_UNAVAILABLE when the backend cannot run here
+ *         with cfg (not compiled in, no driver, no device, a selector that
+ *         matches no usable device), with the reason in cckey_last_error and
+ *         the devices that exist still listed; CCKEY_ERR_INVALID_ARG.
+ */
+CCKEY_API cckey_status cckey_devices(const cckey_batch_config *cfg, cckey_backend_kind kind, cckey_device *out,
+                                     size_t max, size_t *count);
+
+/** How a backend gets its kernel, in a few words ("host code", "embedded
+ *  OpenCL C source, built on first use", ...; "not compiled in"). */
+CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);
+
+/** Messages the CPU backend's MD5 hashes per call on this machine (the
+ *  lanes of cckey_cpu_isa()). The CCKEY_FORCE_ISA environment variable,
+ *  read once, may force a narrower instruction set: a debugging switch, and
+ *  the one variable the library reads. */
+CCKEY_API unsigned cckey_cpu_lanes(void);
+/** Host threads a batch uses by default: the online cores. */
+CCKEY_API unsigned cckey_cpu_threads(void);
+
 /**
  * Compute the keys of n tuples. out[i] receives the key of tuples[i].
  * Each distinct field value is digested once across the batch.
+ * Deduplication runs on all threads: fields are split by hash into 256
+ * partitions, each deduplicated alone; fields at the same address as an
+ * earlier one (a shared device, source or options array) skip the tables.
+ * Memory besides out: at most about 104 bytes per tuple plus 56 per option
+ * pair while deduplicating, and 72 bytes per distinct string (its digest and
+ * hex) until the call returns; n must be below 2^32 / (3 + 2 * options).
  * @param out    n key buffers; may be NULL only when n is 0.
  * @param tuples n tuples; may be NULL only when n is 0.
  * @param config NULL for the defaults.
@@ -405,6 +481,10 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * temporary file that is never served. An entry that fails its checks
  * (truncated, a flipped byte, another key, another format version) is
  * never served: the look-up that finds it removes it and reports a miss.
+ * Entries are opened without following symlinks or waiting on FIFOs:
+ * anything under an entry's name that is no regular file is a miss too.
+ * CACHEDIR.TAG (so that backup tools skip the cache) is written only into
+ * a folder that cckey_store_open created itself.
  *
  * Size limit: least recently used first. A successful get sets the entry's
  * modification time to now; when a handle's puts push the folder past
@@ -425,22 +505,31 @@ typedef struct cckey_store_usage {
     uint64_t max_bytes;   /**< this handle's limit; 0 for none */
     uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
     uint64_t temp_bytes;  /**< their total size */
-    uint64_t reserved[7]; /**< 0; room to grow without changing the size */
+    uint64_t hits;        /**< cckey_store_get look-ups that found an entry, by every
+                               process, since the folder's first (see below) */
+    uint64_t misses;      /**< look-ups that found none, or a damaged one */
+    uint64_t reserved[5]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
 typedef struct cckey_store_report {
     uint64_t ok;             /**< entries that passed every check */
-    uint64_t removed;        /**< entries that failed a check and were removed */
+    uint64_t removed;        /**< entries that failed a check (or were no regular
+                                  file: a symlink, FIFO, folder) and were removed */
     uint64_t temps_removed;  /**< temporary files of dead writers removed */
-    uint64_t reserved[5];    /**< 0; room to grow without changing the size */
+    uint64_t kept;           /**< entries that failed a check but could not be
+                                  removed (a read-only folder, say) */
+    uint64_t unreadable;     /**< entries that could not be read, so not checked */
+    uint64_t reserved[3];    /**< 0; room to grow without changing the size */
 } cckey_store_report;
 
 /**
  * Open (and create, with missing parents) the store in folder dir.
  * @param out        receives the handle; not NULL.
  * @param dir        the folder; not NULL.
- * @param max_bytes  size limit for this handle's writes; 0 for none.
+ * @param max_bytes  size limit for this handle's writes; 0 for the folder's
+ *                   own limit, the max_size line of DIR/cckey.conf ("max_size
+ *                   = 10G"; K, M, G, T are binary units), else none.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
  *         CCKEY_ERR_IO when dir cannot be created or is not a folder.
  */
@@ -476,13 +565,48 @@ CCKEY_API void cckey_store_free_buffer(void *buf);
  */
 CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len);
 
-/** Count the entries and temporary files of the folder (no checks). */
+/**
+ * Count the entries and temporary files of the folder (no checks), and its
+ * hit and miss counters. Counters are kept without locks across processes:
+ * each process adds its handles' counts to its own file, DIR/stats/HOST-PID,
+ * when a handle is closed, and this sums the folder's files and this
+ * handle's counts not yet written (a process killed before closing loses
+ * its own counts, never another's).
+ */
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
 
+/** Called once per entry by cckey_store_list: the key, the entry file's size
+ *  and when it was last used (seconds since 1970). Non-zero stops the walk. */
+typedef int (*cckey_store_entry_fn)(void *user, const char *key, uint64_t bytes, int64_t used);
+
+/** Every entry of the folder, in no particular order (no checks; entries
+ *  other processes add or remove meanwhile may or may not be seen).
+ *  @return CCKEY_OK (also when fn stopped the walk), CCKEY_ERR_IO. */
+CCKEY_API cckey_status cckey_store_list(cckey_store *s, cckey_store_entry_fn fn, void *user);
+
 /**
- * Check every entry as cckey_store_get would, removing those that fail, and
- * remove temporary files whose writer is gone (its process no longer exists,
- * or the file is over an hour old). out may be NULL.
+ * Parse a size as cckey.conf's max_size and the CLI's sizes are written: a
+ * decimal count of bytes, optionally followed by K, M, G or T (binary units,
+ * 2^10 to 2^40) and an optional "iB" or "B": 500M, 10G, 1TiB, 4096.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG (out untouched).
+ */
+CCKEY_API cckey_status cckey_size_parse(const char *text, uint64_t *out);
+
+/**
+ * Apply the size limit now: remove least recently used entries until the
+ * folder is at 90% of it, as a put past the limit would. removed (may be
+ * NULL) receives the number of entries removed.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG when the handle has no limit.
+ */
+CCKEY_API cckey_status cckey_store_trim(cckey_store *s, uint64_t *removed);
+
+/**
+ * Check every entry as cckey_store_get would, removing those that fail
+ * and anything under an entry's name that is no regular file (a symlink
+ * itself, never its target; a FIFO; an empty folder), and remove temporary
+ * files whose writer is gone (its process no longer exists, or the file is
+ * over an hour old). What could not be removed or read is counted in kept
+ * and unreadable. out may be NULL.
  * @return CCKEY_OK, or CCKEY_ERR_IO when the folder cannot be read.
  */
 CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out);

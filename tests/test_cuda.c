@@ -8,6 +8,7 @@
 #include "test_gpu_common.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,7 @@ Test(cuda, fatbin_embedded_when_nvcc_was_found)
 #else
     cr_assert(!cckey_cuda_has_kernel());
     cr_assert_eq(cckey_md5_fatbin_len, 0);
-    cr_assert(strstr(cckey_backend_kernel_note(K), "without a compiled kernel"));
+    cr_assert(strstr(cckey_backend_kernel(K), "without a compiled kernel"));
 #endif
 }
 
@@ -71,10 +72,11 @@ Test(cuda, device_selector_out_of_range)
     if (!b) cr_skip_test("the CUDA backend is not compiled into this build");
     const char *why0 = NULL;
     if (!cckey_cu_load(&why0)) cr_skip_test("no CUDA driver here: %s", why0);
-    setenv("CCKEY_CUDA_DEVICE", "4096", 1);
+    cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;
+    snprintf(s.cuda_device, sizeof s.cuda_device, "4096");
     char why[512] = "";
-    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(why, "CCKEY_CUDA_DEVICE=4096"), "%s", why);
+    cr_assert_eq(cckey_backend_available(b, &s, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(why, "'4096'"), "%s", why);
 }
 
 Test(cuda, device_listing_and_identifier)
@@ -83,7 +85,7 @@ Test(cuda, device_listing_and_identifier)
     cckey_device_info info[16];
     size_t n = 0;
     char why[512] = "";
-    cr_assert_eq(cckey_backend_devices(K, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
+    cr_assert_eq(cckey_backend_devices(K, NULL, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
     cr_assert_gt(n, 0);
     size_t chosen = 0;
     for (size_t i = 0; i < n && i < 16; i++) {

@@ -3,6 +3,7 @@
 #include "backends/gpu_devices.h"
 #include "backends/gpu_pipeline.h"
 #include "support.h"
+#include "testing/testing.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -10,12 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The device settings of this test (each runs in a process of its own):
+ * the backend calls get them in their job, configs through apply(). */
+static cckey_device_settings gs = CCKEY_DEVICE_SETTINGS_INIT;
+
+/* "2048", "64K", "8M". */
+static size_t sz(const char *s)
+{
+    char *end;
+    size_t v = (size_t)strtoull(s, &end, 10);
+    return *end == 'K' ? v << 10 : *end == 'M' ? v << 20 : v;
+}
+
+/* The test's settings onto cfg, through the public setters and the test
+ * hook. */
+static void apply(cckey_batch_config *cfg)
+{
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, gs.chunk_bytes), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_long_bytes(cfg, gs.long_bytes), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_device_share(cfg, gs.cpu_share), CCKEY_OK);
+    cr_assert_eq(cckey_testing_set_faults(cfg, gs.fault_chunk, gs.fault_corrupt, gs.fault_build), CCKEY_OK);
+}
+
+/* cckey_make_keys with the test's settings. */
+static cckey_status make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *t, size_t n,
+                              cckey_batch_config *cfg)
+{
+    apply(cfg);
+    return cckey_make_keys(out, t, n, cfg);
+}
+
 const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
 {
     const cckey_backend_ops *b = cckey_backend_ops_for(kind);
     if (!b) cr_skip_test("the %s backend is not compiled into this build", cckey_backend_name(kind));
     char why[512] = "";
-    if (b->available(why, sizeof why) != CCKEY_OK)
+    if (cckey_backend_available(b, NULL, why, sizeof why) != CCKEY_OK)
         cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
     return b;
 }
@@ -25,9 +56,9 @@ void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part)
     const cckey_backend_ops *b = cckey_backend_ops_for(kind);
     cr_assert_not_null(b);
     char why[512] = "";
-    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_eq(cckey_backend_available(b, NULL, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
     cr_assert(strstr(why, reason_part), "reason: %s", why);
-    cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
+    cr_assert(!cckey_backend_worth_it(b, NULL, 100000000, (uint64_t)1 << 40, 1));
 
     cckey_tuple t = {.device = {"d", 1}, .name = {"n", 1}, .source = {"s", 1}};
     char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
@@ -35,17 +66,17 @@ void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part)
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     cckey_batch_config_set_backend(cfg, kind);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_eq(make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
     cr_assert(strstr(cckey_last_error(), reason_part), "%s", cckey_last_error());
     cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO);
-    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
+    cr_assert_eq(make_keys(key, &t, 1, cfg), CCKEY_OK);
     cr_assert_str_eq(key[0], want);
     cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
     cckey_batch_config_free(cfg);
 
     size_t n = 7;
     cckey_device_info info[1];
-    cr_assert_eq(cckey_backend_devices(kind, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_eq(cckey_backend_devices(kind, NULL, info, 1, &n, why, sizeof why), CCKEY_ERR_UNAVAILABLE);
     cr_assert_eq(n, 0);
     cr_assert(strstr(why, reason_part), "%s", why);
 }
@@ -119,8 +150,8 @@ static outcome run(const cckey_backend_ops *b, const gpu_batch *batch)
     cr_assert(o.out && o.done);
     o.split = (struct cckey_digest_split){(size_t)-1, (size_t)-1};
     cckey_digest_job job = {.msgs = batch->msgs, .n = batch->n, .out = o.out, .done = o.done, .threads = 2,
-                            .split = &o.split};
-    o.st = b->digest(&job);
+                            .split = &o.split, .settings = &gs};
+    o.st = cckey_backend_digest(b, &job);
     snprintf(o.error, sizeof o.error, "%s", cckey_last_error());
     return o;
 }
@@ -180,12 +211,12 @@ void gpu_case_empty_job(cckey_backend_kind kind)
 {
     const cckey_backend_ops *b = gpu_need(kind);
     cckey_digest_job job = {.msgs = NULL, .n = 0, .out = NULL, .done = NULL};
-    cr_assert_eq(b->digest(&job), CCKEY_OK, "%s", cckey_last_error());
+    cr_assert_eq(cckey_backend_digest(b, &job), CCKEY_OK, "%s", cckey_last_error());
     char key[1][CCKEY_KEY_LEN + 1];
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     cckey_batch_config_set_backend(cfg, kind);
-    cr_assert_eq(cckey_make_keys(key, NULL, 0, cfg), CCKEY_OK);
+    cr_assert_eq(make_keys(key, NULL, 0, cfg), CCKEY_OK);
     cckey_batch_config_free(cfg);
 }
 
@@ -216,12 +247,12 @@ void gpu_case_many_chunks(cckey_backend_kind kind)
     gpu_batch batch = {0};
     for (int i = 0; i < 3000; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 700));
     /* A chunk holds a few messages: hundreds of chunks, every slot reused. */
-    setenv("CCKEY_GPU_CHUNK_BYTES", "2048", 1);
+    gs.chunk_bytes = sz("2048");
     gpu_check(b, &batch, "2 KiB chunks");
     /* Smaller than some messages: a chunk still takes at least one. */
-    setenv("CCKEY_GPU_CHUNK_BYTES", "64", 1);
+    gs.chunk_bytes = sz("64");
     gpu_check(b, &batch, "64-byte chunks");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     gpu_check(b, &batch, "default chunks");
     gpu_batch_free(&batch);
 }
@@ -240,10 +271,10 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
     /* With the device failing at once and the host kept to its own part,
      * only the host's share is done: exactly the messages longer than the
      * threshold. */
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
-    setenv("CCKEY_FAULT_CHUNK", "0", 1);
+    gs.cpu_share = false;
+    gs.fault_chunk = atol("0");
     outcome o = run(b, &batch);
-    unsetenv("CCKEY_FAULT_CHUNK");
+    gs.fault_chunk = -1;
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "CCKEY_FAULT_CHUNK"), "%s", o.error);
     for (size_t i = 0; i < n; i++) {
@@ -255,8 +286,8 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
     outcome_free(&o);
 
     /* The threshold moves with CCKEY_GPU_LONG_BYTES. */
-    setenv("CCKEY_GPU_LONG_BYTES", "64", 1);
-    setenv("CCKEY_FAULT_CHUNK", "0", 1);
+    gs.long_bytes = sz("64");
+    gs.fault_chunk = atol("0");
     o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     for (size_t i = 0; i < n; i++) cr_assert_eq(o.done[i] != 0, lens[i] > 64, "length %zu", lens[i]);
@@ -264,7 +295,7 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
 
     /* Sharing, the host may have taken more before the device failed, but
      * never less than the long messages, and only right digests. */
-    unsetenv("CCKEY_GPU_CPU_SHARE");
+    gs.cpu_share = true;
     o = run(b, &batch);
     cr_assert(o.st == CCKEY_ERR_DEVICE || o.st == CCKEY_OK, "%s", o.error);
     for (size_t i = 0; i < n; i++) {
@@ -272,9 +303,9 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
         if (o.done[i]) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "length %zu", lens[i]);
     }
     outcome_free(&o);
-    unsetenv("CCKEY_FAULT_CHUNK");
+    gs.fault_chunk = -1;
     gpu_check(b, &batch, "threshold 64");
-    unsetenv("CCKEY_GPU_LONG_BYTES");
+    gs.long_bytes = CCKEY_GPU_DEFAULT_LONG_BYTES;
     gpu_batch_free(&batch);
 }
 
@@ -288,9 +319,9 @@ void gpu_case_long_messages(cckey_backend_kind kind)
     gpu_add_random(&batch, &rng, ((size_t)1 << 20) + 17);
     gpu_check(b, &batch, "long messages among short ones");
     /* And all of them on the device, one long work-item each. */
-    setenv("CCKEY_GPU_LONG_BYTES", "8M", 1);
+    gs.long_bytes = sz("8M");
     gpu_check(b, &batch, "long messages on the device");
-    unsetenv("CCKEY_GPU_LONG_BYTES");
+    gs.long_bytes = CCKEY_GPU_DEFAULT_LONG_BYTES;
     gpu_batch_free(&batch);
 }
 
@@ -300,10 +331,10 @@ void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
     uint64_t rng = 8;
     gpu_batch batch = {0};
     for (int i = 0; i < 600; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 300));
-    setenv("CCKEY_GPU_CHUNK_BYTES", "1024", 1);
+    gs.chunk_bytes = sz("1024");
     /* The device alone, so that it surely reaches chunk 6. */
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
-    setenv("CCKEY_FAULT_CHUNK", "6", 1);
+    gs.cpu_share = false;
+    gs.fault_chunk = atol("6");
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "chunk 6"), "%s", o.error);
@@ -325,11 +356,11 @@ void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
     outcome_free(&o);
 
     /* The device is usable again on the next batch. */
-    unsetenv("CCKEY_FAULT_CHUNK");
+    gs.fault_chunk = -1;
     gpu_check(b, &batch, "after a fault");
-    unsetenv("CCKEY_GPU_CPU_SHARE");
+    gs.cpu_share = true;
     gpu_check(b, &batch, "after a fault, sharing");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     gpu_batch_free(&batch);
 }
 
@@ -393,10 +424,10 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     tuples ts = make_tuples(&rng, 400);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
-    setenv("CCKEY_GPU_CHUNK_BYTES", "4096", 1);
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
-    setenv("CCKEY_FAULT_CHUNK", "2", 1);
-    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    gs.chunk_bytes = sz("4096");
+    gs.cpu_share = false;
+    gs.fault_chunk = atol("2");
+    cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
     check_keys(&ts, keys, "device failed at chunk 2");
     const char *w = cckey_batch_config_warning(cfg);
     cr_assert(strstr(w, "CCKEY_FAULT_CHUNK") && strstr(w, "CPU"), "warning: '%s'", w);
@@ -405,25 +436,25 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     cr_assert_str_eq(cckey_batch_config_used(cfg), used);
 
     /* No fault: no warning, and the device alone did the work. */
-    unsetenv("CCKEY_FAULT_CHUNK");
+    gs.fault_chunk = -1;
     memset(keys, 0, ts.n * sizeof *keys);
-    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
     check_keys(&ts, keys, "no fault");
     cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
     cr_assert_str_eq(cckey_batch_config_used(cfg), b->name);
 
     /* Sharing: wherever the fault hits (if the device gets that far before
      * the host has hashed the rest), the keys are right. */
-    unsetenv("CCKEY_GPU_CPU_SHARE");
+    gs.cpu_share = true;
     for (const char *k = "0"; k; k = *k == '0' ? "1" : *k == '1' ? "3" : NULL) {
-        setenv("CCKEY_FAULT_CHUNK", k, 1);
+        gs.fault_chunk = atol(k);
         memset(keys, 0, ts.n * sizeof *keys);
-        cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+        cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
         check_keys(&ts, keys, "sharing, device failed");
         gpu_assert_used(b, cckey_batch_config_used(cfg));
     }
-    unsetenv("CCKEY_FAULT_CHUNK");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.fault_chunk = -1;
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     cckey_batch_config_free(cfg);
     free(keys);
     tuples_free(&ts);
@@ -435,25 +466,25 @@ void gpu_case_fault_build(cckey_backend_kind kind)
     uint64_t rng = 10;
     gpu_batch batch = {0};
     for (int i = 0; i < 50; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 200));
-    setenv("CCKEY_FAULT_BUILD", "1", 1);
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
+    gs.fault_build = true;
+    gs.cpu_share = false;
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "CCKEY_FAULT_BUILD"), "the driver's message should surface: %s", o.error);
     for (size_t i = 0; i < batch.n; i++) cr_assert_eq(o.done[i], 0);
     outcome_free(&o);
-    unsetenv("CCKEY_GPU_CPU_SHARE");
+    gs.cpu_share = true;
 
     tuples ts = make_tuples(&rng, 100);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
-    cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+    cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
     check_keys(&ts, keys, "build failure");
     cr_assert(strstr(cckey_batch_config_warning(cfg), "CCKEY_FAULT_BUILD"), "warning: '%s'",
               cckey_batch_config_warning(cfg));
 
     /* A later batch builds again and runs on the device. */
-    unsetenv("CCKEY_FAULT_BUILD");
+    gs.fault_build = false;
     gpu_check(b, &batch, "after a failed build");
     cckey_batch_config_free(cfg);
     free(keys);
@@ -471,7 +502,7 @@ void gpu_case_make_keys(cckey_backend_kind kind)
     for (size_t m = 0; m < 3; m++) {
         cckey_batch_config *cfg = config_for(kind, modes[m]);
         memset(keys, 0, ts.n * sizeof *keys);
-        cr_assert_eq(cckey_make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
+        cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
         check_keys(&ts, keys, "make_keys");
         gpu_assert_used(b, cckey_batch_config_used(cfg));
         cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
@@ -496,7 +527,7 @@ static void *worker(void *p)
     cckey_batch_config *cfg;
     cckey_batch_config_new(&cfg);
     cckey_batch_config_set_backend(cfg, w->kind);
-    w->ok = keys && cckey_make_keys(keys, ts.t, ts.n, cfg) == CCKEY_OK &&
+    w->ok = keys && make_keys(keys, ts.t, ts.n, cfg) == CCKEY_OK &&
             strcmp(cckey_batch_config_warning(cfg), "") == 0;
     for (size_t i = 0; w->ok && i < ts.n; i++) {
         char want[CCKEY_KEY_LEN + 1];
@@ -513,7 +544,7 @@ static void *worker(void *p)
 void gpu_case_concurrent_batches(cckey_backend_kind kind)
 {
     gpu_need(kind);
-    setenv("CCKEY_GPU_CHUNK_BYTES", "8192", 1);
+    gs.chunk_bytes = sz("8192");
     enum { N = 3 };
     pthread_t th[N];
     worker_arg args[N];
@@ -523,41 +554,40 @@ void gpu_case_concurrent_batches(cckey_backend_kind kind)
     }
     for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < N; i++) cr_assert(args[i].ok, "batch %d", i);
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
 }
 
-void gpu_case_bad_env(cckey_backend_kind kind)
+void gpu_case_bad_settings(cckey_backend_kind kind)
 {
     const cckey_backend_ops *b = gpu_need(kind);
     uint64_t rng = 12;
     gpu_batch batch = {0};
     gpu_add_random(&batch, &rng, 10);
-    static const char *const bad[] = {"abc", "12x", "-5", "0", "99999999999999999999", "4G"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        setenv("CCKEY_GPU_CHUNK_BYTES", bad[i], 1);
-        outcome o = run(b, &batch);
-        cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CHUNK_BYTES=%s", bad[i]);
-        cr_assert(strstr(o.error, "CCKEY_GPU_CHUNK_BYTES"), "%s", o.error);
-        outcome_free(&o);
-    }
-    setenv("CCKEY_GPU_CHUNK_BYTES", "1M", 1);
-    setenv("CCKEY_FAULT_CHUNK", "x", 1);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    static const size_t bad_chunk[] = {1, 63, ((size_t)1 << 30) + 1, (size_t)4 << 30, SIZE_MAX};
+    for (size_t i = 0; i < sizeof bad_chunk / sizeof *bad_chunk; i++)
+        cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, bad_chunk[i]), CCKEY_ERR_INVALID_ARG, "%zu",
+                     bad_chunk[i]);
+    cr_assert_eq(cckey_batch_config_set_long_bytes(cfg, ((size_t)1 << 28) + 1), CCKEY_ERR_INVALID_ARG);
+    char big[200];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cr_assert_eq(cckey_batch_config_set_device(cfg, kind, big), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_batch_config_set_device(cfg, CCKEY_BACKEND_CPU, "0"), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_testing_set_faults(cfg, -5, false, false), CCKEY_ERR_INVALID_ARG);
+    /* The limits themselves are fine. */
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 64), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, (size_t)1 << 30), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_long_bytes(cfg, 0), CCKEY_OK);
+    cckey_batch_config_free(cfg);
+    /* Settings that bypass the setters (internal callers) are refused too. */
+    gs.chunk_bytes = 3;
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "%s", o.error);
     outcome_free(&o);
-    unsetenv("CCKEY_FAULT_CHUNK");
-    static const char *const bad_share[] = {"2", "yes", "-1", "01"};
-    for (size_t i = 0; i < sizeof bad_share / sizeof *bad_share; i++) {
-        setenv("CCKEY_GPU_CPU_SHARE", bad_share[i], 1);
-        o = run(b, &batch);
-        cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CPU_SHARE=%s", bad_share[i]);
-        cr_assert(strstr(o.error, "CCKEY_GPU_CPU_SHARE"), "%s", o.error);
-        cr_assert(!b->worth_it(100000000, (uint64_t)1 << 40, 1));
-        outcome_free(&o);
-    }
-    unsetenv("CCKEY_GPU_CPU_SHARE");
-    gpu_check(b, &batch, "CCKEY_GPU_CHUNK_BYTES=1M");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.chunk_bytes = (size_t)1 << 20;
+    gpu_check(b, &batch, "1 MiB chunks");
     gpu_batch_free(&batch);
 }
 
@@ -593,13 +623,13 @@ void gpu_case_share_identical(cckey_backend_kind kind)
     size_t n_long = mixed_batch(&batch, &rng, 6000);
     static const char *const chunks[] = {"4096", "64K", NULL};
     for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
-        if (chunks[c]) setenv("CCKEY_GPU_CHUNK_BYTES", chunks[c], 1);
-        else unsetenv("CCKEY_GPU_CHUNK_BYTES");
-        setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
+        if (chunks[c]) gs.chunk_bytes = sz(chunks[c]);
+        else gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
+        gs.cpu_share = false;
         outcome off = run(b, &batch);
-        setenv("CCKEY_GPU_CPU_SHARE", "1", 1);
+        gs.cpu_share = true;
         outcome on = run(b, &batch);
-        unsetenv("CCKEY_GPU_CPU_SHARE");
+        gs.cpu_share = true;
         cr_assert_eq(off.st, CCKEY_OK, "%s", off.error);
         cr_assert_eq(on.st, CCKEY_OK, "%s", on.error);
         cr_assert(memcmp(off.out, on.out, batch.n * CCKEY_MD5_DIGEST) == 0, "chunks %s: sharing changed digests",
@@ -616,7 +646,7 @@ void gpu_case_share_identical(cckey_backend_kind kind)
         outcome_free(&off);
         outcome_free(&on);
     }
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     gpu_batch_free(&batch);
 }
 
@@ -632,7 +662,7 @@ void gpu_case_share_both_sides(cckey_backend_kind kind)
     /* Small chunks: the device needs hundreds of them, the host hashes
      * meanwhile. Who wins each claim depends on the scheduler, so a few
      * tries; a pipeline that never shares fails all of them. */
-    setenv("CCKEY_GPU_CHUNK_BYTES", "8192", 1);
+    gs.chunk_bytes = sz("8192");
     size_t best_host = 0, best_dev = 0;
     for (int t = 0; t < 20 && !(best_host && best_dev); t++) {
         outcome o = run(b, &batch);
@@ -645,14 +675,14 @@ void gpu_case_share_both_sides(cckey_backend_kind kind)
     }
     cr_assert(best_host && best_dev, "in 20 runs, never did both the host and the device get work");
     /* No long messages and no sharing: the device does every one. */
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);
+    gs.cpu_share = false;
     outcome o = run(b, &batch);
     cr_assert_eq(o.st, CCKEY_OK, "%s", o.error);
     cr_assert_eq(o.split.device, batch.n);
     cr_assert_eq(o.split.host, 0);
     outcome_free(&o);
-    unsetenv("CCKEY_GPU_CPU_SHARE");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.cpu_share = true;
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     gpu_batch_free(&batch);
 }
 
@@ -662,10 +692,10 @@ void gpu_case_share_fault(cckey_backend_kind kind)
     uint64_t rng = 15;
     gpu_batch batch = {0};
     size_t n_long = mixed_batch(&batch, &rng, 3000);
-    setenv("CCKEY_GPU_CHUNK_BYTES", "2048", 1);
+    gs.chunk_bytes = sz("2048");
     static const char *const at[] = {"0", "1", "5", "40"};
     for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
-        setenv("CCKEY_FAULT_CHUNK", at[k], 1);
+        gs.fault_chunk = atol(at[k]);
         outcome o = run(b, &batch);
         /* OK only when the host hashed the rest before the device got to
          * chunk K. */
@@ -687,7 +717,7 @@ void gpu_case_share_fault(cckey_backend_kind kind)
         for (size_t i = 0; i < batch.n; i++) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
         outcome_free(&o);
     }
-    unsetenv("CCKEY_FAULT_CHUNK");
-    unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    gs.fault_chunk = -1;
+    gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
     gpu_batch_free(&batch);
 }

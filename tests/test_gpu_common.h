@@ -40,8 +40,8 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind);
 void gpu_case_fault_build(cckey_backend_kind kind);
 void gpu_case_make_keys(cckey_backend_kind kind);
 void gpu_case_concurrent_batches(cckey_backend_kind kind);
-void gpu_case_bad_env(cckey_backend_kind kind);
-/* The host's share (CCKEY_GPU_CPU_SHARE): the same digests with it on and
+void gpu_case_bad_settings(cckey_backend_kind kind);
+/* The host's share (cckey_batch_config_set_device_share): the same digests with it on and
  * off; both sides get work; a device fault leaves only right digests. */
 void gpu_case_share_identical(cckey_backend_kind kind);
 void gpu_case_share_both_sides(cckey_backend_kind kind);
@@ -66,7 +66,7 @@ void gpu_assert_used(const cckey_backend_ops *b, const char *used);
     Test(suite, fault_in_kernel_build) { gpu_case_fault_build(kind); }                           \
     Test(suite, make_keys_on_the_backend) { gpu_case_make_keys(kind); }                          \
     Test(suite, concurrent_batches) { gpu_case_concurrent_batches(kind); }                       \
-    Test(suite, bad_environment) { gpu_case_bad_env(kind); }                                     \
+    Test(suite, bad_settings) { gpu_case_bad_settings(kind); }                                       \
     Test(suite, share_same_digests_on_and_off) { gpu_case_share_identical(kind); }               \
     Test(suite, share_both_sides_work) { gpu_case_share_both_sides(kind); }                      \
     Test(suite, share_fault_at_chunk_k) { gpu_case_share_fault(kind); }

@@ -5,6 +5,7 @@
 #include "backends/gpu_pipeline.h"
 #include "backends/opencl.h"
 #include "support.h"
+#include "testing/testing.h"
 #include "test_gpu_common.h"
 
 #include <criterion/criterion.h>
@@ -25,8 +26,7 @@ Test(opencl, no_runtime_means_unavailable_and_cpu_still_works)
     gpu_expect_unavailable(K, "no OpenCL runtime: /nonexistent/libOpenCL.so.1");
 }
 
-/* The devices, straight from the runtime: unlike cckey_backend_devices this
- * caches no choice, so a test can still set CCKEY_OPENCL_DEVICE after it. */
+/* The devices, straight from the runtime. */
 static size_t devices_or_skip(cckey_device_info *info, size_t max)
 {
     const char *lwhy = NULL;
@@ -48,9 +48,14 @@ Test(opencl, device_listing_and_identifier)
     devices_or_skip(info, 16);
     size_t n = 0;
     char why[512] = "";
-    cr_assert_eq(cckey_backend_devices(K, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
+    cr_assert_eq(cckey_backend_devices(K, NULL, info, 16, &n, why, sizeof why), CCKEY_OK, "%s", why);
     if (n > 16) n = 16;
     size_t chosen = 0;
+    /* The public listing says the same. */
+    cckey_device pub[16];
+    size_t pn = 0;
+    cr_assert_eq(cckey_devices(NULL, K, pub, 16, &pn), CCKEY_OK, "%s", cckey_last_error());
+    cr_assert_eq(pn, n);
     for (size_t i = 0; i < n; i++) {
         cr_assert_eq(info[i].index, i);
         cr_assert_neq(info[i].name[0], '\0');
@@ -58,11 +63,40 @@ Test(opencl, device_listing_and_identifier)
         cckey_device_ident(&info[i], ident, sizeof ident);
         snprintf(want, sizeof want, "%s|%s", info[i].name, info[i].driver);
         cr_assert_str_eq(ident, want);
+        cr_assert_str_eq(pub[i].id, want);
+        cr_assert_eq(pub[i].index, i);
+        cr_assert_eq(pub[i].selected, info[i].chosen);
+        cr_assert_eq(pub[i].backend, K);
         /* auto never takes a CPU device: it would only be slower than ours. */
         if (strcmp(info[i].type, "cpu") == 0) cr_assert(!info[i].auto_ok);
         chosen += info[i].chosen;
     }
     cr_assert_eq(chosen, 1);
+}
+
+/* A config that selects a device, and the same config's batch on it. */
+static cckey_batch_config *selecting(const char *selector)
+{
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_device(cfg, K, selector), CCKEY_OK);
+    return cfg;
+}
+
+static void keys_on(cckey_batch_config *cfg)
+{
+    cckey_tuple t[3] = {{.device = {"d", 1}, .name = {"k", 1}, .source = {"s0", 2}},
+                        {.device = {"d", 1}, .name = {"k", 1}, .source = {"s1", 2}},
+                        {.device = {"e", 1}, .name = {"kk", 2}, .source = {"", 0}}};
+    char key[3][CCKEY_KEY_LEN + 1];
+    cr_assert_eq(cckey_make_keys(key, t, 3, cfg), CCKEY_OK, "%s", cckey_last_error());
+    for (int i = 0; i < 3; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, NULL, 0);
+        cr_assert_str_eq(key[i], want);
+    }
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "opencl");
 }
 
 Test(opencl, device_chosen_by_index_and_by_name)
@@ -72,13 +106,15 @@ Test(opencl, device_chosen_by_index_and_by_name)
     size_t last = n - 1;
     char idx[16];
     snprintf(idx, sizeof idx, "%zu", last);
-    setenv("CCKEY_OPENCL_DEVICE", idx, 1);
-    cckey_device_info again[16];
+    cckey_batch_config *cfg = selecting(idx);
+    cckey_device again[16];
     size_t m = 0;
-    char why[512];
-    cr_assert_eq(cckey_backend_devices(K, again, 16, &m, why, sizeof why), CCKEY_OK, "%s", why);
-    for (size_t i = 0; i < m && i < 16; i++) cr_assert_eq(again[i].chosen, i == last, "device %zu", i);
-    gpu_case_lengths_0_300(K);
+    cr_assert_eq(cckey_devices(cfg, K, again, 16, &m), CCKEY_OK, "%s", cckey_last_error());
+    for (size_t i = 0; i < m && i < 16; i++) cr_assert_eq(again[i].selected, i == last, "device %zu", i);
+    keys_on(cfg);
+    /* Another config in the same process keeps the default choice. */
+    cr_assert_eq(cckey_devices(NULL, K, again, 16, &m), CCKEY_OK, "%s", cckey_last_error());
+    cckey_batch_config_free(cfg);
 }
 
 Test(opencl, device_chosen_by_name_substring)
@@ -89,8 +125,9 @@ Test(opencl, device_chosen_by_name_substring)
     char piece[8];
     snprintf(piece, sizeof piece, "%.4s", info[0].name);
     for (char *c = piece; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-    setenv("CCKEY_OPENCL_DEVICE", piece, 1);
-    gpu_case_block_boundaries(K);
+    cckey_batch_config *cfg = selecting(piece);
+    keys_on(cfg);
+    cckey_batch_config_free(cfg);
 }
 
 Test(opencl, device_selector_that_matches_nothing)
@@ -99,17 +136,23 @@ Test(opencl, device_selector_that_matches_nothing)
     if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
     cckey_device_info info[1];
     devices_or_skip(info, 1);
-    setenv("CCKEY_OPENCL_DEVICE", "no-such-device-name-xyz", 1);
-    cckey_batch_config *cfg;
-    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cckey_batch_config_set_backend(cfg, K);
+    cckey_batch_config *cfg = selecting("no-such-device-name-xyz");
     char key[1][CCKEY_KEY_LEN + 1];
     cckey_tuple t = {.device = {"d", 1}};
     cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), "no-such-device-name-xyz"), "%s", cckey_last_error());
+    cckey_device d[4];
+    size_t n = 0;
+    cr_assert_eq(cckey_devices(cfg, K, d, 4, &n), CCKEY_ERR_UNAVAILABLE);
+    cr_assert_gt(n, 0, "the devices that exist are still listed");
+    for (size_t i = 0; i < n && i < 4; i++) cr_assert(!d[i].selected);
+    /* auto falls back to the CPU, with the right key. */
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_AUTO), CCKEY_OK);
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK, "%s", cckey_last_error());
     cckey_batch_config_free(cfg);
+    /* Only that config: the default still has a device. */
     char why[512] = "";
-    cr_assert_eq(b->available(why, sizeof why), CCKEY_ERR_UNAVAILABLE);
-    cr_assert(strstr(why, "CCKEY_OPENCL_DEVICE=no-such-device-name-xyz"), "%s", why);
+    cr_assert_eq(cckey_backend_available(b, NULL, why, sizeof why), CCKEY_OK, "%s", why);
 }
 
 Test(opencl, auto_rule)
@@ -128,7 +171,7 @@ Test(opencl, auto_rule)
     bool gpu = false;
     for (size_t i = 0; i < n; i++) gpu |= info[i].chosen && info[i].auto_ok;
     /* On a CPU-only runtime (PoCL) auto must never pick OpenCL. */
-    if (!gpu) cr_assert(!b->worth_it(1u << 24, (uint64_t)64 << 30, 1));
+    if (!gpu) cr_assert(!cckey_backend_worth_it(b, NULL, 1u << 24, (uint64_t)64 << 30, 1));
 }
 
 /* A device that returns a wrong digest without reporting an error: --verify
@@ -138,8 +181,7 @@ Test(opencl, verify_catches_a_silently_wrong_device)
 {
     cckey_device_info info[16];
     devices_or_skip(info, 16);
-    setenv("CCKEY_FAULT_CORRUPT", "1", 1);
-    setenv("CCKEY_GPU_CPU_SHARE", "0", 1);   /* every digest from the device */
+
     enum { N = 300 };
     static char src[N][32];
     cckey_tuple t[N];
@@ -151,6 +193,8 @@ Test(opencl, verify_catches_a_silently_wrong_device)
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_testing_set_faults(cfg, -1, true, false), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);   /* every digest from the device */
 
     cr_assert_eq(cckey_make_keys(out, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
     int wrong = 0;

@@ -231,7 +231,7 @@ static bool device_of(cckey_backend_kind kind, const char *line)
     cckey_device_info devs[16];
     size_t n = 0;
     char why[256], id[512];
-    if (cckey_backend_devices(kind, devs, 16, &n, why, sizeof why) != CCKEY_OK) return false;
+    if (cckey_backend_devices(kind, NULL, devs, 16, &n, why, sizeof why) != CCKEY_OK) return false;
     for (size_t i = 0; i < n && i < 16; i++) {
         cckey_device_ident(&devs[i], id, sizeof id);
         if (strlen(id) == len && memcmp(id, d, len) == 0) return true;

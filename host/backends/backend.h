@@ -8,9 +8,47 @@
 
 #include "cckey.h"
 #include "../md5/md5.h"
+#include "../core/parallel.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
+
+/* Defaults of the device settings below. */
+#define CCKEY_GPU_DEFAULT_CHUNK_BYTES ((size_t)64 << 20)
+#define CCKEY_GPU_DEFAULT_LONG_BYTES ((size_t)256 << 10)
+/* Never more than this on the device: offsets and lengths are 32-bit there. */
+#define CCKEY_GPU_MAX_CHUNK_BYTES ((size_t)1 << 30)
+#define CCKEY_GPU_MIN_CHUNK_BYTES ((size_t)64)
+#define CCKEY_DEVICE_SELECTOR_MAX 128
+
+/* How a batch uses a device: the device part of cckey_batch_config (see
+ * the setters in cckey.h), passed down to the engines. */
+typedef struct cckey_device_settings {
+    size_t chunk_bytes;   /* packed bytes per chunk */
+    size_t long_bytes;    /* longer messages stay on the host */
+    bool cpu_share;       /* host threads also take the device's kind of work */
+    /* Device choice per device backend: "" for the best usable device, a
+     * decimal index, or a case-insensitive part of the device's or
+     * platform's name. */
+    char opencl_device[CCKEY_DEVICE_SELECTOR_MAX];
+    char cuda_device[CCKEY_DEVICE_SELECTOR_MAX];
+    /* Test hooks, acted on only in test builds (CCKEY_TESTING): fail just
+     * before chunk fault_chunk (-1: never), flip a bit of each chunk's first
+     * digest, fail the kernel build through its real error path. Release
+     * builds carry the fields but no code that reads them. */
+    long fault_chunk;
+    bool fault_corrupt, fault_build;
+} cckey_device_settings;
+
+/* The defaults: 64 MiB chunks, 256 KiB long messages, sharing on, the best
+ * device, no faults. */
+#define CCKEY_DEVICE_SETTINGS_INIT                                                                         \
+    {.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES, .long_bytes = CCKEY_GPU_DEFAULT_LONG_BYTES, .cpu_share = true, \
+     .fault_chunk = -1}
+extern const cckey_device_settings cckey_device_settings_default;
+
+/* The selector a settings object holds for a device backend's kind. */
+const char *cckey_device_selector(const cckey_device_settings *s, cckey_backend_kind kind);
 
 typedef struct cckey_digest_job {
     const cckey_msg *msgs;
@@ -32,20 +70,18 @@ typedef struct cckey_digest_job {
     struct cckey_digest_split {
         size_t device, host;
     } *split;
+    /* NULL for cckey_device_settings_default. */
+    const cckey_device_settings *settings;
 } cckey_digest_job;
 
+struct cckey_gpu_ops;
+
+/* A backend is a name over an engine: the CPU path, or the device pipeline
+ * (gpu_pipeline.c) driving a device engine. The calls below dispatch. */
 typedef struct cckey_backend_ops {
     cckey_backend_kind kind;
     const char *name;
-    /* CCKEY_OK when the backend can run here, else CCKEY_ERR_UNAVAILABLE and
-     * a reason in why. Cheap after the first call. */
-    cckey_status (*available)(char *why, size_t why_len);
-    /* Whether the device beats the CPU alone on a job of this shape (for
-     * CCKEY_BACKEND_AUTO). NULL means never. */
-    bool (*worth_it)(size_t n, uint64_t total_bytes, unsigned cpu_threads);
-    /* Digest every message. CCKEY_OK means all are done; an error (with
-     * detail via cckey_fail) lets the planner finish the rest on the CPU. */
-    cckey_status (*digest)(const cckey_digest_job *job);
+    const struct cckey_gpu_ops *engine;   /* NULL for the CPU */
 } cckey_backend_ops;
 
 static inline bool cckey_job_cancelled(const cckey_digest_job *job)
@@ -55,6 +91,19 @@ static inline bool cckey_job_cancelled(const cckey_digest_job *job)
 
 /* NULL when the kind was not compiled in. Never NULL for CPU. */
 const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind);
+
+/* CCKEY_OK when the backend can run here with these settings (NULL:
+ * defaults), else CCKEY_ERR_UNAVAILABLE and a reason in why. Cheap after
+ * the first call. */
+cckey_status cckey_backend_available(const cckey_backend_ops *b, const cckey_device_settings *s, char *why,
+                                     size_t why_len);
+/* Whether the device beats the CPU alone on a job of this shape (for
+ * CCKEY_BACKEND_AUTO); never for the CPU backend itself. */
+bool cckey_backend_worth_it(const cckey_backend_ops *b, const cckey_device_settings *s, size_t n,
+                            uint64_t total_bytes, unsigned cpu_threads);
+/* Digest every message. CCKEY_OK means all are done; an error (with detail
+ * via cckey_fail) lets the planner finish the rest on the CPU. */
+cckey_status cckey_backend_digest(const cckey_backend_ops *b, const cckey_digest_job *job);
 
 /* The CPU reference path on `threads` threads (0: all cores), SIMD
  * multi-buffer on each. Also used by device backends for their CPU share. */
@@ -74,17 +123,5 @@ uint64_t cckey_cpu_hash_run(const cckey_digest_job *job, const size_t *order, si
  * overlap. Fails only with CCKEY_ERR_NO_MEMORY. */
 cckey_status cckey_order_by_blocks(const cckey_msg *msgs, const size_t *in, size_t n, size_t long_bytes,
                                    size_t *out);
-
-/* Online cores, at least 1. */
-unsigned cckey_cpu_count(void);
-
-/* Run fn(arg, tid) for tid in [0, threads): tid 0 on the calling thread. */
-cckey_status cckey_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned tid), void *arg);
-
-/* body(ctx, begin, end) over [0, n) in claims of `grain` items, on at most
- * `threads` threads (fewer when n is small: each thread gets at least
- * `grain` items). */
-cckey_status cckey_parallel_for(unsigned threads, size_t n, size_t grain,
-                                void (*body)(void *ctx, size_t begin, size_t end), void *ctx);
 
 #endif

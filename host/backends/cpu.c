@@ -108,18 +108,3 @@ cckey_status cckey_cpu_digest(const cckey_digest_job *job)
     free(order);
     return st;
 }
-
-static cckey_status cpu_available(char *why, size_t why_len)
-{
-    (void)why;
-    (void)why_len;
-    return CCKEY_OK;
-}
-
-const cckey_backend_ops cckey_backend_cpu = {
-    .kind = CCKEY_BACKEND_CPU,
-    .name = "cpu",
-    .available = cpu_available,
-    .worth_it = NULL,
-    .digest = cckey_cpu_digest,
-};

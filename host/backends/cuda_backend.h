@@ -18,25 +18,25 @@ typedef struct cckey_cu_device {
     cckey_device_info info;
 } cckey_cu_device;
 
-/* The device the backend uses: CCKEY_CUDA_DEVICE (an ordinal) when set, else
- * ordinal 0. NULL with why when the backend cannot run (no driver, no
- * device, a device too old, or no compiled kernel in this build). Cached
- * for the process. */
-const cckey_cu_device *cckey_cu_selected(const cckey_cu_api **cu, char *why, size_t why_len);
+/* The device a selector picks (see cckey_gpu_select: an ordinal, a part of
+ * the name, or "" for the first usable one), from the devices found once
+ * per process. NULL with why when the backend cannot run (no driver, no
+ * device, a device too old, or no compiled kernel in this build). */
+const cckey_cu_device *cckey_cu_selected(const char *selector, const cckey_cu_api **cu, char *why, size_t why_len);
 
 /* Describe device ordinal i into d. CCKEY_OK or CCKEY_ERR_DEVICE (why). */
 cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey_cu_device *d, char *why,
                                       size_t why_len);
 
 /* The backend's device for one caller (the benchmark hooks of
- * cuda_bench.c): takes the device mutex, pushes the context, loads the
+ * cuda_bench.c): takes an engine, pushes the context, loads the
  * module on first use, and gives the driver table, the MD5 kernel and its
  * block size. CCKEY_ERR_UNAVAILABLE (no driver or device) or
  * CCKEY_ERR_DEVICE with detail, the device already given back. After
  * CCKEY_OK, cckey_cuda_release gives it back; failed drops the backend's
  * device state so the next batch starts afresh. */
-cckey_status cckey_cuda_acquire(const cckey_cu_api **cu, cckey_CUfunction *fn, unsigned *block);
-void cckey_cuda_release(bool failed);
+cckey_status cckey_cuda_acquire(void **engine, const cckey_cu_api **cu, cckey_CUfunction *fn, unsigned *block);
+void cckey_cuda_release(void *engine, bool failed);
 
 /* The embedded fatbin (empty when nvcc was not found at build time). */
 extern const unsigned char cckey_md5_fatbin[];

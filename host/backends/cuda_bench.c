@@ -66,7 +66,8 @@ static cckey_status h2d(size_t bytes, unsigned reps, bool pinned, double *gbps)
     probe p = {0};
     cckey_CUfunction fn;
     unsigned block;
-    cckey_status st = cckey_cuda_acquire(&p.cu, &fn, &block);
+    void *engine;
+    cckey_status st = cckey_cuda_acquire(&engine, &p.cu, &fn, &block);
     if (st != CCKEY_OK) return st;
     const cckey_cu_api *cu = p.cu;
     cckey_CUresult r;
@@ -104,7 +105,7 @@ static cckey_status h2d(size_t bytes, unsigned reps, bool pinned, double *gbps)
         if (st == CCKEY_OK) *gbps = s > 0 ? (double)bytes * reps / s / 1e9 : 0;
     }
     probe_free(&p);
-    cckey_cuda_release(st == CCKEY_ERR_DEVICE);
+    cckey_cuda_release(engine, st == CCKEY_ERR_DEVICE);
     return st;
 }
 
@@ -142,7 +143,8 @@ cckey_status cckey_cuda_bench_kernel(const cckey_msg *msgs, size_t n, double min
     probe p = {0};
     cckey_CUfunction fn;
     unsigned block;
-    st = cckey_cuda_acquire(&p.cu, &fn, &block);
+    void *engine;
+    st = cckey_cuda_acquire(&engine, &p.cu, &fn, &block);
     if (st != CCKEY_OK) return st;
     const cckey_cu_api *cu = p.cu;
     cckey_CUresult r;
@@ -199,6 +201,6 @@ cckey_status cckey_cuda_bench_kernel(const cckey_msg *msgs, size_t n, double min
         }
     }
     probe_free(&p);
-    cckey_cuda_release(st == CCKEY_ERR_DEVICE);
+    cckey_cuda_release(engine, st == CCKEY_ERR_DEVICE);
     return st;
 }

@@ -1,4 +1,5 @@
-/* CUDA devices: what exists, and which one we use. */
+/* CUDA devices: what exists (the choice among them is gpu_devices.c's,
+ * the same for every backend). */
 #include "cuda_backend.h"
 
 #include <pthread.h>
@@ -40,14 +41,16 @@ cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey
     return CCKEY_OK;
 }
 
-static cckey_gpu_choice choice = CCKEY_GPU_CHOICE_INIT;
+/* ---- the process-wide catalog ------------------------------------------- */
+
+static cckey_gpu_catalog catalog = CCKEY_GPU_CATALOG_INIT;
 static const cckey_cu_api *api;
-static cckey_cu_device chosen;
+static cckey_cu_device devs[CCKEY_GPU_MAX_DEVICES];
 
 static void discover(void)
 {
-    char *reason = choice.reason;
-    const size_t reason_len = sizeof choice.reason;
+    char *reason = catalog.reason;
+    const size_t reason_len = sizeof catalog.reason;
     const char *why = NULL;
     api = cckey_cu_load(&why);
     if (!api) {
@@ -56,76 +59,51 @@ static void discover(void)
     }
     int count = 0;
     cckey_CUresult r = api->DeviceGetCount(&count);
-    if (r != CCKEY_CUDA_SUCCESS || count == 0) {
+    if (r != CCKEY_CUDA_SUCCESS || count <= 0) {
         char what[256] = "0 devices";
         if (r != CCKEY_CUDA_SUCCESS) cckey_cu_describe(api, r, what, sizeof what);
         snprintf(reason, reason_len, "no CUDA device (cuDeviceGetCount: %s)", what);
         return;
     }
-    int ordinal = 0;
-    const char *want = getenv("CCKEY_CUDA_DEVICE");
-    if (want && *want) {
-        char *end;
-        long k = strtol(want, &end, 10);
-        if (*end || end == want || k < 0 || k >= count) {
-            snprintf(reason, reason_len, "CCKEY_CUDA_DEVICE=%s is not a device ordinal from 0 to %d", want,
-                     count - 1);
-            return;
+    catalog.n = count < CCKEY_GPU_MAX_DEVICES ? (size_t)count : CCKEY_GPU_MAX_DEVICES;
+    for (size_t i = 0; i < catalog.n; i++) {
+        char dwhy[256];
+        if (cckey_cu_describe_device(api, (int)i, &devs[i], dwhy, sizeof dwhy) != CCKEY_OK) {
+            /* Listed, never chosen. */
+            memset(&devs[i], 0, sizeof devs[i]);
+            devs[i].info.index = (unsigned)i;
+            snprintf(devs[i].info.name, sizeof devs[i].info.name, "(%.250s)", dwhy);
         }
-        ordinal = (int)k;
+        catalog.info[i] = devs[i].info;
     }
-    if (cckey_cu_describe_device(api, ordinal, &chosen, reason, reason_len) != CCKEY_OK) return;
-    if (!chosen.info.usable) {
-        snprintf(reason, reason_len, "'%s' has compute capability %d.%d; the kernel needs %d.0 or newer",
-                 chosen.info.name, chosen.cc_major, chosen.cc_minor, CCKEY_CUDA_MIN_CC_MAJOR);
-        return;
+    catalog.found = true;
+}
+
+const cckey_cu_device *cckey_cu_selected(const char *selector, const cckey_cu_api **cu, char *why, size_t why_len)
+{
+    long k = cckey_gpu_select(&catalog, discover, selector, "CUDA", why, why_len);
+    if (k < 0) {
+        /* Say why the first device, the default, cannot serve. */
+        if (why && (!selector || !*selector) && catalog.found && catalog.n && !devs[0].info.usable)
+            snprintf(why, why_len, "'%s' has compute capability %d.%d; the kernel needs %d.0 or newer",
+                     devs[0].info.name, devs[0].cc_major, devs[0].cc_minor, CCKEY_CUDA_MIN_CC_MAJOR);
+        return NULL;
     }
     if (!cckey_cuda_has_kernel()) {
-        snprintf(reason, reason_len, "built without a compiled kernel (nvcc was not found at build time)");
-        return;
+        if (why) snprintf(why, why_len, "built without a compiled kernel (nvcc was not found at build time)");
+        return NULL;
     }
-    chosen.info.chosen = true;
-    choice.found = true;
-}
-
-const cckey_cu_device *cckey_cu_selected(const cckey_cu_api **cu, char *why, size_t why_len)
-{
-    if (!cckey_gpu_choice_made(&choice, discover, why, why_len)) return NULL;
     *cu = api;
-    return &chosen;
+    return &devs[k];
 }
 
-cckey_status cckey_cuda_devices(cckey_device_info *out, size_t max, size_t *count, char *why, size_t why_len)
+cckey_status cckey_cuda_devices(const char *selector, cckey_device_info *out, size_t max, size_t *count, char *why,
+                                size_t why_len)
 {
-    *count = 0;
-    const char *lwhy = NULL;
-    const cckey_cu_api *cu = cckey_cu_load(&lwhy);
-    if (!cu) {
-        snprintf(why, why_len, "%s", lwhy);
-        return CCKEY_ERR_UNAVAILABLE;
+    cckey_status st = cckey_gpu_list(&catalog, discover, selector, "CUDA", out, max, count, why, why_len);
+    if (st == CCKEY_OK && !cckey_cuda_has_kernel()) {
+        snprintf(why, why_len, "built without a compiled kernel (nvcc was not found at build time)");
+        st = CCKEY_ERR_UNAVAILABLE;
     }
-    int n = 0;
-    if (cu->DeviceGetCount(&n) != CCKEY_CUDA_SUCCESS) n = 0;
-    const cckey_cu_api *scu;
-    char swhy[512] = "";
-    const cckey_cu_device *sel = cckey_cu_selected(&scu, swhy, sizeof swhy);
-    for (int i = 0; i < n; i++) {
-        if ((size_t)i >= max) continue;
-        cckey_cu_device d;
-        char dwhy[256];
-        if (cckey_cu_describe_device(cu, i, &d, dwhy, sizeof dwhy) != CCKEY_OK) {
-            memset(&out[i], 0, sizeof out[i]);
-            out[i].index = (unsigned)i;
-            snprintf(out[i].name, sizeof out[i].name, "(%.250s)", dwhy);
-            continue;
-        }
-        out[i] = d.info;
-        out[i].chosen = sel && sel->info.index == (unsigned)i;
-    }
-    *count = (size_t)n;
-    if (!sel) {
-        snprintf(why, why_len, "%s", swhy);
-        return CCKEY_ERR_UNAVAILABLE;
-    }
-    return CCKEY_OK;
+    return st;
 }

@@ -3,14 +3,14 @@
 #ifndef CCKEY_GPU_DEVICES_H
 #define CCKEY_GPU_DEVICES_H
 
-#include "cckey.h"
+#include "backend.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct cckey_device_info {
-    unsigned index;          /* CCKEY_OPENCL_DEVICE index / CUDA ordinal */
+    unsigned index;          /* OpenCL: position across platforms; CUDA: ordinal */
     char name[256];          /* CL_DEVICE_NAME / cuDeviceGetName */
     char driver[128];        /* CL_DRIVER_VERSION / the NVIDIA driver version */
     char platform[128];      /* OpenCL platform name; "CUDA x.y" for CUDA */
@@ -27,34 +27,48 @@ typedef struct cckey_device_info {
 void cckey_device_ident(const cckey_device_info *d, char *buf, size_t len);
 
 /* Up to max devices of a backend into out (max may be 0), *count receives
- * how many exist. CCKEY_ERR_UNAVAILABLE with a reason in why when the
- * backend cannot run here (not compiled in, no driver, no device). */
-cckey_status cckey_backend_devices(cckey_backend_kind kind, cckey_device_info *out, size_t max,
-                                   size_t *count, char *why, size_t why_len);
+ * how many exist; `chosen` marks the one the settings (NULL: defaults)
+ * select. CCKEY_ERR_UNAVAILABLE with a reason in why when the backend
+ * cannot run here (not compiled in, no driver, no device, a selector that
+ * matches nothing). */
+cckey_status cckey_backend_devices(cckey_backend_kind kind, const cckey_device_settings *s, cckey_device_info *out,
+                                   size_t max, size_t *count, char *why, size_t why_len);
 
-/* A device backend's process-wide choice of device, made once by its
- * discover(), which either sets found or says why not in reason. */
-typedef struct cckey_gpu_choice {
+#define CCKEY_GPU_MAX_DEVICES 64
+
+/* A device backend's list of devices, made once per process by its
+ * discover(), which fills info[0..n) (info[i].index == i) or says in reason
+ * why there is none. Backends keep their own handles in arrays indexed
+ * alike. */
+typedef struct cckey_gpu_catalog {
     pthread_once_t once;
     bool found;
     char reason[512];
-} cckey_gpu_choice;
-#define CCKEY_GPU_CHOICE_INIT {.once = PTHREAD_ONCE_INIT}
+    size_t n;
+    cckey_device_info info[CCKEY_GPU_MAX_DEVICES];
+} cckey_gpu_catalog;
+#define CCKEY_GPU_CATALOG_INIT {.once = PTHREAD_ONCE_INIT}
 
-/* Makes the choice on first use; whether a device was found, else false
- * with the reason in why (when why is not NULL). */
-bool cckey_gpu_choice_made(cckey_gpu_choice *c, void (*discover)(void), char *why, size_t why_len);
+/* The device a selector picks from the catalog (discovered on first use):
+ * "" the best usable one (a GPU before an accelerator before a CPU device),
+ * a decimal index, or a case-insensitive part of the device's or platform's
+ * name. Its position, or -1 with why (when why is not NULL). `what` names
+ * the backend in messages ("OpenCL"). */
+long cckey_gpu_select(cckey_gpu_catalog *c, void (*discover)(void), const char *selector, const char *what,
+                      char *why, size_t why_len);
 
-/* How the backend gets its kernel, in a few words (for `cckey devices`). */
-const char *cckey_backend_kernel_note(cckey_backend_kind kind);
+/* cckey_backend_devices over a catalog. */
+cckey_status cckey_gpu_list(cckey_gpu_catalog *c, void (*discover)(void), const char *selector, const char *what,
+                            cckey_device_info *out, size_t max, size_t *count, char *why, size_t why_len);
+
 
 #ifdef CCKEY_WITH_OPENCL
-cckey_status cckey_opencl_devices(cckey_device_info *out, size_t max, size_t *count, char *why,
-                                  size_t why_len);
+cckey_status cckey_opencl_devices(const char *selector, cckey_device_info *out, size_t max, size_t *count,
+                                  char *why, size_t why_len);
 #endif
 #ifdef CCKEY_WITH_CUDA
-cckey_status cckey_cuda_devices(cckey_device_info *out, size_t max, size_t *count, char *why,
-                                size_t why_len);
+cckey_status cckey_cuda_devices(const char *selector, cckey_device_info *out, size_t max, size_t *count,
+                                char *why, size_t why_len);
 /* Whether the CUDA kernel was compiled into this build (nvcc was found). */
 bool cckey_cuda_has_kernel(void);
 #endif

@@ -3,7 +3,6 @@
 #include "gpu_pipeline.h"
 #include "../core/internal.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,68 +15,29 @@ cckey_gpu_slot cckey_gpu_slot_views(void *in, size_t cap_data, const void *out)
     return (cckey_gpu_slot){.data = in, .meta = (uint32_t *)((uint8_t *)in + cap_data), .digests = out};
 }
 
-/* A decimal size from the environment, with an optional K/M/G suffix. */
-static cckey_status env_size(const char *var, size_t lo, size_t hi, size_t fallback, size_t *out)
+cckey_status cckey_gpu_params_get(const cckey_device_settings *s, cckey_gpu_params *p)
 {
-    const char *s = getenv(var);
-    *out = fallback;
-    if (!s || !*s) return CCKEY_OK;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (errno || end == s || *end || s[0] == '-' || (v << shift >> shift) != v || (v << shift) < lo ||
-        (v << shift) > hi)
-        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s=%s: expected a size from %zu to %zu bytes (K, M, G allowed)",
-                          var, s, lo, hi);
-    *out = (size_t)(v << shift);
-    return CCKEY_OK;
-}
-
-static cckey_status cpu_share_get(bool *on)
-{
-    const char *s = getenv("CCKEY_GPU_CPU_SHARE");
-    *on = true;
-    if (!s || !*s) return CCKEY_OK;
-    if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
-        return cckey_fail(CCKEY_ERR_INVALID_ARG, "CCKEY_GPU_CPU_SHARE=%s: expected 0 or 1", s);
-    *on = s[0] == '1';
-    return CCKEY_OK;
-}
-
-cckey_status cckey_gpu_params_get(cckey_gpu_params *p)
-{
-    cckey_status st = env_size("CCKEY_GPU_CHUNK_BYTES", 64, CCKEY_GPU_MAX_CHUNK_BYTES,
-                               CCKEY_GPU_DEFAULT_CHUNK_BYTES, &p->chunk_bytes);
-    if (st == CCKEY_OK)
-        st = env_size("CCKEY_GPU_LONG_BYTES", 0, CCKEY_GPU_MAX_CHUNK_BYTES / 4, CCKEY_GPU_DEFAULT_LONG_BYTES,
-                      &p->long_bytes);
-    if (st != CCKEY_OK) return st;
+    if (!s) s = &cckey_device_settings_default;
+    /* The config's setters check ranges; this guards internal callers. */
+    if (s->chunk_bytes < CCKEY_GPU_MIN_CHUNK_BYTES || s->chunk_bytes > CCKEY_GPU_MAX_CHUNK_BYTES ||
+        s->long_bytes > CCKEY_GPU_MAX_CHUNK_BYTES / 4)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "device settings out of range: chunk %zu bytes, long %zu bytes",
+                          s->chunk_bytes, s->long_bytes);
+    p->chunk_bytes = s->chunk_bytes;
+    p->long_bytes = s->long_bytes;
     /* One message per 64 packed bytes: a chunk of short names fills its
      * message table about when it fills its data buffer. */
     p->chunk_msgs = p->chunk_bytes / 64 > 16 ? p->chunk_bytes / 64 : 16;
-    p->fault_chunk = -1;
-    const char *f = getenv("CCKEY_FAULT_CHUNK");
-    if (f && *f) {
-        char *end;
-        long k = strtol(f, &end, 10);
-        if (*end || end == f || k < 0)
-            return cckey_fail(CCKEY_ERR_INVALID_ARG, "CCKEY_FAULT_CHUNK=%s: expected a chunk number >= 0", f);
-        p->fault_chunk = k;
-    }
+    p->cpu_share = s->cpu_share;
+#ifdef CCKEY_TESTING
+    p->fault_chunk = s->fault_chunk;
     /* A device that answers wrongly without failing: what --verify is for. */
-    const char *c = getenv("CCKEY_FAULT_CORRUPT");
-    p->corrupt = c && *c && strcmp(c, "0") != 0;
-    return cpu_share_get(&p->cpu_share);
-}
-
-bool cckey_gpu_fault_build(void)
-{
-    const char *f = getenv("CCKEY_FAULT_BUILD");
-    return f && *f && strcmp(f, "0") != 0;
+    p->corrupt = s->fault_corrupt;
+#else
+    p->fault_chunk = -1;
+    p->corrupt = false;
+#endif
+    return CCKEY_OK;
 }
 
 /* ---- the shared work list ------------------------------------------------
@@ -124,10 +84,9 @@ typedef struct coop {
     size_t dev_msgs;
 
     /* The device: driven by the calling thread only. */
-    void *self;
+    cckey_gpu_engine *self;
     unsigned slots;
     size_t cap_data, cap_msgs, dev_aligned, max_aligned;
-    cckey_gpu_slot slot[CCKEY_GPU_MAX_SLOTS];
     inflight fl[CCKEY_GPU_MAX_SLOTS];
     cckey_status st;
 
@@ -255,7 +214,7 @@ static void help_copy(coop *c)
 static size_t pack(coop *c, unsigned s, size_t begin, size_t end, bool helpers)
 {
     const cckey_msg *msgs = c->job->msgs;
-    uint32_t *meta = c->slot[s].meta;
+    uint32_t *meta = c->self->slot[s].meta;
     size_t off = 0;
     uint64_t bytes = 0;
     for (size_t j = 0; j < end - begin; j++) {
@@ -265,7 +224,7 @@ static size_t pack(coop *c, unsigned s, size_t begin, size_t end, bool helpers)
         off += align_up(len);
         bytes += len;
     }
-    copy_work w = {.msgs = msgs, .order = c->order + begin, .meta = meta, .data = c->slot[s].data, .n = end - begin};
+    copy_work w = {.msgs = msgs, .order = c->order + begin, .meta = meta, .data = c->self->slot[s].data, .n = end - begin};
     atomic_init(&w.next, 0);
     if (helpers && off >= PAR_COPY_BYTES) {
         pthread_mutex_lock(&c->mu);
@@ -296,16 +255,38 @@ static cckey_status finish_slot(coop *c, unsigned s)
     cckey_status st = c->ops->wait(c->self, s);
     if (st != CCKEY_OK) return st;
     const cckey_digest_job *job = c->job;
-    const uint32_t *d = c->slot[s].digests;
+    const uint32_t *d = c->self->slot[s].digests;
     for (size_t j = f->begin; j < f->end; j++, d += 4) {
         size_t i = c->order[j];
         cckey_md5_store(job->out[i], d);
+#ifdef CCKEY_TESTING
         if (c->prm->corrupt && j == f->begin) job->out[i][0] ^= 1;
+#endif
         if (job->done) job->done[i] = 1;
     }
     c->dev_msgs += f->end - f->begin;
     c->dev_bytes += f->bytes;
     report(c);
+    return CCKEY_OK;
+}
+
+/* Staging that holds at least data_bytes and msgs per slot: what the engine
+ * has when it is enough (kept from earlier batches), else new buffers of
+ * exactly this size. c->cap_* is what this batch's chunks may fill. */
+static cckey_status reserve(coop *c, size_t data_bytes, size_t msgs)
+{
+    cckey_gpu_engine *e = c->self;
+    if (data_bytes > e->cap_data || msgs > e->cap_msgs) {
+        if (e->cap_data || e->cap_msgs) c->ops->release(e);
+        e->cap_data = e->cap_msgs = 0;
+        cckey_status st = c->ops->alloc(e, data_bytes, msgs);
+        if (st != CCKEY_OK) {
+            c->ops->release(e);
+            return st;
+        }
+        e->cap_data = data_bytes, e->cap_msgs = msgs;
+    }
+    c->cap_data = data_bytes, c->cap_msgs = msgs;
     return CCKEY_OK;
 }
 
@@ -316,7 +297,7 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
 {
     const cckey_gpu_params *prm = c->prm;
     unsigned slots = 0;
-    cckey_status st = c->ops->open(&c->self, &slots);
+    cckey_status st = c->ops->open(&c->self, c->job->settings, &slots);
     if (st != CCKEY_OK) {
         c->ops->close(c->self, true);   /* open and close always pair up */
         return st;
@@ -337,14 +318,14 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
     if (cap_msgs < MIN_CHUNK_MSGS) cap_msgs = MIN_CHUNK_MSGS;
     if (cap_msgs > prm->chunk_msgs) cap_msgs = prm->chunk_msgs;
     if (cap_msgs > n_dev) cap_msgs = n_dev;
-    c->cap_data = cap_data, c->cap_msgs = cap_msgs;
-    st = c->ops->reserve(c->self, cap_data, cap_msgs, c->slot);
+    st = reserve(c, cap_data, cap_msgs);
 
     unsigned long chunk = 0;
     for (; st == CCKEY_OK; chunk++) {
         unsigned s = (unsigned)(chunk % slots);
         if (c->fl[s].busy && (st = finish_slot(c, s)) != CCKEY_OK) break;
         size_t begin, end;
+#ifdef CCKEY_TESTING
         if (prm->fault_chunk >= 0 && chunk == (unsigned long)prm->fault_chunk) {
             /* Only a chunk that would have been launched counts. */
             uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
@@ -354,6 +335,7 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
                                 c->ops->name, chunk);
             break;
         }
+#endif
         if (cckey_job_cancelled(c->job) || !device_claim(c, &begin, &end)) break;
         size_t data_bytes = pack(c, s, begin, end, helpers);
         st = c->ops->launch(c->self, s, end - begin, data_bytes);
@@ -474,7 +456,7 @@ static cckey_status digest_slice(const cckey_digest_job *job, const cckey_gpu_op
 cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *ops)
 {
     cckey_gpu_params prm;
-    cckey_status st = cckey_gpu_params_get(&prm);
+    cckey_status st = cckey_gpu_params_get(job->settings, &prm);
     struct cckey_digest_split split = {0, 0};
     for (size_t off = 0; st == CCKEY_OK && off < job->n; off += SLICE_MSGS) {
         cckey_digest_job sub = *job;
@@ -530,19 +512,3 @@ bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, do
     return dev_s * 1.25 < cpu_s;   /* a margin for what the estimates miss */
 }
 
-bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes, unsigned cpu_threads)
-{
-    /* A bad value fails the batch itself with its message; here it only
-     * keeps the device out. */
-    bool share = true;
-    if (cpu_share_get(&share) != CCKEY_OK) return false;
-    /* The size test first: a small batch must not even load the runtime. */
-    if (!cckey_gpu_worth_it(n, total_bytes, cpu_threads, ops->device_gbps, ops->setup_s, share)) return false;
-    const cckey_device_info *d = ops->device(NULL, 0);
-    return d && d->auto_ok;
-}
-
-cckey_status cckey_gpu_available(const cckey_gpu_ops *ops, char *why, size_t why_len)
-{
-    return ops->device(why, why_len) ? CCKEY_OK : CCKEY_ERR_UNAVAILABLE;
-}

@@ -20,17 +20,10 @@
  *    messages to the planner's CPU fallback. After a device failure the
  *    host threads finish the long messages and take nothing else.
  *
- * Environment (read on every batch):
- *   CCKEY_GPU_CHUNK_BYTES  packed bytes per chunk (default 64 MiB); tests
- *                          make it tiny to get many chunks cheaply
- *   CCKEY_GPU_LONG_BYTES   longest message the device takes (default 256 KiB)
- *   CCKEY_FAULT_CHUNK=K    fail with CCKEY_ERR_DEVICE just before chunk K
- *                          (0-based) is launched: a test hook for the
- *                          fallback path
- *   CCKEY_GPU_CPU_SHARE    1 (default): host threads and the device share
- *                          the batch; 0: the device takes everything but
- *                          the long messages (as a test hook and for
- *                          measuring the device alone) */
+ * Settings come with the job (cckey_device_settings, from the batch's
+ * config): chunk_bytes, long_bytes, cpu_share (off: the device takes
+ * everything but the long messages, for measuring the device alone), the
+ * device selector, and in test builds the fault hooks. */
 #ifndef CCKEY_GPU_PIPELINE_H
 #define CCKEY_GPU_PIPELINE_H
 
@@ -40,10 +33,6 @@
 #include <stdbool.h>
 
 #define CCKEY_GPU_ALIGN 16u
-#define CCKEY_GPU_DEFAULT_CHUNK_BYTES ((size_t)64 << 20)
-#define CCKEY_GPU_DEFAULT_LONG_BYTES ((size_t)256 << 10)
-/* Never more than this on the device: offsets and lengths are 32-bit there. */
-#define CCKEY_GPU_MAX_CHUNK_BYTES ((size_t)1 << 30)
 #define CCKEY_GPU_MAX_SLOTS 4u
 /* The kernel's entry point, in both languages. */
 #define CCKEY_GPU_KERNEL_NAME "cckey_md5_kernel"
@@ -52,16 +41,16 @@ typedef struct cckey_gpu_params {
     size_t chunk_bytes;   /* packed data per chunk */
     size_t chunk_msgs;    /* messages per chunk */
     size_t long_bytes;    /* longer messages go to the CPU */
-    long fault_chunk;     /* -1: no injected fault */
+    long fault_chunk;     /* -1: no injected fault (test builds only) */
     bool corrupt;         /* test hook: flip a bit of each chunk's first digest */
     bool cpu_share;       /* host threads hash from the other end too */
 } cckey_gpu_params;
 
-/* The parameters from the environment; CCKEY_ERR_INVALID_ARG (with detail)
- * for a value that is not a number in range. */
-cckey_status cckey_gpu_params_get(cckey_gpu_params *p);
+/* The parameters of a job's settings; CCKEY_ERR_INVALID_ARG (with detail)
+ * for a value out of range. */
+cckey_status cckey_gpu_params_get(const cckey_device_settings *s, cckey_gpu_params *p);
 
-/* Host views of one slot's staging memory, filled by reserve(). */
+/* Host views of one slot's staging memory, filled by alloc(). */
 typedef struct cckey_gpu_slot {
     uint8_t *data;             /* packed messages */
     uint32_t *meta;            /* per message: offset, length */
@@ -72,58 +61,47 @@ typedef struct cckey_gpu_slot {
  * cap_data bytes of packed data, then the meta table; `out` the digests. */
 cckey_gpu_slot cckey_gpu_slot_views(void *in, size_t cap_data, const void *out);
 
+/* What every engine object starts with: its staging capacity and the host
+ * views of its slots. The pipeline owns capacity and growth: it asks the
+ * engine for buffers only when a batch needs more than it holds. */
+typedef struct cckey_gpu_engine {
+    size_t cap_data, cap_msgs;
+    cckey_gpu_slot slot[CCKEY_GPU_MAX_SLOTS];
+} cckey_gpu_engine;
+
 /* What a device backend provides. Every call but close() returns CCKEY_OK or
  * CCKEY_ERR_DEVICE / CCKEY_ERR_NO_MEMORY with detail set by cckey_fail. */
-typedef struct cckey_gpu_ops {
+struct cckey_gpu_ops {
     const char *name;
-    /* Take the device for one batch (initialising it on first use) and
+    /* Take an engine for the device the settings select, for one batch
+     * (setting it up on first use, or when it served another device), and
      * say how many slots it keeps in flight (2..CCKEY_GPU_MAX_SLOTS).
-     * close() follows every open(), also a failed one. */
-    cckey_status (*open)(void **self, unsigned *slots);
-    /* Make every slot hold data_bytes of packed data and msgs messages. */
-    cckey_status (*reserve)(void *self, size_t data_bytes, size_t msgs, cckey_gpu_slot *slots);
+     * close() follows every open(), also a failed one (then *self may be
+     * NULL). */
+    cckey_status (*open)(cckey_gpu_engine **self, const cckey_device_settings *s, unsigned *slots);
+    /* Allocate every slot for data_bytes of packed data and msgs messages
+     * and fill self->slot; the pipeline has released the old ones. */
+    cckey_status (*alloc)(cckey_gpu_engine *self, size_t data_bytes, size_t msgs);
+    /* Release the slots' buffers (waiting out their work). */
+    void (*release)(cckey_gpu_engine *self);
     /* Start copy in, kernel, copy out for n messages of data_bytes packed
      * bytes in slot s; returns without waiting. */
-    cckey_status (*launch)(void *self, unsigned s, size_t n, size_t data_bytes);
+    cckey_status (*launch)(cckey_gpu_engine *self, unsigned s, size_t n, size_t data_bytes);
     /* Block until slot s's digests are in its staging memory. */
-    cckey_status (*wait)(void *self, unsigned s);
+    cckey_status (*wait)(cckey_gpu_engine *self, unsigned s);
     /* Give the device back. After a failure, wait out whatever is still in
      * flight and drop the device state so the next batch starts afresh. */
-    void (*close)(void *self, bool failed);
-    /* The device batches go to, or NULL with the reason in why (when why is
-     * not NULL). Cheap after the first call. */
-    const cckey_device_info *(*device)(char *why, size_t why_len);
+    void (*close)(cckey_gpu_engine *self, bool failed);
+    /* The device the settings select, or NULL with the reason in why (when
+     * why is not NULL). Cheap after the first call. */
+    const cckey_device_info *(*device)(const cckey_device_settings *s, char *why, size_t why_len);
     /* The device's figures for `auto`: see cckey_gpu_worth_it. */
     double device_gbps, setup_s;
-} cckey_gpu_ops;
+};
+typedef struct cckey_gpu_ops cckey_gpu_ops;
 
 /* Digest a job through a device: see the plan above. */
 cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *ops);
-
-/* The backend interface (backend.h) over an engine: available when it has
- * a device; worth it when cckey_gpu_worth_it says so and `auto` may pick
- * that device. */
-cckey_status cckey_gpu_available(const cckey_gpu_ops *ops, char *why, size_t why_len);
-bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes, unsigned cpu_threads);
-
-/* Defines the backend `symbol` over the engine `ops` (a cckey_gpu_ops
- * object). backend.h's calls carry no context, so every device backend
- * needs entry points of its own; they only forward to the above. */
-#define CCKEY_GPU_BACKEND(symbol, backend_kind, backend_name, ops)                                          \
-    static cckey_status symbol##_available(char *why, size_t why_len)                                       \
-    {                                                                                                        \
-        return cckey_gpu_available(&(ops), why, why_len);                                                    \
-    }                                                                                                        \
-    static bool symbol##_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads)                      \
-    {                                                                                                        \
-        return cckey_gpu_auto_ok(&(ops), n, total_bytes, cpu_threads);                                       \
-    }                                                                                                        \
-    static cckey_status symbol##_digest(const cckey_digest_job *job) { return cckey_gpu_digest(job, &(ops)); } \
-    const cckey_backend_ops symbol = {.kind = (backend_kind),                                                \
-                                      .name = (backend_name),                                                \
-                                      .available = symbol##_available,                                       \
-                                      .worth_it = symbol##_worth_it,                                         \
-                                      .digest = symbol##_digest}
 
 /* The rule behind `auto` (see gpu_pipeline.c): whether a device that hashes
  * and transfers at about device_gbps GB/s, after fixed costs of setup_s
@@ -132,8 +110,10 @@ bool cckey_gpu_auto_ok(const cckey_gpu_ops *ops, size_t n, uint64_t total_bytes,
 bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
                         double setup_s, bool share);
 
-/* Whether CCKEY_FAULT_BUILD is set to a non-zero value: device backends then
- * fail their kernel build, through their real build-error path. */
-bool cckey_gpu_fault_build(void);
+#ifdef CCKEY_TESTING
+/* Whether the settings ask for a failed kernel build: device engines then
+ * fail it through their real build-error path. */
+static inline bool cckey_gpu_fault_build(const cckey_device_settings *s) { return s && s->fault_build; }
+#endif
 
 #endif

@@ -20,15 +20,9 @@ typedef struct cckey_cl_device {
 cckey_status cckey_cl_enumerate(const cckey_cl_api *cl, cckey_cl_device *out, size_t max, size_t *count,
                                 char *why, size_t why_len);
 
-/* The device the backend uses: CCKEY_OPENCL_DEVICE (an index, or a
- * case-insensitive substring of the device or platform name) when set,
- * else the best usable one, a GPU before an accelerator before a CPU.
- * Returns its position in devs, or -1 with why. */
-long cckey_cl_choose(const cckey_cl_device *devs, size_t n, char *why, size_t why_len);
-
-/* The device the backend chose, once discovered (cached for the process);
- * NULL with why when the backend is unavailable. */
-const cckey_cl_device *cckey_cl_selected(const cckey_cl_api **cl, char *why, size_t why_len);
+/* The device a selector picks (see cckey_gpu_select), from the devices
+ * found once per process; NULL with why when there is none. */
+const cckey_cl_device *cckey_cl_selected(const char *selector, const cckey_cl_api **cl, char *why, size_t why_len);
 
 /* The embedded OpenCL C source (kernels/compat.h + kernels/md5.kern). */
 extern const char cckey_md5_cl_source[];

@@ -1,4 +1,5 @@
-/* OpenCL platforms and devices: what exists, and which one we use. */
+/* OpenCL platforms and devices: what exists (the choice among them is
+ * gpu_devices.c's, the same for every backend). */
 #include "opencl.h"
 
 #include <ctype.h>
@@ -9,7 +10,7 @@
 #include <strings.h>
 
 #define MAX_PLATFORMS 16
-#define MAX_DEVICES 64
+#define MAX_DEVICES CCKEY_GPU_MAX_DEVICES
 
 static void info_string(const cckey_cl_api *cl, cl_device_id d, cl_device_info what, char *buf, size_t len)
 {
@@ -90,115 +91,38 @@ cckey_status cckey_cl_enumerate(const cckey_cl_api *cl, cckey_cl_device *out, si
     return CCKEY_OK;
 }
 
-static bool contains_nocase(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0) return true;
-    return n == 0;
-}
+/* ---- the process-wide catalog ------------------------------------------- */
 
-static int rank(const cckey_cl_device *d)
-{
-    if (!d->info.usable) return 0;
-    if (d->type & CL_DEVICE_TYPE_GPU) return 4;
-    if (d->type & CL_DEVICE_TYPE_ACCELERATOR) return 3;
-    if (d->type & CL_DEVICE_TYPE_CPU) return 2;
-    return 1;
-}
-
-long cckey_cl_choose(const cckey_cl_device *devs, size_t n, char *why, size_t why_len)
-{
-    const char *want = getenv("CCKEY_OPENCL_DEVICE");
-    if (want && *want) {
-        char *end;
-        unsigned long idx = strtoul(want, &end, 10);
-        bool numeric = *end == '\0' && isdigit((unsigned char)want[0]);
-        for (size_t i = 0; i < n; i++) {
-            bool hit = numeric ? devs[i].info.index == idx
-                               : contains_nocase(devs[i].info.name, want) || contains_nocase(devs[i].info.platform, want);
-            if (!hit) continue;
-            if (!devs[i].info.usable) {
-                snprintf(why, why_len, "CCKEY_OPENCL_DEVICE=%s selects '%s', which is unavailable, has no compiler "
-                         "or is big-endian", want, devs[i].info.name);
-                return -1;
-            }
-            return (long)i;
-        }
-        snprintf(why, why_len, "CCKEY_OPENCL_DEVICE=%s matches none of the %zu OpenCL device(s) (see 'cckey devices')",
-                 want, n);
-        return -1;
-    }
-    long best = -1;
-    for (size_t i = 0; i < n; i++)
-        if (rank(&devs[i]) > 1 && (best < 0 || rank(&devs[i]) > rank(&devs[best]))) best = (long)i;
-    if (best < 0) snprintf(why, why_len, "none of the %zu OpenCL device(s) is usable", n);
-    return best;
-}
-
-/* ---- the process-wide choice -------------------------------------------- */
-
-static cckey_gpu_choice choice = CCKEY_GPU_CHOICE_INIT;
+static cckey_gpu_catalog catalog = CCKEY_GPU_CATALOG_INIT;
 static const cckey_cl_api *api;
-static cckey_cl_device chosen;
+static cckey_cl_device devs[CCKEY_GPU_MAX_DEVICES];
 
 static void discover(void)
 {
-    char *reason = choice.reason;
-    const size_t reason_len = sizeof choice.reason;
     const char *why = NULL;
     api = cckey_cl_load(&why);
     if (!api) {
-        snprintf(reason, reason_len, "%s", why);
+        snprintf(catalog.reason, sizeof catalog.reason, "%s", why);
         return;
     }
-    cckey_cl_device devs[MAX_DEVICES];
     size_t n = 0;
-    if (cckey_cl_enumerate(api, devs, MAX_DEVICES, &n, reason, reason_len) != CCKEY_OK) return;
-    if (n > MAX_DEVICES) n = MAX_DEVICES;
-    long k = cckey_cl_choose(devs, n, reason, reason_len);
-    if (k < 0) return;
-    chosen = devs[k];
-    chosen.info.chosen = true;
-    choice.found = true;
+    if (cckey_cl_enumerate(api, devs, CCKEY_GPU_MAX_DEVICES, &n, catalog.reason, sizeof catalog.reason) != CCKEY_OK)
+        return;
+    catalog.n = n < CCKEY_GPU_MAX_DEVICES ? n : CCKEY_GPU_MAX_DEVICES;
+    for (size_t i = 0; i < catalog.n; i++) catalog.info[i] = devs[i].info;
+    catalog.found = true;
 }
 
-const cckey_cl_device *cckey_cl_selected(const cckey_cl_api **cl, char *why, size_t why_len)
+const cckey_cl_device *cckey_cl_selected(const char *selector, const cckey_cl_api **cl, char *why, size_t why_len)
 {
-    if (!cckey_gpu_choice_made(&choice, discover, why, why_len)) return NULL;
+    long k = cckey_gpu_select(&catalog, discover, selector, "OpenCL", why, why_len);
+    if (k < 0) return NULL;
     *cl = api;
-    return &chosen;
+    return &devs[k];
 }
 
-cckey_status cckey_opencl_devices(cckey_device_info *out, size_t max, size_t *count, char *why, size_t why_len)
+cckey_status cckey_opencl_devices(const char *selector, cckey_device_info *out, size_t max, size_t *count, char *why,
+                                  size_t why_len)
 {
-    *count = 0;
-    const char *lwhy = NULL;
-    const cckey_cl_api *cl = cckey_cl_load(&lwhy);
-    if (!cl) {
-        snprintf(why, why_len, "%s", lwhy);
-        return CCKEY_ERR_UNAVAILABLE;
-    }
-    cckey_cl_device *devs = calloc(MAX_DEVICES, sizeof *devs);
-    if (!devs) {
-        snprintf(why, why_len, "out of memory");
-        return CCKEY_ERR_NO_MEMORY;
-    }
-    size_t n = 0;
-    cckey_status st = cckey_cl_enumerate(cl, devs, MAX_DEVICES, &n, why, why_len);
-    if (n > MAX_DEVICES) n = MAX_DEVICES;
-    const cckey_cl_api *scl;
-    char swhy[512];
-    const cckey_cl_device *sel = st == CCKEY_OK ? cckey_cl_selected(&scl, swhy, sizeof swhy) : NULL;
-    for (size_t i = 0; i < n && i < max; i++) {
-        out[i] = devs[i].info;
-        out[i].chosen = sel && sel->device == devs[i].device;
-    }
-    *count = n;
-    if (st == CCKEY_OK && !sel) {
-        snprintf(why, why_len, "%s", swhy);
-        st = CCKEY_ERR_UNAVAILABLE;
-    }
-    free(devs);
-    return st;
+    return cckey_gpu_list(&catalog, discover, selector, "OpenCL", out, max, count, why, why_len);
 }

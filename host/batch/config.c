@@ -1,4 +1,4 @@
-/* Batch settings and backend names. */
+/* Batch settings. */
 #include "config.h"
 #include "../core/internal.h"
 
@@ -11,6 +11,7 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
     cckey_batch_config *c = calloc(1, sizeof *c);
     if (!c) return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config");
     c->backend = CCKEY_BACKEND_AUTO;
+    c->device = cckey_device_settings_default;
     if (pthread_mutex_init(&c->report_lock, NULL) != 0) {
         free(c);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config lock");
@@ -63,20 +64,45 @@ const char *cckey_batch_config_used(const cckey_batch_config *cfg) { return cfg 
 
 const char *cckey_batch_config_warning(const cckey_batch_config *cfg) { return cfg ? cfg->warning : ""; }
 
-static const char *const names[] = {"auto", "cpu", "opencl", "cuda"};
-
-cckey_status cckey_backend_from_name(const char *name, cckey_backend_kind *out)
+cckey_status cckey_batch_config_set_chunk_bytes(cckey_batch_config *cfg, size_t bytes)
 {
-    if (!name || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "name or out is NULL");
-    for (unsigned i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (cckey_backend_kind)i;
-            return CCKEY_OK;
-        }
-    return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown backend '%s' (expected auto, cpu, opencl or cuda)", name);
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    if (bytes == 0) bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
+    if (bytes < CCKEY_GPU_MIN_CHUNK_BYTES || bytes > CCKEY_GPU_MAX_CHUNK_BYTES)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "chunk of %zu bytes: expected %zu to %zu", bytes,
+                          CCKEY_GPU_MIN_CHUNK_BYTES, CCKEY_GPU_MAX_CHUNK_BYTES);
+    cfg->device.chunk_bytes = bytes;
+    return CCKEY_OK;
 }
 
-const char *cckey_backend_name(cckey_backend_kind kind)
+cckey_status cckey_batch_config_set_long_bytes(cckey_batch_config *cfg, size_t bytes)
 {
-    return (unsigned)kind < sizeof names / sizeof *names ? names[kind] : "unknown";
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    if (bytes > CCKEY_GPU_MAX_CHUNK_BYTES / 4)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "long-message threshold of %zu bytes: expected at most %zu", bytes,
+                          CCKEY_GPU_MAX_CHUNK_BYTES / 4);
+    cfg->device.long_bytes = bytes;
+    return CCKEY_OK;
+}
+
+cckey_status cckey_batch_config_set_device_share(cckey_batch_config *cfg, int share)
+{
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    cfg->device.cpu_share = share != 0;
+    return CCKEY_OK;
+}
+
+cckey_status cckey_batch_config_set_device(cckey_batch_config *cfg, cckey_backend_kind kind, const char *selector)
+{
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    char *dst = kind == CCKEY_BACKEND_OPENCL ? cfg->device.opencl_device
+                : kind == CCKEY_BACKEND_CUDA ? cfg->device.cuda_device : NULL;
+    if (!dst) return cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no devices to choose from", (int)kind);
+    if (!selector) selector = "";
+    size_t n = strlen(selector);
+    if (n >= CCKEY_DEVICE_SELECTOR_MAX)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "device selector of %zu bytes: at most %d", n,
+                          CCKEY_DEVICE_SELECTOR_MAX - 1);
+    memcpy(dst, selector, n + 1);
+    return CCKEY_OK;
 }

@@ -2,6 +2,7 @@
 #define CCKEY_BATCH_CONFIG_H
 
 #include "cckey.h"
+#include "../backends/backend.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@ struct cckey_batch_config {
     cckey_progress_fn progress;
     cckey_progress_cancel_fn progress_cancel;   /* set instead of progress */
     void *progress_user;
+    cckey_device_settings device;   /* how a device backend runs the batch */
     /* Results of the last batch, written through a const config: the
      * config is always heap-allocated by cckey_batch_config_new. Batches
      * build them privately and publish them under report_lock, so

@@ -6,18 +6,18 @@
  * canonical string of every distinct option set from round 1's digests and
  * digests those on the CPU: they are short, and there are few of them. */
 #include "config.h"
+#include "dedup.h"
 #include "intern.h"
 #include "../backends/backend.h"
 #include "../core/internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 typedef struct optsets {
-    uint32_t *slots;        /* set id + 1 */
-    size_t cap;
     size_t n;
     size_t *rep;            /* by set id: a tuple holding this set */
 } optsets;
@@ -25,7 +25,7 @@ typedef struct optsets {
 typedef struct plan {
     const cckey_tuple *tuples;
     size_t n;
-    cckey_intern strings;
+    cckey_intern strings;   /* only msgs and n: the distinct strings by id */
     uint32_t *ids;          /* per tuple: device, name, source, option set */
     uint32_t *opt_ids;      /* all option key/value ids, tuple after tuple */
     size_t *opt_base;       /* per tuple: offset into opt_ids */
@@ -42,7 +42,6 @@ static void plan_free(plan *p)
     free(p->ids);
     free(p->opt_ids);
     free(p->opt_base);
-    free(p->sets.slots);
     free(p->sets.rep);
     free(p->dig);
     free(p->hex);
@@ -50,150 +49,279 @@ static void plan_free(plan *p)
     free(p->set_dig);
 }
 
-static bool same_set(const plan *p, size_t a, size_t b)
+/* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
+ * source are 3i, 3i+1, 3i+2), then two per option pair: 3n + opt_base + 2k
+ * (key) and + 1 (value). Option sets are items 0 .. n-1, one per tuple. */
+typedef struct intern_work {
+    plan *p;
+    size_t n_opt;                 /* option strings (two per pair) */
+    const cckey_option **pair;    /* per option pair, for items >= 3n */
+    uint64_t *hash;               /* per string item */
+    uint64_t *set_hash;           /* per tuple */
+    cckey_dedup strings;
+    size_t *block_opts;           /* per block of tuples: option strings, then their offset */
+    _Atomic int bad;              /* a tuple failed the argument checks */
+    _Atomic size_t first_bad;
+} intern_work;
+
+#define TUPLE_BLOCK ((size_t)1 << 14)
+
+static cckey_bytes item_bytes(const intern_work *w, size_t item)
 {
+    const plan *p = w->p;
+    if (item < 3 * p->n) {
+        const cckey_tuple *t = &p->tuples[item / 3];
+        return item % 3 == 0 ? t->device : item % 3 == 1 ? t->name : t->source;
+    }
+    size_t o = item - 3 * p->n;
+    return o & 1 ? w->pair[o >> 1]->value : w->pair[o >> 1]->key;
+}
+
+static bool same_string(const void *ctx, size_t a, size_t b)
+{
+    cckey_bytes x = item_bytes(ctx, a), y = item_bytes(ctx, b);
+    /* The same object, or the same bytes at the same address: no memcmp. */
+    return x.len == y.len && (x.ptr == y.ptr || x.len == 0 || memcmp(x.ptr, y.ptr, x.len) == 0);
+}
+
+static bool same_set(const void *ctx, size_t a, size_t b)
+{
+    const plan *p = ((const intern_work *)ctx)->p;
     size_t n = p->tuples[a].n_options;
-    return n == p->tuples[b].n_options &&
+    if (n != p->tuples[b].n_options) return false;
+    return p->tuples[a].options == p->tuples[b].options ||
            memcmp(p->opt_ids + p->opt_base[a], p->opt_ids + p->opt_base[b], 2 * n * sizeof(uint32_t)) == 0;
 }
 
-static uint32_t set_add(plan *p, size_t t)
+/* Pass 1, per block of tuples: argument checks and option counts. */
+static void check_blocks(void *ctx, size_t begin, size_t end)
 {
-    optsets *s = &p->sets;
-    if (s->n * 2 >= s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        size_t *rep = realloc(s->rep, cap / 2 * sizeof *rep);
-        if (!slots || !rep) {
-            free(slots);
-            if (rep) s->rep = rep;
-            return CCKEY_INTERN_NOMEM;
-        }
-        s->rep = rep;
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->slots[i]) continue;
-            size_t r = s->rep[s->slots[i] - 1];
-            size_t j = cckey_hash_bytes(p->opt_ids + p->opt_base[r], 8 * p->tuples[r].n_options) & (cap - 1);
-            while (slots[j]) j = (j + 1) & (cap - 1);
-            slots[j] = s->slots[i];
-        }
-        free(s->slots);
-        s->slots = slots;
-        s->cap = cap;
-    }
-    size_t j = cckey_hash_bytes(p->opt_ids + p->opt_base[t], 8 * p->tuples[t].n_options) & (s->cap - 1);
-    for (; s->slots[j]; j = (j + 1) & (s->cap - 1))
-        if (same_set(p, s->rep[s->slots[j] - 1], t)) return s->slots[j] - 1;
-    uint32_t id = (uint32_t)s->n++;
-    s->rep[id] = t;
-    s->slots[j] = id + 1;
-    return id;
-}
-
-typedef struct hash_work {
-    const plan *p;
-    uint64_t *field_hash;   /* per tuple: device, name, source */
-    uint64_t *opt_hash;     /* per option: key, value (laid out like opt_ids) */
-} hash_work;
-
-/* A thread's memory of recently hashed pointers. Batches name the same
- * source (or device, or name) object from many tuples, in any order: hash
- * its bytes once per thread, not once per tuple. Direct-mapped on the
- * address; only worth it for fields longer than a few words. */
-#define HASH_CACHE 1024
-#define HASH_CACHE_MIN_LEN 64
-
-typedef struct hash_cache {
-    const void *ptr[HASH_CACHE];
-    size_t len[HASH_CACHE];
-    uint64_t hash[HASH_CACHE];
-} hash_cache;
-
-static uint64_t cached_hash(hash_cache *c, cckey_bytes b)
-{
-    if (b.len < HASH_CACHE_MIN_LEN) return cckey_hash_bytes(b.ptr, b.len);
-    size_t slot = ((uintptr_t)b.ptr >> 4 ^ (uintptr_t)b.ptr >> 14) % HASH_CACHE;
-    if (c->ptr[slot] != b.ptr || c->len[slot] != b.len) {
-        c->ptr[slot] = b.ptr;
-        c->len[slot] = b.len;
-        c->hash[slot] = cckey_hash_bytes(b.ptr, b.len);
-    }
-    return c->hash[slot];
-}
-
-static void hash_range(void *ctx, size_t begin, size_t end)
-{
-    hash_work *w = ctx;
+    intern_work *w = ctx;
     const plan *p = w->p;
-    hash_cache *cache = calloc(1, sizeof *cache);
-    hash_cache none;
-    if (!cache) {   /* still correct without it, only slower */
-        memset(none.ptr, 0, sizeof none.ptr);
-        cache = &none;
-    }
-    for (size_t i = begin; i < end; i++) {
-        const cckey_tuple *t = &p->tuples[i];
-        uint64_t *h = &w->field_hash[3 * i];
-        h[0] = cached_hash(cache, t->device);
-        h[1] = cached_hash(cache, t->name);
-        h[2] = cached_hash(cache, t->source);
-        uint64_t *oh = &w->opt_hash[p->opt_base[i]];
-        for (size_t k = 0; k < t->n_options; k++) {
-            oh[2 * k] = cached_hash(cache, t->options[k].key);
-            oh[2 * k + 1] = cached_hash(cache, t->options[k].value);
+    for (size_t b = begin; b < end; b++) {
+        size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n, opts = 0;
+        for (size_t i = lo; i < hi; i++) {
+            const cckey_tuple *t = &p->tuples[i];
+            if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
+                !cckey_options_ok(t->options, t->n_options)) {
+                size_t seen = atomic_load(&w->first_bad);
+                while (i < seen && !atomic_compare_exchange_weak(&w->first_bad, &seen, i)) {}
+                w->bad = 1;
+            }
+            opts += 2 * t->n_options;
         }
+        w->block_opts[b] = opts;
     }
-    if (cache != &none) free(cache);
 }
 
+/* A thread's memory of the strings it saw last, so that repeats skip the
+ * deduplication tables (they become links, see dedup.h). By address first:
+ * a caller's shared device, source or options object costs one look-up and
+ * no hashing. Then by content, keyed by hash: equal strings at distinct
+ * addresses (a manifest decodes each line's strings anew) are linked too,
+ * which keeps a hot value from crowding one partition. Direct-mapped. */
+#define SEEN 1024
+
+typedef struct seen_cache {
+    struct {
+        const void *ptr;
+        size_t len, item;
+    } by_ptr[SEEN];
+    struct {
+        uint64_t hash;
+        size_t item;
+    } by_hash[SEEN];
+    struct {
+        const cckey_option *options;
+        size_t n, tuple;
+    } sets[SEEN / 4];
+} seen_cache;
+
+static inline size_t ptr_slot(const void *p, size_t mod)
+{
+    uintptr_t a = (uintptr_t)p;
+    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
+}
+
+/* hash[item] for one string: a link to an earlier item, or its real hash. */
+static void hash_one(intern_work *w, seen_cache *c, size_t item, cckey_bytes b)
+{
+    size_t ps = ptr_slot(b.ptr, SEEN);
+    if (c->by_ptr[ps].ptr == b.ptr && c->by_ptr[ps].len == b.len && b.ptr) {
+        w->hash[item] = cckey_dedup_link(c->by_ptr[ps].item);
+        return;
+    }
+    uint64_t h = cckey_dedup_real(cckey_hash_bytes(b.ptr, b.len));
+    size_t hs = (size_t)(h >> 32) % SEEN;
+    if (c->by_hash[hs].hash == h && same_string(w, c->by_hash[hs].item, item)) {
+        w->hash[item] = cckey_dedup_link(c->by_hash[hs].item);
+        return;
+    }
+    w->hash[item] = h;
+    c->by_ptr[ps].ptr = b.ptr;
+    c->by_ptr[ps].len = b.len;
+    c->by_ptr[ps].item = item;
+    c->by_hash[hs].hash = h;
+    c->by_hash[hs].item = item;
+}
+
+/* Pass 2, per block: option offsets, pair pointers and string hashes. */
+static void hash_blocks(void *ctx, size_t begin, size_t end)
+{
+    intern_work *w = ctx;
+    plan *p = w->p;
+    seen_cache *c = calloc(1, sizeof *c);
+    if (!c) {
+        w->bad = 2;
+        return;
+    }
+    size_t n3 = 3 * p->n;
+    for (size_t b = begin; b < end; b++) {
+        size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
+        size_t o = w->block_opts[b];
+        for (size_t i = lo; i < hi; i++) {
+            const cckey_tuple *t = &p->tuples[i];
+            hash_one(w, c, 3 * i, t->device);
+            hash_one(w, c, 3 * i + 1, t->name);
+            hash_one(w, c, 3 * i + 2, t->source);
+            p->opt_base[i] = o;
+            size_t k2 = 2 * t->n_options;
+            for (size_t k = 0; k < t->n_options; k++) w->pair[o / 2 + k] = &t->options[k];
+            size_t ss = ptr_slot(t->options, SEEN / 4);
+            if (k2 && c->sets[ss].options == t->options && c->sets[ss].n == t->n_options) {
+                /* The same options array as an earlier tuple: the same strings. */
+                size_t root = n3 + p->opt_base[c->sets[ss].tuple];
+                for (size_t k = 0; k < k2; k++) {
+                    uint64_t h = w->hash[root + k];   /* links point at real items only */
+                    w->hash[n3 + o + k] = h & 1 ? cckey_dedup_link(root + k) : h;
+                }
+            } else {
+                for (size_t k = 0; k < t->n_options; k++) {
+                    hash_one(w, c, n3 + o + 2 * k, t->options[k].key);
+                    hash_one(w, c, n3 + o + 2 * k + 1, t->options[k].value);
+                }
+                c->sets[ss].options = t->options;
+                c->sets[ss].n = t->n_options;
+                c->sets[ss].tuple = i;
+            }
+            o += k2;
+        }
+    }
+    free(c);
+}
+
+/* Pass 3, per block: global string ids into the plan, and each tuple's
+ * option-set hash. A tuple with no options, or with an options array seen
+ * earlier in the block, links to the tuple that had it. */
+static void id_blocks(void *ctx, size_t begin, size_t end)
+{
+    intern_work *w = ctx;
+    plan *p = w->p;
+    enum { RECENT = 64 };
+    for (size_t b = begin; b < end; b++) {
+        size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
+        size_t recent[RECENT], none = SIZE_MAX;
+        for (int r = 0; r < RECENT; r++) recent[r] = SIZE_MAX;
+        for (size_t i = lo; i < hi; i++) {
+            const cckey_tuple *t = &p->tuples[i];
+            for (int f = 0; f < 3; f++) p->ids[4 * i + f] = cckey_dedup_id(&w->strings, 3 * i + f);
+            uint32_t *oid = p->opt_ids + p->opt_base[i];
+            size_t item = 3 * p->n + p->opt_base[i];
+            for (size_t k = 0; k < 2 * t->n_options; k++) oid[k] = cckey_dedup_id(&w->strings, item + k);
+            size_t *r = &recent[ptr_slot(t->options, RECENT)];
+            if (t->n_options == 0) {
+                if (none == SIZE_MAX) {
+                    none = i;
+                    w->set_hash[i] = cckey_dedup_real(0);
+                } else {
+                    w->set_hash[i] = cckey_dedup_link(none);
+                }
+            } else if (*r != SIZE_MAX && p->tuples[*r].options == t->options &&
+                       p->tuples[*r].n_options == t->n_options) {
+                w->set_hash[i] = cckey_dedup_link(*r);
+            } else {
+                *r = i;
+                w->set_hash[i] = cckey_dedup_real(cckey_hash_bytes(oid, 2 * t->n_options * sizeof *oid));
+            }
+        }
+    }
+}
+
+typedef struct set_work {
+    plan *p;
+    const cckey_dedup *sets;
+    const intern_work *w;
+} set_work;
+
+static void set_ids(void *ctx, size_t begin, size_t end)
+{
+    set_work *s = ctx;
+    for (size_t i = begin; i < end; i++) s->p->ids[4 * i + 3] = cckey_dedup_id(s->sets, i);
+}
+
+static void string_msgs(void *ctx, size_t begin, size_t end)
+{
+    set_work *s = ctx;
+    for (size_t id = begin; id < end; id++) {
+        cckey_bytes b = item_bytes(s->w, s->w->strings.rep[id]);
+        s->p->strings.msgs[id] = (cckey_msg){b.ptr, b.len};
+    }
+}
+
+/* Every string and option set gets its id, on all threads. Memory: see
+ * cckey_make_keys in cckey.h. */
 static cckey_status intern_all(plan *p, unsigned threads)
 {
-    size_t n_opt = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        const cckey_tuple *t = &p->tuples[i];
-        if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
-            !cckey_options_ok(t->options, t->n_options))
-            return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options", i);
-        n_opt += t->n_options;
+    size_t blocks = (p->n + TUPLE_BLOCK - 1) / TUPLE_BLOCK;
+    intern_work w = {.p = p, .block_opts = malloc(blocks * sizeof *w.block_opts)};
+    atomic_init(&w.first_bad, SIZE_MAX);
+    cckey_dedup sets = {0};
+    cckey_status st = w.block_opts ? CCKEY_OK : cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
+    if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, check_blocks, &w);
+    if (st != CCKEY_OK) goto out;
+    if (w.bad) {
+        st = cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
+                        atomic_load(&w.first_bad));
+        goto out;
     }
+    for (size_t b = 0; b < blocks; b++) {
+        size_t c = w.block_opts[b];
+        w.block_opts[b] = w.n_opt;
+        w.n_opt += c;
+    }
+    size_t items = 3 * p->n + w.n_opt;
     p->ids = malloc(p->n * 4 * sizeof *p->ids);
-    p->opt_ids = malloc((2 * n_opt + 1) * sizeof *p->opt_ids);
+    p->opt_ids = malloc((w.n_opt + 1) * sizeof *p->opt_ids);
     p->opt_base = malloc(p->n * sizeof *p->opt_base);
-    hash_work hw = {.p = p, .field_hash = malloc(p->n * 3 * sizeof(uint64_t)),
-                    .opt_hash = malloc((2 * n_opt + 1) * sizeof(uint64_t))};
-    cckey_status st = CCKEY_OK;
-    if (!p->ids || !p->opt_ids || !p->opt_base || !hw.field_hash || !hw.opt_hash) {
+    w.pair = malloc((w.n_opt / 2 + 1) * sizeof *w.pair);
+    w.hash = malloc(items * sizeof *w.hash);
+    w.set_hash = malloc(p->n * sizeof *w.set_hash);
+    if (!p->ids || !p->opt_ids || !p->opt_base || !w.pair || !w.hash || !w.set_hash) {
         st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
         goto out;
     }
-    for (size_t i = 0, o = 0; i < p->n; i++) {
-        p->opt_base[i] = o;
-        o += 2 * p->tuples[i].n_options;
-    }
-    st = cckey_parallel_for(threads, p->n, 4096, hash_range, &hw);
-    for (size_t i = 0; i < p->n && st == CCKEY_OK; i++) {
-        const cckey_tuple *t = &p->tuples[i];
-        uint32_t *id = &p->ids[4 * i];
-        const uint64_t *h = &hw.field_hash[3 * i];
-        id[0] = cckey_intern_add_hashed(&p->strings, t->device.ptr, t->device.len, h[0]);
-        id[1] = cckey_intern_add_hashed(&p->strings, t->name.ptr, t->name.len, h[1]);
-        id[2] = cckey_intern_add_hashed(&p->strings, t->source.ptr, t->source.len, h[2]);
-        uint32_t worst = id[0] | id[1] | id[2];
-        uint32_t *oid = p->opt_ids + p->opt_base[i];
-        const uint64_t *oh = hw.opt_hash + p->opt_base[i];
-        for (size_t k = 0; k < t->n_options; k++) {
-            oid[2 * k] = cckey_intern_add_hashed(&p->strings, t->options[k].key.ptr, t->options[k].key.len, oh[2 * k]);
-            oid[2 * k + 1] = cckey_intern_add_hashed(&p->strings, t->options[k].value.ptr, t->options[k].value.len,
-                                                     oh[2 * k + 1]);
-            worst |= oid[2 * k] | oid[2 * k + 1];
-        }
-        if (worst == CCKEY_INTERN_NOMEM) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating fields");
-        else if ((id[3] = set_add(p, i)) == CCKEY_INTERN_NOMEM)
-            st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplicating option sets");
-    }
+    st = cckey_parallel_for(threads, blocks, 1, hash_blocks, &w);
+    if (st == CCKEY_OK && w.bad) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
+    if (st == CCKEY_OK) st = cckey_dedup_run(&w.strings, items, w.hash, same_string, &w, threads);
+    if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, id_blocks, &w);
+    if (st == CCKEY_OK) st = cckey_dedup_run(&sets, p->n, w.set_hash, same_set, &w, threads);
+    if (st != CCKEY_OK) goto out;
+    set_work sw = {.p = p, .sets = &sets, .w = &w};
+    st = cckey_parallel_for(threads, p->n, 1 << 16, set_ids, &sw);
+    p->sets.n = sets.distinct;
+    p->sets.rep = sets.rep;
+    sets.rep = NULL;
+    p->strings.n = w.strings.distinct;
+    p->strings.msgs = malloc((p->strings.n ? p->strings.n : 1) * sizeof *p->strings.msgs);
+    if (st == CCKEY_OK && !p->strings.msgs) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "string table");
+    if (st == CCKEY_OK) st = cckey_parallel_for(threads, p->strings.n, 1 << 16, string_msgs, &sw);
 out:
-    free(hw.field_hash);
-    free(hw.opt_hash);
+    cckey_dedup_free(&w.strings);
+    cckey_dedup_free(&sets);
+    free(w.block_opts);
+    free(w.pair);
+    free(w.hash);
+    free(w.set_hash);
     return st;
 }
 
@@ -276,8 +404,8 @@ static const cckey_backend_ops *choose(const cckey_batch_config *cfg, const plan
     for (size_t i = 0; i < sizeof prefer / sizeof *prefer; i++) {
         const cckey_backend_ops *b = cckey_backend_ops_for(prefer[i]);
         char why[256];
-        if (b && b->worth_it && b->worth_it(p->strings.n, bytes, threads) &&
-            b->available(why, sizeof why) == CCKEY_OK)
+        if (b && cckey_backend_worth_it(b, &cfg->device, p->strings.n, bytes, threads) &&
+            cckey_backend_available(b, &cfg->device, why, sizeof why) == CCKEY_OK)
             return b;
     }
     return cpu;
@@ -300,7 +428,7 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build",
                           cckey_backend_name(cfg->backend));
     }
-    if (b->available(why, sizeof why) != CCKEY_OK) {
+    if (cckey_backend_available(b, &cfg->device, why, sizeof why) != CCKEY_OK) {
         free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s backend unavailable: %s", b->name, why);
     }
@@ -308,8 +436,9 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done,
                             .threads = threads,
                             .progress = cfg->progress || cfg->progress_cancel ? cckey_progress_relay_call : NULL,
-                            .progress_user = relay, .cancel = &relay->cancelled, .split = &split};
-    cckey_status st = b->digest(&job);
+                            .progress_user = relay, .cancel = &relay->cancelled, .split = &split,
+                            .settings = &cfg->device};
+    cckey_status st = cckey_backend_digest(b, &job);
     /* "opencl+cpu": the host threads hashed part of a device batch. */
     snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->kind != CCKEY_BACKEND_CPU && split.host ? "+cpu" : "");
     if (st != CCKEY_OK && b->kind != CCKEY_BACKEND_CPU) {
@@ -406,7 +535,7 @@ static void hex_range(void *ctx, size_t begin, size_t end)
 
 static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
 {
-    static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO};
+    static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO, .device = CCKEY_DEVICE_SETTINGS_INIT};
     const cckey_batch_config *cfg = config ? config : &defaults;
     cckey_batch_report rep = {"", ""};
     unsigned threads = cfg->threads ? cfg->threads : cckey_cpu_count();

@@ -25,9 +25,48 @@ int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
 
+/* Map the environment onto cfg: CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
+ * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
+ * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
+int cli_config_from_env(cckey_batch_config *cfg);
+
 /* The one entry of known[0..n) one edit (insertion, deletion, substitution,
  * neighbour swap) from word, or NULL when none or several are (suggest.c). */
 const char *cli_suggest(const char *word, const char *const *known, size_t n);
+
+/* ---- one grammar for every command (grammar.c) ---- */
+
+/* -q/--quiet: no progress bar and no warnings, whatever the command. */
+extern bool cli_quiet;
+
+/* getopt_long with one-line errors and a hint instead of a help dump: an
+ * unknown option (with the long option one edit away, if any), an option
+ * missing its value, named as written. Returns '?' once it has said so. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* --format text|json|jsonl (or --json): json is one document, jsonl one
+ * object a line. allowed is a mask of CLI_FMT(f); false once it has said
+ * why value is not one of them. */
+typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format;
+#define CLI_FMT(f) (1u << (f))
+bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
+
+/* Split a set of flags as sh would split a command line: separated by
+ * white space or commas; '...' literal; "..." with \" and \\; \ escapes
+ * one character. fn gets each word (NUL-terminated; len excludes the NUL).
+ * 0, or -1 with why (an unterminated quote, out of memory). */
+typedef int (*cli_flag_fn)(void *user, const char *word, size_t len);
+int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, size_t why_len);
+
+/* The cache folder: given (--cache-dir) if not NULL, else $CCKEY_CACHE_DIR,
+ * else $XDG_CACHE_HOME/cckey, else ~/.cache/cckey (in buf); NULL when there
+ * is no home folder either (cache_dir.c). */
+const char *cli_cache_dir(const char *given, char *buf, size_t len);
+
+/* cache list, put, trim and config (cache_more.c): argv holds the action's
+ * n arguments; dir is the folder (NULL: none could be found). */
+int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt);
 
 /* cckey --version (version.c). */
 int cli_print_version(void);
@@ -39,23 +78,33 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a decimal count in [lo, hi]; false on anything else. */
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);
 
-/* An output that is either stdout or FILE written atomically: a temporary
- * file beside it, renamed over it only on cli_output_commit. */
+/* An output: stdout, a regular FILE written atomically (a temporary file
+ * beside it, renamed over it only on cli_output_commit; a symlink's target
+ * is what gets replaced), or a device, FIFO or /dev/fd/N written in place.
+ * Opening one also arranges that SIGINT, SIGTERM, SIGHUP and SIGPIPE
+ * remove the temporary file before the process dies of them. */
 typedef struct cli_output {
     FILE *f;
     char *path;   /* NULL for stdout */
-    char *tmp;
+    char *tmp;    /* NULL for stdout and for outputs written in place */
 } cli_output;
 int cli_output_open(cli_output *o, const char *path);   /* 0 or -1 (error printed) */
 int cli_output_commit(cli_output *o);                   /* 0 or -1 (error printed) */
 void cli_output_abort(cli_output *o);                   /* removes the temporary */
 
-/* A whole file's bytes, mapped read-only (or empty). */
+/* A whole file's bytes, mapped read-only; or read into memory where the
+ * size cannot be trusted (st_size 0, as /proc and /sys files say) or the
+ * file cannot be mapped. While a file is mapped, a SIGBUS (it shrank) is
+ * a clear error and exit 1 instead of a crash. */
 typedef struct cli_file {
     const void *ptr;
     size_t len;
     void *map;     /* munmap target, NULL when nothing is mapped */
+    void *heap;    /* free target for a file read into memory */
 } cli_file;
+/* The SIGBUS guard: cli_file_map calls these; so may other mappers. */
+void cli_mapped_enter(void);
+void cli_mapped_leave(void);
 /* 0 on success; otherwise -1 and why (strerror-like text) in why. */
 int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len);
 void cli_file_unmap(cli_file *f);
@@ -73,5 +122,10 @@ void cli_progress_init(cli_progress *p, const char *what);
 void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_t items);
 void cli_progress_finish(cli_progress *p);
 double cli_now(void);
+/* Clear the bar now on the terminal, if any (before other output). */
+void cli_progress_interrupt(void);
+/* Route standard output through a stream that clears the bar first, when
+ * standard output and standard error are terminals (main, once). */
+void cli_progress_guard_stdout(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include "manifest.h"
 #include "../backends/backend.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,19 @@ static void usage(FILE *f)
           "\n"
           "  -o, --output FILE     write FILE atomically, only if the whole batch succeeds\n"
           "                        (with --keep-going: bad lines included, each in its place)\n"
-          "      --format FMT      keys (default): one key a line;\n"
+          "      --format FMT      text (default; also \"keys\"): one key a line;\n"
           "                        jsonl: {\"line\", \"key\", \"device_md5\", \"name_md5\",\n"
-          "                        \"source_md5\", \"options_md5\"} a line\n"
+          "                        \"source_md5\", \"options_md5\"} a line; json: an array of them\n"
+          "      --json            the same as --format json\n"
           "  -b, --backend B       auto (default), cpu, opencl or cuda\n"
-          "  -j, --threads N       host threads (default: all cores)\n"
+          "  -j, --jobs N          host threads (default: all cores; --threads is the same)\n"
           "      --verify[=MODE]   recompute device digests on the CPU: all (default) or sample\n"
           "  -k, --keep-going      report bad lines and go on; a bad tuple's output line is\n"
           "                        empty (keys) or {\"line\", \"error\"} (jsonl); exit 2 at the end\n"
           "      --chunk N         tuples per chunk (default 65536)\n"
-          "  -q, --quiet           no progress bar\n"
+          "      --max-line SIZE   refuse manifest lines longer than SIZE bytes (K, M, G\n"
+          "                        suffixes; default 1G): exit 1, naming the line\n"
+          "  -q, --quiet           no progress bar and no warnings\n"
           "  -h, --help            show this help\n"
           "\n"
           "Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.\n",
@@ -65,8 +69,9 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
 
 typedef struct batch_opts {
     const char *input, *output;
-    bool jsonl, keep_going, quiet;
+    bool jsonl, json, keep_going, quiet;
     unsigned long chunk;
+    size_t max_line;
     unsigned threads;
     cckey_batch_config *cfg;
 } batch_opts;
@@ -121,8 +126,10 @@ static void parse_range(void *ctx, size_t begin, size_t end)
     }
 }
 
-static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key)
+static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key, size_t *written)
 {
+    /* json: the jsonl objects as one array, "[" before the first. */
+    if (o->json) fputs((*written)++ ? ",\n  " : "[\n  ", out);
     if (!o->jsonl) {
         fputs(s->error ? "" : key, out);
         fputc('\n', out);
@@ -131,15 +138,16 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
     if (s->error) {
         json_t *j = json_string(s->error);
         char *txt = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-        fprintf(out, "{\"line\": %zu, \"error\": %s}\n", s->item.line, txt ? txt : "\"out of memory\"");
+        fprintf(out, "{\"line\": %zu, \"error\": %s}%s", s->item.line, txt ? txt : "\"out of memory\"",
+                o->json ? "" : "\n");
         free(txt);
         json_decref(j);
         return;
     }
     fprintf(out,
             "{\"line\": %zu, \"key\": \"%s\", \"device_md5\": \"%.32s\", \"name_md5\": \"%.32s\", "
-            "\"source_md5\": \"%.32s\", \"options_md5\": \"%.32s\"}\n",
-            s->item.line, key, key, key + 33, key + 66, key + 99);
+            "\"source_md5\": \"%.32s\", \"options_md5\": \"%.32s\"}%s",
+            s->item.line, key, key, key + 33, key + 66, key + 99, o->json ? "" : "\n");
 }
 
 static void clear_slots(slot *slots, size_t n)
@@ -157,7 +165,7 @@ typedef struct chunk_state {
     char (*keys)[CCKEY_KEY_LEN + 1];
     raw_lines raw;
     manifest_files files;
-    size_t bad, total, warned;
+    size_t bad, total, warned, written;
 } chunk_state;
 
 /* Parse, map, key and write one chunk. CLI_OK, CLI_USAGE (a bad line and
@@ -200,7 +208,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
         const char *warning = cckey_batch_config_warning(o->cfg);
         if (*warning && !c->warned++) cli_warn("%s", warning);
         for (size_t j = first, k = 0; j < i; j++)
-            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++]);
+            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++], &c->written);
         manifest_files_clear(&c->files);
     }
     return CLI_OK;
@@ -210,6 +218,7 @@ static int run(const batch_opts *o)
 {
     manifest m;
     if (manifest_open(&m, o->input) != 0) return CLI_USAGE;
+    m.max_line = o->max_line;
     cli_output out;
     if (cli_output_open(&out, o->output) != 0) {
         manifest_close(&m);
@@ -259,9 +268,14 @@ static int run(const batch_opts *o)
             }
         }
         if (rc != CLI_OK || c.raw.n == 0) break;
-        prog.chunk_hi = (uint64_t)ftello(m.f);
+        prog.chunk_hi = m.offset;
         prog.items = c.total + c.raw.n;
         rc = process_chunk(o, &m, out.f, &c);
+        /* A full disk or a closed pipe stops the batch now, not at the end. */
+        if (rc == CLI_OK && fflush(out.f) != 0) {
+            cli_error("batch: writing %s: %s", o->output ? o->output : "standard output", strerror(errno));
+            rc = CLI_FAIL;
+        }
         clear_slots(c.slots, c.raw.n);
         manifest_files_clear(&c.files);
         c.raw.n = c.raw.used = 0;
@@ -271,6 +285,7 @@ static int run(const batch_opts *o)
     }
     cli_progress_finish(bar);
     bool complete = rc == CLI_OK;   /* every line has its output line */
+    if (complete && o->json) fputs(c.written ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK && c.bad) {
         cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", c.bad,
                   c.bad == 1 ? "" : "s", c.total);
@@ -295,14 +310,17 @@ static int run(const batch_opts *o)
 
 int cckey_cmd_batch(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK };
+    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK, OPT_MAX_LINE, OPT_JSON };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"backend", required_argument, NULL, 'b'}, {"threads", required_argument, NULL, 'j'},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"backend", required_argument, NULL, 'b'}, {"jobs", required_argument, NULL, 'j'},
+        {"threads", required_argument, NULL, 'j'},
         {"verify", optional_argument, NULL, OPT_VERIFY}, {"keep-going", no_argument, NULL, 'k'},
         {"chunk", required_argument, NULL, OPT_CHUNK}, {"quiet", no_argument, NULL, 'q'},
+        {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    batch_opts o = {.chunk = DEFAULT_CHUNK_LINES};
+    batch_opts o = {.chunk = DEFAULT_CHUNK_LINES, .max_line = MANIFEST_DEFAULT_MAX_LINE};
     if (cckey_batch_config_new(&o.cfg) != CCKEY_OK) {
         cli_error("out of memory");
         return CLI_FAIL;
@@ -311,16 +329,18 @@ int cckey_cmd_batch(int argc, char **argv)
     unsigned long v;
     cckey_backend_kind kind;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:b:j:kqh", longopts, NULL)) != -1) {
+    cli_format fmt;
+    while ((c = cli_getopt("batch", argc, argv, "o:b:j:kqh", longopts)) != -1) {
         switch (c) {
         case 'o': o.output = optarg; break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "keys") && strcmp(optarg, "jsonl")) {
-                cli_error("batch: --format must be keys or jsonl, not \"%s\"", optarg);
+            if (strcmp(optarg, "keys") == 0) fmt = CLI_TEXT;   /* its older name */
+            else if (!cli_format_parse("batch", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
                 goto out;
-            }
-            o.jsonl = strcmp(optarg, "jsonl") == 0;
+            o.jsonl = fmt != CLI_TEXT;
+            o.json = fmt == CLI_JSON;
             break;
+        case OPT_JSON: o.jsonl = o.json = true; break;
         case 'b':
             if (cckey_backend_from_name(optarg, &kind) != CCKEY_OK) {
                 cli_error("batch: %s", cckey_last_error());
@@ -330,7 +350,7 @@ int cckey_cmd_batch(int argc, char **argv)
             break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 4096, &v)) {
-                cli_error("batch: --threads wants a number from 1 to 4096, not \"%s\"", optarg);
+                cli_error("batch: --jobs wants a number from 1 to 4096, not \"%s\"", optarg);
                 goto out;
             }
             cckey_batch_config_set_threads(o.cfg, (unsigned)v);
@@ -350,10 +370,16 @@ int cckey_cmd_batch(int argc, char **argv)
                 goto out;
             }
             break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &o.max_line)) {
+                cli_error("batch: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
+                goto out;
+            }
+            break;
         case 'k': o.keep_going = true; break;
-        case 'q': o.quiet = true; break;
+        case 'q': o.quiet = cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: usage(stderr); goto out;
+        default: goto out;
         }
     }
     if (argc - optind > 1) {
@@ -361,7 +387,7 @@ int cckey_cmd_batch(int argc, char **argv)
         goto out;
     }
     o.input = optind < argc ? argv[optind] : "-";
-    rc = run(&o);
+    if ((rc = cli_config_from_env(o.cfg)) == CLI_OK) rc = run(&o);
 out:
     cckey_batch_config_free(o.cfg);
     return rc;

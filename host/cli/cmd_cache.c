@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,16 +13,28 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cckey cache stats|verify|clear [--cache-dir DIR]\n"
+    fputs("usage: cckey cache stats|verify|clear|list|trim [--cache-dir DIR]\n"
           "       cckey cache get KEY [-o FILE] [--cache-dir DIR]\n"
+          "       cckey cache put KEY FILE [--cache-dir DIR]\n"
+          "       cckey cache config [max-size [SIZE|none]] [--cache-dir DIR]\n"
           "       cckey cache export [MANIFEST] -o BUNDLE [--cache-dir DIR]\n"
           "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]...\n"
           "\n"
-          "  stats    count entries and unfinished writes (no checks), and the remote\n"
-          "           caches' traffic (hits, misses, errors, bytes) of every run so far\n"
-          "  verify   check every entry's header and checksum; remove the damaged ones and\n"
-          "           the temporary files of writers that are gone; exit 1 if any entry\n"
-          "           was damaged\n"
+          "  stats    count entries and unfinished writes (no checks), the size limit,\n"
+          "           the look-ups that hit and missed (every process, every run), and the\n"
+          "           remote caches' traffic (hits, misses, errors, bytes) of every run\n"
+          "  list     one line per entry: KEY BYTES LAST-USED (UTC); json/jsonl objects\n"
+          "  put      store FILE's bytes under KEY (as warm stores a compiled kernel)\n"
+          "  trim     apply the size limit now: least recently used entries go first,\n"
+          "           down to 90% of it\n"
+          "  config   show the folder's settings, or set max-size: the size limit every\n"
+          "           writer honours (warm, put, import, library users), e.g. 10G\n"
+          "           (K, M, G, T: binary units); \"none\" removes it. Kept in\n"
+          "           DIR/cckey.conf as max_size = SIZE\n"
+          "  verify   check every entry's header and checksum; remove the damaged ones,\n"
+          "           anything under an entry's name that is no regular file (a symlink,\n"
+          "           FIFO, folder), and the temporary files of writers that are gone;\n"
+          "           exit 1 if any entry was damaged, could not be removed or read\n"
           "  clear    remove every entry (files the store did not name stay)\n"
           "  get      write the payload stored under KEY (a compiled kernel) to FILE or\n"
           "           standard output; exit 1 when there is none (remotes are asked too)\n"
@@ -32,7 +45,10 @@ static void usage(FILE *f)
           "           every writable remote that lacks an entry; each entry is checked as a\n"
           "           look-up checks it, and a damaged one is refused (exit 1)\n"
           "\n"
-          "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR)\n"
+          "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR, else\n"
+          "                        $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
+          "      --format FMT      for stats and list: text (default), json or jsonl\n"
+          "      --json            the same as --format json\n"
           "  -o, --output FILE     for get and export: write FILE atomically\n"
           CLI_REMOTE_HELP
           "  -h, --help            show this help\n"
@@ -51,6 +67,25 @@ static void print_remote_totals(cckey_store *s)
            "remote bytes in: %llu\nremote bytes out: %llu\n",
            (unsigned long long)c.hits, (unsigned long long)c.misses, (unsigned long long)c.errors,
            (unsigned long long)c.puts, (unsigned long long)c.bytes_in, (unsigned long long)c.bytes_out);
+}
+
+/* cache stats --format json|jsonl: one object. */
+static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, cli_format fmt)
+{
+    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries,
+                          "bytes", (json_int_t)u->bytes, "max_bytes", (json_int_t)u->max_bytes, "hits",
+                          (json_int_t)u->hits, "misses", (json_int_t)u->misses, "temp_files",
+                          (json_int_t)u->temp_files, "temp_bytes", (json_int_t)u->temp_bytes);
+    cckey_remote_counters c;
+    if (j && cckey_store_remote_counters(s, 0, &c) == CCKEY_OK)
+        json_object_set_new(j, "remote", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)c.hits, "misses",
+                                                   (json_int_t)c.misses, "errors", (json_int_t)c.errors, "writes",
+                                                   (json_int_t)c.puts, "bytes_in", (json_int_t)c.bytes_in,
+                                                   "bytes_out", (json_int_t)c.bytes_out));
+    char *txt = j ? json_dumps(j, (fmt == CLI_JSON ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER) : NULL;
+    if (txt) puts(txt);
+    free(txt);
+    json_decref(j);
 }
 
 static int do_get(cckey_store *s, const char *key, const char *output)
@@ -112,47 +147,69 @@ static int bundle_action(int argc, char **argv, const char *dir, const char *out
     return rc;
 }
 
-static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes);
+static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes,
+                      cli_format fmt);
 
 int cckey_cmd_cache(int argc, char **argv)
 {
-    enum { OPT_DIR = 256 };
+    enum { OPT_DIR = 256, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {{"cache-dir", required_argument, NULL, OPT_DIR},
                                              {"output", required_argument, NULL, 'o'},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"json", no_argument, NULL, OPT_JSON},
                                              {"help", no_argument, NULL, 'h'},
                                              CLI_REMOTE_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
-    const char *dir = getenv("CCKEY_CACHE_DIR"), *output = NULL;
+    const char *dir = NULL, *output = NULL;
+    char default_dir[4096];
+    cli_format fmt = CLI_TEXT;
     int c;
     cli_remotes remotes = {0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("cache", argc, argv, "o:h", longopts)) != -1) {
         int taken = cli_remotes_option(&remotes, c, optarg);
         if (taken > 0) continue;
         if (taken < 0) c = '?';
         switch (c) {
         case OPT_DIR: dir = optarg; break;
         case 'o': output = optarg; break;
+        case OPT_FORMAT:
+            if (!cli_format_parse("cache", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt)) {
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_JSON: fmt = CLI_JSON; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
-        default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
+        default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
-    int rc = run_action(argc, argv, dir, output, &remotes);
+    dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
+    int rc = run_action(argc, argv, dir, output, &remotes, fmt);
     cli_remotes_free(&remotes);
     return rc;
 }
 
 /* The action after the options. */
-static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes)
+static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes,
+                      cli_format fmt)
 {
     if (optind >= argc) {
-        usage(stderr);
+        cli_error("cache: give an action: stats, list, get, put, verify, trim, clear, config, export or import "
+                  "(see 'cckey help cache')");
         return CLI_USAGE;
     }
     const char *what = argv[optind];
     bool get = strcmp(what, "get") == 0, exp = strcmp(what, "export") == 0, imp = strcmp(what, "import") == 0;
+    if (strcmp(what, "list") == 0 || strcmp(what, "put") == 0 || strcmp(what, "trim") == 0 ||
+        strcmp(what, "config") == 0)
+        return cli_cache_more(what, argc - optind - 1, argv + optind + 1, dir, fmt);
     if (strcmp(what, "stats") && strcmp(what, "verify") && strcmp(what, "clear") && !get && !exp && !imp) {
-        cli_error("cache: unknown action \"%s\" (stats, verify, clear, get, export or import)", what);
+        static const char *const actions[] = {"stats", "verify", "clear", "get", "export", "import",
+                                              "list", "put", "trim", "config"};
+        const char *guess = cli_suggest(what, actions, sizeof actions / sizeof *actions);
+        if (guess) cli_error("cache: unknown action \"%s\"; did you mean \"%s\"? (see 'cckey help cache')", what, guess);
+        else cli_error("cache: unknown action \"%s\" (see 'cckey help cache')", what);
         return CLI_USAGE;
     }
     if (exp || imp) return bundle_action(argc, argv, dir, output, remotes, exp);
@@ -190,9 +247,16 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
         if (cckey_store_stats(s, &u) != CCKEY_OK) {
             cli_error("cache stats: %s", cckey_last_error());
             rc = CLI_FAIL;
+        } else if (fmt != CLI_TEXT) {
+            print_stats_json(s, dir, &u, fmt);
         } else {
-            printf("entries: %llu\nbytes: %llu\ntemporary files: %llu (%llu bytes)\n",
-                   (unsigned long long)u.entries, (unsigned long long)u.bytes, (unsigned long long)u.temp_files,
+            printf("entries: %llu\nbytes: %llu\n", (unsigned long long)u.entries, (unsigned long long)u.bytes);
+            if (u.max_bytes) printf("max size: %llu\n", (unsigned long long)u.max_bytes);
+            else printf("max size: none\n");
+            uint64_t looked = u.hits + u.misses;
+            printf("hits: %llu\nmisses: %llu\n", (unsigned long long)u.hits, (unsigned long long)u.misses);
+            if (looked) printf("hit rate: %.1f%%\n", 100.0 * (double)u.hits / (double)looked);
+            printf("temporary files: %llu (%llu bytes)\n", (unsigned long long)u.temp_files,
                    (unsigned long long)u.temp_bytes);
             print_remote_totals(s);
         }
@@ -204,7 +268,11 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
         } else {
             printf("ok: %llu\nremoved (damaged): %llu\ntemporary files removed: %llu\n", (unsigned long long)r.ok,
                    (unsigned long long)r.removed, (unsigned long long)r.temps_removed);
-            if (r.removed) rc = CLI_FAIL;
+            /* Said only when it happened: a damaged entry left in place (a
+             * read-only folder) or one that could not be checked at all. */
+            if (r.kept) printf("damaged, could not be removed: %llu\n", (unsigned long long)r.kept);
+            if (r.unreadable) printf("unreadable (not checked): %llu\n", (unsigned long long)r.unreadable);
+            if (r.removed || r.kept || r.unreadable) rc = CLI_FAIL;
         }
     } else {
         uint64_t removed = 0;

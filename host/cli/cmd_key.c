@@ -3,12 +3,13 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
 {
-    fputs("usage: cckey key --device D --name N (--source S | --source-file F) [-O KEY=VALUE]...\n"
+    fputs("usage: cckey key --device D --name N (--source S | --source-file F) [-O OPTION]...\n"
           "\n"
           "Print the compile-cache key of one kernel.\n"
           "\n"
@@ -16,7 +17,15 @@ static void usage(FILE *f)
           "  -n, --name N          kernel entry-point name\n"
           "  -s, --source S        kernel source text\n"
           "  -f, --source-file F   read the source from F (\"-\" is standard input)\n"
-          "  -O, --option K=V      a build option; repeat for more (split at the first '=')\n"
+          "  -O, --option K=V      a build option, split at the first '=' (\"-O=3\" is [\"-O\", \"3\"]);\n"
+          "                        a bare flag (\"-cl-fast-relaxed-math\") is [flag, \"\"];\n"
+          "                        repeat for more\n"
+          "      --explain         show each field's digest, the options in canonical order,\n"
+          "                        the canonical option string and the key\n"
+          "      --format FMT      text (default), json or jsonl: {\"key\": ...}, with every\n"
+          "                        digest under --explain\n"
+          "      --json            the same as --format json\n"
+          "  -q, --quiet           no warnings\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -46,48 +55,168 @@ static char *slurp_stdin(size_t *len)
     return buf;
 }
 
+static bool utf8_ok(const char *s, size_t n)
+{
+    json_t *j = json_stringn(s, n);
+    json_decref(j);
+    return j != NULL;
+}
+
+/* A field for JSON: its text when it is UTF-8, else null (the digest still
+ * says what it was). */
+static json_t *text_or_null(cckey_bytes b)
+{
+    json_t *j = json_stringn(b.ptr ? b.ptr : "", b.len);
+    return j ? j : json_null();
+}
+
+static void md5_hex(cckey_bytes b, char hex[CCKEY_HEX_LEN + 1])
+{
+    cckey_digest d;
+    cckey_digest_init(&d);
+    cckey_digest_update(&d, b.ptr, b.len);
+    cckey_digest_final(&d, hex, NULL);
+}
+
+static int cmp_option(const void *a, const void *b)
+{
+    const cckey_option *x = *(const cckey_option *const *)a, *y = *(const cckey_option *const *)b;
+    size_t n = x->key.len < y->key.len ? x->key.len : y->key.len;
+    int c = n ? memcmp(x->key.ptr, y->key.ptr, n) : 0;
+    if (c) return c;
+    if (x->key.len != y->key.len) return x->key.len < y->key.len ? -1 : 1;
+    return x < y ? -1 : x > y;   /* stable: equal keys keep their order */
+}
+
+static void print_field(const char *label, cckey_bytes b, const char *hex)
+{
+    if (utf8_ok(b.ptr ? b.ptr : "", b.len) && !memchr(b.ptr ? b.ptr : "", '\n', b.len) && b.len <= 60)
+        printf("%-8s md5 %s  \"%.*s\"\n", label, hex, (int)b.len, (const char *)b.ptr);
+    else printf("%-8s md5 %s  (%zu bytes)\n", label, hex, b.len);
+}
+
+/* --explain: every step of the recipe, recomputed here from the public
+ * digest API, and checked against the key the library made. */
+static int explain(const char *key, cckey_bytes dev, cckey_bytes name, cckey_bytes src, const cckey_option *opts,
+                   size_t n, cli_format fmt)
+{
+    char hd[33], hn[33], hs[33], hc[33];
+    md5_hex(dev, hd), md5_hex(name, hn), md5_hex(src, hs);
+    const cckey_option **order = malloc((n ? n : 1) * sizeof *order);
+    char (*kh)[33] = malloc((n ? n : 1) * sizeof *kh), (*vh)[33] = malloc((n ? n : 1) * sizeof *vh);
+    char *canon = malloc(n * 66 + 1);
+    if (!order || !kh || !vh || !canon) {
+        free(order), free(kh), free(vh), free(canon);
+        cli_error("key: out of memory");
+        return CLI_FAIL;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = &opts[i];
+    qsort(order, n, sizeof *order, cmp_option);
+    canon[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        md5_hex(order[i]->key, kh[i]), md5_hex(order[i]->value, vh[i]);
+        sprintf(canon + strlen(canon), "%s%s=%s", i ? "," : "", kh[i], vh[i]);
+    }
+    md5_hex((cckey_bytes){canon, strlen(canon)}, hc);
+    char joined[CCKEY_KEY_LEN + 1];
+    snprintf(joined, sizeof joined, "%s:%s:%s:%s", hd, hn, hs, hc);
+    int rc = CLI_OK;
+    if (strcmp(joined, key) != 0) {
+        cli_error("key: internal error: the explained key %s differs from the library's %s", joined, key);
+        rc = CLI_FAIL;
+    } else if (fmt == CLI_TEXT) {
+        print_field("device", dev, hd);
+        print_field("name", name, hn);
+        print_field("source", src, hs);
+        printf("options  %zu pair%s, sorted by key (unsigned bytes, stable):\n", n, n == 1 ? "" : "s");
+        for (size_t i = 0; i < n; i++) {
+            printf("  [%zu] md5(key) %s  md5(value) %s", i, kh[i], vh[i]);
+            const cckey_option *o = order[i];
+            if (utf8_ok(o->key.ptr ? o->key.ptr : "", o->key.len) && utf8_ok(o->value.ptr ? o->value.ptr : "", o->value.len))
+                printf("  \"%.*s\" = \"%.*s\"", (int)o->key.len, (const char *)o->key.ptr, (int)o->value.len,
+                       (const char *)o->value.ptr);
+            putchar('\n');
+        }
+        printf("canon    \"%s\"\n", canon);
+        printf("options  md5 %s  (of canon)\n", hc);
+        printf("key      %s\n", key);
+    } else {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, json_pack("{s:o,s:o,s:s,s:s}", "key", text_or_null(order[i]->key), "value",
+                                                 text_or_null(order[i]->value), "key_md5", kh[i], "value_md5", vh[i]));
+        json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:s,s:I,s:s,s:o,s:s,s:s}", "key", key, "device", text_or_null(dev),
+                              "device_md5", hd, "name", text_or_null(name), "name_md5", hn, "source_bytes",
+                              (json_int_t)src.len, "source_md5", hs, "options", arr, "canonical_options", canon,
+                              "options_md5", hc);
+        char *txt = j ? json_dumps(j, fmt == CLI_JSON ? JSON_INDENT(2) | JSON_PRESERVE_ORDER
+                                                      : JSON_COMPACT | JSON_PRESERVE_ORDER)
+                      : NULL;
+        if (txt) puts(txt);
+        else rc = CLI_FAIL;
+        free(txt);
+        json_decref(j);
+    }
+    free(order), free(kh), free(vh), free(canon);
+    return rc;
+}
+
 int cckey_cmd_key(int argc, char **argv)
 {
+    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'}, {"name", required_argument, NULL, 'n'},
         {"source", required_argument, NULL, 's'}, {"source-file", required_argument, NULL, 'f'},
-        {"option", required_argument, NULL, 'O'}, {"help", no_argument, NULL, 'h'},
+        {"option", required_argument, NULL, 'O'}, {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
+        {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *device = NULL, *name = NULL, *source = NULL, *source_file = NULL;
     cckey_option *opts = calloc((size_t)argc, sizeof *opts);
     size_t n_opts = 0;
     int rc = CLI_USAGE, c;
+    bool want_explain = false;
+    cli_format fmt = CLI_TEXT;
     if (!opts) {
         cli_error("out of memory");
         return CLI_FAIL;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:n:s:f:O:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("key", argc, argv, "d:n:s:f:O:qh", longopts)) != -1) {
         switch (c) {
         case 'd': device = optarg; break;
         case 'n': name = optarg; break;
         case 's': source = optarg; break;
         case 'f': source_file = optarg; break;
         case 'O': {
+            /* One pair an -O: a value may hold anything, commas and blanks too. */
             char *eq = strchr(optarg, '=');
-            if (!eq) {
-                cli_error("key: -O wants KEY=VALUE, got \"%s\"", optarg);
-                goto out;
-            }
-            opts[n_opts++] = (cckey_option){{optarg, (size_t)(eq - optarg)}, {eq + 1, strlen(eq + 1)}};
+            if (eq) opts[n_opts++] = (cckey_option){{optarg, (size_t)(eq - optarg)}, {eq + 1, strlen(eq + 1)}};
+            else opts[n_opts++] = (cckey_option){{optarg, strlen(optarg)}, {"", 0}};
             break;
         }
+        case OPT_EXPLAIN: want_explain = true; break;
+        case OPT_FORMAT:
+            if (!cli_format_parse("key", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+                goto out;
+            break;
+        case OPT_JSON: fmt = CLI_JSON; break;
+        case 'q': cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: usage(stderr); goto out;
+        default: goto out;
         }
     }
     if (optind < argc) {
-        cli_error("key: unexpected argument \"%s\"", argv[optind]);
+        cli_error("key: unexpected argument \"%s\" (see 'cckey help key')", argv[optind]);
         goto out;
     }
     if (!device || !name || (!source == !source_file)) {
-        cli_error("key: --device, --name and exactly one of --source or --source-file are required");
-        usage(stderr);
+        char missing[160] = "";
+        if (!device) strcat(missing, ", --device D");
+        if (!name) strcat(missing, ", --name N");
+        if (!source && !source_file) strcat(missing, ", --source S or --source-file F");
+        if (source && source_file) cli_error("key: give --source or --source-file, not both (see 'cckey help key')");
+        else cli_error("key: missing %s (see 'cckey help key')", missing + 2);
         goto out;
     }
     cli_file file = {0};
@@ -113,15 +242,26 @@ int cckey_cmd_key(int argc, char **argv)
     char key[CCKEY_KEY_LEN + 1];
     cckey_status st = cckey_make_key(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)},
                                      src, opts, n_opts);
-    cli_file_unmap(&file);
-    free(stdin_buf);
     if (st != CCKEY_OK) {
+        cli_file_unmap(&file);
+        free(stdin_buf);
         cli_error("key: %s: %s", cckey_strerror(st), cckey_last_error());
         rc = CLI_FAIL;
         goto out;
     }
-    puts(key);
-    rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+    if (want_explain) {
+        rc = explain(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)}, src, opts, n_opts,
+                     fmt);
+    } else if (fmt == CLI_TEXT) {
+        puts(key);
+        rc = CLI_OK;
+    } else {
+        printf(fmt == CLI_JSON ? "{\n  \"key\": \"%s\"\n}\n" : "{\"key\": \"%s\"}\n", key);
+        rc = CLI_OK;
+    }
+    cli_file_unmap(&file);
+    free(stdin_buf);
+    if (fflush(stdout) != 0) rc = CLI_FAIL;
 out:
     free(opts);
     return rc;

@@ -2,7 +2,6 @@
  * manifest of entries x devices x option sets that `cckey batch` and
  * `cckey warm` read. */
 #include "cli.h"
-#include "../backends/gpu_devices.h"
 #include "../scan/scan.h"
 
 #include <ctype.h>
@@ -49,14 +48,22 @@ static void usage(FILE *f)
           "                         or \"cpu\" for every source when there are none\n"
           "  -O, --options SET      one option set: flags separated by commas or spaces,\n"
           "                         e.g. \"-cl-fast-relaxed-math,-DBLOCK=64\" (repeatable;\n"
-          "                         default: one empty set). A flag becomes the pair\n"
-          "                         [text before the first '=', text after it], or\n"
+          "                         default: one empty set), quoted as in sh: '...' and\n"
+          "                         \"...\" keep blanks and commas in a flag and vanish,\n"
+          "                         \\ escapes one character (-O '-DMSG=\"hi there\"' is\n"
+          "                         the pair [\"-DMSG\", \"hi there\"]). A flag becomes the\n"
+          "                         pair [text before the first '=', text after it], or\n"
           "                         [flag, \"\"] when it has no '=' (\"-DX=\" stays whole)\n"
-          "      --options-file F   one option set a line, as for --options; blank lines and\n"
-          "                         lines starting with '#' are skipped; '-' alone is the\n"
-          "                         empty set\n"
+          "      --options-file F   one option set a line: as for --options, or a JSON\n"
+          "                         array of [KEY, VALUE] pairs (for anything quoting\n"
+          "                         cannot say); blank lines and lines starting with '#'\n"
+          "                         are skipped; '-' alone is the empty set\n"
           "  -o, --output FILE      write FILE atomically instead of standard output\n"
           "      --list             list the entry points (FILE:LINE: NAME) instead\n"
+          "      --format FMT       for --list: text (default); json: an array of\n"
+          "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"};\n"
+          "                         jsonl: one such object a line\n"
+          "      --json             the same as --format json\n"
           "  -q, --quiet            no warnings\n"
           "  -h, --help             show this help\n",
           f);
@@ -82,6 +89,8 @@ typedef struct scan_opts {
     size_t n_sets;
     const char *output;
     bool list, quiet;
+    cli_format fmt;          /* of --list */
+    size_t listed;           /* --list entries written, for json's commas */
     size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
 } scan_opts;
 
@@ -95,34 +104,72 @@ static int add_device(scan_opts *o, const char *id, unsigned langs)
     return 0;
 }
 
-/* One option set from its text form (see usage). */
-static int add_set(scan_opts *o, const char *text)
+/* One flag of a set as its pair (see usage). */
+static int add_flag(void *user, const char *p, size_t len)
+{
+    json_t *pairs = user;
+    const char *eq = memchr(p, '=', len), *end = p + len;
+    json_t *pair = (eq && eq + 1 < end) ? json_pack("[s#,s#]", p, (int)(eq - p), eq + 1, (int)(end - eq - 1))
+                                        : json_pack("[s#,s]", p, (int)len, "");
+    return pair && json_array_append_new(pairs, pair) == 0 ? 0 : -1;
+}
+
+static int push_set(scan_opts *o, json_t *pairs)
 {
     optset *s = realloc(o->sets, (o->n_sets + 1) * sizeof *s);
-    if (!s) return -1;
-    o->sets = s;
-    json_t *pairs = json_array();
-    if (!pairs) return -1;
-    const char *p = text;
-    /* '-' alone (blanks around it allowed) is the empty set. */
-    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
-    if (text[a] == '-' && a + 1 + b == strlen(text)) p = "";
-    while (*p) {
-        while (*p == ',' || isspace((unsigned char)*p)) p++;
-        if (!*p) break;
-        const char *end = p;
-        while (*end && *end != ',' && !isspace((unsigned char)*end)) end++;
-        const char *eq = memchr(p, '=', (size_t)(end - p));
-        json_t *pair = (eq && eq + 1 < end) ? json_pack("[s#,s#]", p, (int)(eq - p), eq + 1, (int)(end - eq - 1))
-                                            : json_pack("[s#,s]", p, (int)(end - p), "");
-        if (!pair || json_array_append_new(pairs, pair) != 0) {
-            json_decref(pairs);
-            return -1;
-        }
-        p = end;
+    if (!s) {
+        json_decref(pairs);
+        return -1;
     }
+    o->sets = s;
     o->sets[o->n_sets++].pairs = pairs;
     return 0;
+}
+
+/* One option set from its text form (see usage): 0, -1 out of memory, or
+ * CLI_USAGE once a bad quote is reported (where names the text's origin). */
+static int add_set(scan_opts *o, const char *text, const char *where)
+{
+    json_t *pairs = json_array();
+    if (!pairs) return -1;
+    /* '-' alone (blanks around it allowed) is the empty set. */
+    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
+    if (text[a] == '-' && a + 1 + b == strlen(text)) text = "";
+    char why[128];
+    if (cli_split_flags(text, add_flag, pairs, why, sizeof why) != 0) {
+        json_decref(pairs);
+        if (strcmp(why, "out of memory") == 0) return -1;
+        cli_error("scan: %s: %s", where, why);
+        return CLI_USAGE;
+    }
+    return push_set(o, pairs);
+}
+
+/* An --options-file line holding a JSON array of [KEY, VALUE] pairs. */
+static int add_json_set(scan_opts *o, const char *text, const char *path, size_t line_no)
+{
+    json_error_t e;
+    json_t *pairs = json_loads(text, JSON_REJECT_DUPLICATES, &e);
+    const char *bad = NULL;
+    if (!pairs) {
+        cli_error("%s:%zu:%d: %s", path, line_no, e.column, e.text);
+        return CLI_USAGE;
+    }
+    if (!json_is_array(pairs)) bad = "expected a JSON array of [KEY, VALUE] pairs";
+    size_t i;
+    json_t *p;
+    json_array_foreach(pairs, i, p) {
+        if (bad) break;
+        if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_string(json_array_get(p, 0)) ||
+            !json_is_string(json_array_get(p, 1)))
+            bad = "each option is a [KEY, VALUE] pair of strings";
+    }
+    if (bad) {
+        cli_error("%s:%zu:1: %s", path, line_no, bad);
+        json_decref(pairs);
+        return CLI_USAGE;
+    }
+    return push_set(o, pairs);
 }
 
 static int read_options_file(scan_opts *o, const char *path)
@@ -136,12 +183,19 @@ static int read_options_file(scan_opts *o, const char *path)
     size_t cap = 0;
     ssize_t n;
     int rc = CLI_OK;
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    for (size_t line_no = 1; (n = getline(&line, &cap, f)) >= 0; line_no++) {
         while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
         const char *p = line;
         while (isspace((unsigned char)*p)) p++;
         if (!*p || *p == '#') continue;
-        if (add_set(o, p) != 0) {
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%zu", path, line_no);
+        int r = *p == '[' ? add_json_set(o, p, path, line_no) : add_set(o, p, where);
+        if (r == CLI_USAGE) {
+            rc = CLI_USAGE;
+            break;
+        }
+        if (r != 0) {
             cli_error("scan: out of memory");
             rc = CLI_FAIL;
             break;
@@ -159,13 +213,11 @@ static int default_devices(scan_opts *o)
     static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
     static const cckey_lang langs[] = {CCKEY_LANG_OPENCL, CCKEY_LANG_CUDA};
     for (size_t k = 0; k < 2; k++) {
-        cckey_device_info devs[32];
+        cckey_device devs[32];
         size_t n = 0;
-        char why[256];
-        if (cckey_backend_devices(kinds[k], devs, 32, &n, why, sizeof why) != CCKEY_OK) continue;
+        if (cckey_devices(NULL, kinds[k], devs, 32, &n) != CCKEY_OK) continue;
         for (size_t i = 0; i < n && i < 32; i++) {
-            char id[512];
-            cckey_device_ident(&devs[i], id, sizeof id);
+            const char *id = devs[i].id;
             /* One GPU seen through both runtimes takes both languages. */
             scan_device *seen = NULL;
             for (size_t j = 0; j < o->n_devices; j++)
@@ -227,6 +279,21 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
     if (!taken) o->skipped[lang] += r.n;
     for (size_t e = 0; e < r.n && rc == CLI_OK; e++) {
         const cckey_entry *en = &r.entries[e];
+        if (o->list && o->fmt != CLI_TEXT) {
+            json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
+                                  "source_name", en->source_name, "language", cckey_lang_name(lang));
+            char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+            json_decref(j);
+            if (!txt) {
+                cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
+                rc = CLI_FAIL;
+                break;
+            }
+            if (o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
+            fprintf(out, "%s%s", txt, o->fmt == CLI_JSON ? "" : "\n");
+            free(txt);
+            continue;
+        }
         if (o->list) {
             if (strcmp(en->name, en->source_name) == 0) fprintf(out, "%s:%u: %s\n", path, en->line, en->name);
             else fprintf(out, "%s:%u: %s (%s)\n", path, en->line, en->name, en->source_name);
@@ -295,6 +362,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         if (o->skipped[l])
             cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
                      o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
+    if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
     cckey_source_list_free(&list);
@@ -303,17 +371,19 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
 
 int cckey_cmd_scan(int argc, char **argv)
 {
-    enum { OPT_OPTIONS_FILE = 256, OPT_LIST };
+    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},
         {"options-file", required_argument, NULL, OPT_OPTIONS_FILE},
         {"output", required_argument, NULL, 'o'},  {"list", no_argument, NULL, OPT_LIST},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {NULL, 0, NULL, 0}};
     scan_opts o = {0};
     int rc = CLI_USAGE, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "d:O:o:qh", longopts, NULL)) != -1) {
+    bool fmt_given = false;
+    while ((c = cli_getopt("scan", argc, argv, "d:O:o:qh", longopts)) != -1) {
         switch (c) {
         case 'd':
             if (!*optarg) {
@@ -322,26 +392,39 @@ int cckey_cmd_scan(int argc, char **argv)
             }
             if (add_device(&o, optarg, ALL_LANGS) != 0) goto oom;
             break;
-        case 'O':
-            if (add_set(&o, optarg) != 0) goto oom;
+        case 'O': {
+            int r = add_set(&o, optarg, "-O");
+            if (r == CLI_USAGE) goto out;
+            if (r != 0) goto oom;
             break;
+        }
+        case OPT_FORMAT:
+            if (!cli_format_parse("scan", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &o.fmt))
+                goto out;
+            fmt_given = true;
+            break;
+        case OPT_JSON: o.fmt = CLI_JSON, fmt_given = true; break;
         case OPT_OPTIONS_FILE:
             if ((rc = read_options_file(&o, optarg)) != CLI_OK) goto out;
             rc = CLI_USAGE;
             break;
         case 'o': o.output = optarg; break;
         case OPT_LIST: o.list = true; break;
-        case 'q': o.quiet = true; break;
+        case 'q': o.quiet = cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: usage(stderr); goto out;
+        default: goto out;
         }
+    }
+    if (fmt_given && !o.list && o.fmt != CLI_JSONL) {
+        cli_error("scan: a manifest is JSON Lines; --format %s is for --list", o.fmt == CLI_JSON ? "json" : "text");
+        goto out;
     }
     if (optind >= argc) {
         cli_error("scan: give at least one file or folder (see 'cckey scan --help')");
         goto out;
     }
     if (!o.list && o.n_devices == 0 && default_devices(&o) != 0) goto oom;
-    if (o.n_sets == 0 && add_set(&o, "") != 0) goto oom;
+    if (o.n_sets == 0 && add_set(&o, "", "-O") != 0) goto oom;
     rc = run(&o, argv + optind, (size_t)(argc - optind));
     goto out;
 oom:

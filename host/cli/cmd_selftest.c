@@ -4,16 +4,19 @@
 #include "cli.h"
 #include "../backends/backend.h"
 #include "../backends/gpu_pipeline.h"
+#include "../batch/config.h"
 #include "../md5/md5.h"
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
 static void usage(FILE *f)
 {
-    fputs("usage: cckey selftest [--backend B] [--seed N] [-j N]\n"
+    fputs("usage: cckey selftest [--backend B] [--seed N] [-j N] [--format FMT]\n"
           "\n"
           "Hash random batches on each available backend and compare every digest with\n"
           "the CPU reference: every length 0..300, the MD5 block boundaries, long\n"
@@ -24,7 +27,12 @@ static void usage(FILE *f)
           "  -b, --backend B   only this backend: cpu, opencl or cuda (default: all; an\n"
           "                    unavailable one is skipped, or fails when named here)\n"
           "      --seed N      random seed (default: from the clock; printed)\n"
-          "  -j, --threads N   host threads (default: all cores)\n"
+          "  -j, --jobs N      host threads (default: all cores; --threads is the same)\n"
+          "      --format FMT  text (default); json: one summary {\"seed\", \"passed\",\n"
+          "                    \"failed\", \"backends\": [{\"backend\", \"status\", \"passed\",\n"
+          "                    \"failed\", \"reason\"}]}; jsonl: one backend object a line.\n"
+          "                    The per-check lines then go to standard error.\n"
+          "      --json        the same as --format json\n"
           "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 when every check passes, 1 when one fails or a named backend\n"
@@ -88,6 +96,8 @@ static void batch_free(batch *b)
 
 typedef struct session {
     const cckey_backend_ops *ops;
+    const cckey_batch_config *cfg;   /* the environment's settings */
+    cckey_device_settings settings;  /* what the device checks run with */
     unsigned threads;
     unsigned passed, failed;
 } session;
@@ -111,9 +121,10 @@ static double check(session *s, const char *what, const cckey_msg *msgs, size_t 
         s->failed++;
         return -1;
     }
-    cckey_digest_job job = {.msgs = msgs, .n = n, .out = out, .done = done, .threads = s->threads};
+    cckey_digest_job job = {.msgs = msgs, .n = n, .out = out, .done = done, .threads = s->threads,
+                            .settings = &s->settings};
     double t0 = now();
-    cckey_status st = s->ops->digest(&job);
+    cckey_status st = cckey_backend_digest(s->ops, &job);
     double dt = now() - t0;
     size_t bad = 0, first = 0, undone = 0;
     for (size_t i = 0; st == CCKEY_OK && i < n; i++) {
@@ -147,7 +158,8 @@ static void check_keys(session *s, rng *r)
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
     batch pool;
     cckey_batch_config *cfg = NULL;
-    if (!t || !opts || !keys || !batch_init(&pool, r, 1 << 16) || cckey_batch_config_new(&cfg) != CCKEY_OK) {
+    if (!t || !opts || !keys || !batch_init(&pool, r, 1 << 16) || cckey_batch_config_new(&cfg) != CCKEY_OK ||
+        cli_config_from_env(cfg) != CLI_OK) {
         printf("  FAIL  %-34s out of memory\n", "keys through cckey_make_keys");
         s->failed++;
         free(t), free(opts), free(keys);
@@ -212,7 +224,7 @@ static void run_backend(session *s, uint64_t seed)
     check(s, "MD5 block boundaries", b.msgs, b.n);
 
     b.n = 0;
-    size_t t = CCKEY_GPU_DEFAULT_LONG_BYTES;
+    size_t t = s->settings.long_bytes;
     const size_t longs[] = {t - 1, t, t + 1, 3 * t + 5, (size_t)3 << 20};
     for (size_t i = 0; i < sizeof longs / sizeof *longs; i++) {
         add(&b, &r, longs[i]);
@@ -232,12 +244,12 @@ static void run_backend(session *s, uint64_t seed)
     check(s, "all empty", b.msgs, b.n);
 
     /* Many chunks: shrink the device's chunk unless the user chose one. */
-    const char *user_chunk = getenv("CCKEY_GPU_CHUNK_BYTES");
-    if (!user_chunk) setenv("CCKEY_GPU_CHUNK_BYTES", "64K", 1);
+    bool user_chunk = s->settings.chunk_bytes != CCKEY_GPU_DEFAULT_CHUNK_BYTES;
+    if (!user_chunk) s->settings.chunk_bytes = (size_t)64 << 10;
     b.n = 0;
     for (int i = 0; i < 6000; i++) add(&b, &r, next(&r) % 700);
     check(s, user_chunk ? "many chunks (CCKEY_GPU_CHUNK_BYTES)" : "many chunks (64 KiB each)", b.msgs, b.n);
-    if (!user_chunk) unsetenv("CCKEY_GPU_CHUNK_BYTES");
+    s->settings = s->cfg->device;
 
     check_keys(s, &r);
 
@@ -262,6 +274,9 @@ int cckey_cmd_selftest(int argc, char **argv)
         {"backend", required_argument, NULL, 'b'},
         {"seed", required_argument, NULL, 'S'},
         {"threads", required_argument, NULL, 'j'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"format", required_argument, NULL, 'F'},
+        {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -270,8 +285,9 @@ int cckey_cmd_selftest(int argc, char **argv)
     unsigned threads = 0;
     unsigned long v;
     int c;
+    cli_format fmt = CLI_TEXT;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:j:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("selftest", argc, argv, "b:j:h", longopts)) != -1) {
         switch (c) {
         case 'b':
             if (cckey_backend_from_name(optarg, &only) != CCKEY_OK || only == CCKEY_BACKEND_AUTO) {
@@ -288,18 +304,47 @@ int cckey_cmd_selftest(int argc, char **argv)
             break;
         case 'j':
             if (!cli_parse_uint(optarg, 1, 4096, &v)) {
-                cli_error("selftest: --threads wants a number from 1 to 4096, not \"%s\"", optarg);
+                cli_error("selftest: --jobs wants a number from 1 to 4096, not \"%s\"", optarg);
                 return CLI_USAGE;
             }
             threads = (unsigned)v;
             break;
+        case 'F':
+            if (!cli_format_parse("selftest", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+                return CLI_USAGE;
+            break;
+        case 'J': fmt = CLI_JSON; break;
         case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_USAGE;
+        default: return CLI_USAGE;
         }
     }
     if (optind < argc) {
-        cli_error("selftest: unexpected argument \"%s\"", argv[optind]);
+        cli_error("selftest: unexpected argument \"%s\" (see 'cckey help selftest')", argv[optind]);
         return CLI_USAGE;
+    }
+    cckey_batch_config *cfg = NULL;
+    if (cckey_batch_config_new(&cfg) != CCKEY_OK) {
+        cli_error("selftest: out of memory");
+        return CLI_FAIL;
+    }
+    int env_rc = cli_config_from_env(cfg);
+    if (env_rc != CLI_OK) {
+        cckey_batch_config_free(cfg);
+        return env_rc;
+    }
+    /* JSON out: the check lines go to standard error, the document alone
+     * to standard output. */
+    int saved_stdout = -1;
+    json_t *backends = json_array();
+    if (fmt != CLI_TEXT) {
+        fflush(stdout);
+        saved_stdout = dup(STDOUT_FILENO);
+        if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !backends) {
+            cli_error("selftest: cannot set up the output");
+            json_decref(backends);
+            cckey_batch_config_free(cfg);
+            return CLI_FAIL;
+        }
     }
     printf("cckey selftest, seed %llu\n", (unsigned long long)seed);
     static const cckey_backend_kind all[] = {CCKEY_BACKEND_CPU, CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
@@ -310,22 +355,55 @@ int cckey_cmd_selftest(int argc, char **argv)
         const char *name = cckey_backend_name(all[i]);
         const cckey_backend_ops *ops = cckey_backend_ops_for(all[i]);
         char why[512] = "not compiled into this build";
-        if (!ops || ops->available(why, sizeof why) != CCKEY_OK) {
+        if (!ops || cckey_backend_available(ops, &cfg->device, why, sizeof why) != CCKEY_OK) {
             printf("%s: %s: %s\n", name, only != CCKEY_BACKEND_AUTO ? "UNAVAILABLE" : "skipped", why);
             if (only != CCKEY_BACKEND_AUTO) rc = CLI_FAIL;
+            json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i,s:s}", "backend", name, "status",
+                                                      only != CCKEY_BACKEND_AUTO ? "unavailable" : "skipped",
+                                                      "passed", 0, "failed", 0, "reason", why));
             continue;
         }
         printf("%s:\n", name);
-        session s = {.ops = ops, .threads = threads};
+        session s = {.ops = ops, .cfg = cfg, .settings = cfg->device, .threads = threads};
         run_backend(&s, seed);
         passed += s.passed, failed += s.failed, ran++;
+        json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i}", "backend", name, "status",
+                                                  s.failed ? "failed" : "ok", "passed", (int)s.passed, "failed",
+                                                  (int)s.failed));
     }
+    cckey_batch_config_free(cfg);
     fflush(stdout);
     if (failed) {
         printf("selftest: %u of %u checks FAILED\n", failed, passed + failed);
-        return CLI_FAIL;
+        rc = CLI_FAIL;
+    } else if (rc != CLI_OK) {
+        printf("selftest: FAILED: the %s backend is unavailable\n", cckey_backend_name(only));
+    } else {
+        printf("selftest: %u checks passed on %u backend(s)\n", passed, ran);
     }
-    if (rc != CLI_OK) printf("selftest: FAILED: the %s backend is unavailable\n", cckey_backend_name(only));
-    else printf("selftest: %u checks passed on %u backend(s)\n", passed, ran);
+    if (fmt != CLI_TEXT) {
+        fflush(stdout);
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+        json_t *doc = json_pack("{s:I,s:i,s:i,s:O}", "seed", (json_int_t)seed, "passed", (int)passed, "failed",
+                                (int)failed, "backends", backends);
+        size_t i;
+        json_t *b;
+        if (fmt == CLI_JSONL) {
+            json_array_foreach(backends, i, b) {
+                char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                if (line) puts(line);
+                free(line);
+            }
+        } else {
+            char *txt = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+            if (txt) puts(txt);
+            else rc = CLI_FAIL;
+            free(txt);
+        }
+        json_decref(doc);
+        fflush(stdout);
+    }
+    json_decref(backends);
     return rc;
 }

@@ -57,10 +57,12 @@ static void usage(FILE *f)
           "(with the compiler's log for each failed build). Failures are not remembered:\n"
           "the next warm retries every tuple that is not cached.\n"
           "\n"
-          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR)\n"
-          "      --max-size SIZE  keep the store under SIZE bytes (K, M, G suffixes; least\n"
-          "                       recently used entries go first); default: no limit. When\n"
-          "                       the warmed set does not fit, the summary counts the\n"
+          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR, else\n"
+          "                       $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
+          "      --max-size SIZE  keep the store under SIZE bytes for this run (K, M, G, T\n"
+          "                       suffixes; least recently used entries go first); default:\n"
+          "                       the folder's own limit (cckey cache config max-size).\n"
+          "                       When the warmed set does not fit, the summary counts the\n"
           "                       entries evicted again and the exit status is 1\n"
           "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
           "                       of cores)\n"
@@ -72,8 +74,13 @@ static void usage(FILE *f)
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
           CLI_REMOTE_HELP
-          "  -q, --quiet          no progress bar\n"
+          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
+          "  -q, --quiet          no progress bar and no warnings\n"
           "  -v, --verbose        list every failure (else the first 50, then a count)\n"
+          "      --format FMT     text (default); json or jsonl: the summary as one object\n"
+          "                       {\"tuples\", \"distinct_keys\", \"compiled\", \"builds\",\n"
+          "                       \"cached\", \"failed\", \"evicted\"} (failures still go to standard error)\n"
+          "      --json           the same as --format json\n"
           "  -h, --help           show this help\n"
           "\n"
           "A remote cache that cannot be reached or fails is a warning: the run goes on\n"
@@ -113,6 +120,7 @@ typedef struct group {
 
 typedef struct warm {
     const char *manifest;
+    size_t max_line;   /* manifest lines longer than this are refused */
     tuple *t;
     size_t n;
     group *g;
@@ -130,6 +138,7 @@ typedef struct warm {
     cli_shard shard;
     size_t n_manifest;    /* tuples in the manifest, before sharding */
     unsigned jobs;
+    cli_format fmt;       /* of the summary */
 } warm;
 
 /* What a tuple's build reads and is checked against: the toolchain (when
@@ -157,26 +166,6 @@ static void fail(tuple *t, const char *fmt, ...)
     t->state = T_FAILED;
     free(t->why);
     t->why = strdup(buf);
-}
-
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *s == '-') return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B') end++;
-    if (*end == 'B') end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift))) return false;
-    *out = (uint64_t)v << shift;
-    return true;
 }
 
 static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
@@ -217,6 +206,7 @@ static int load(warm *w, manifest_files *files)
 {
     manifest m;
     if (manifest_open(&m, w->manifest) != 0) return CLI_USAGE;
+    m.max_line = w->max_line;
     size_t cap = 0;
     int rc = CLI_OK;
     char err[1024];
@@ -571,7 +561,11 @@ static void show_failure(warm *w, tuple *t)
 static size_t mark_evicted(warm *w)
 {
     size_t n = 0;
-    for (size_t i = 0; w->max_bytes && i < w->n; i++) {
+    cckey_store_usage u;
+    /* The limit in force: --max-size, else the folder's own. */
+    if (cckey_store_stats(w->store, &u) != CCKEY_OK || !u.max_bytes) return 0;
+    w->max_bytes = u.max_bytes;
+    for (size_t i = 0; i < w->n; i++) {
         tuple *t = &w->t[i];
         if (t->state != T_COMPILED && t->state != T_CACHED) continue;
         void *buf;
@@ -598,9 +592,22 @@ static int summary(warm *w)
     if (failed > SHOWN_FAILURES && !w->verbose)
         fprintf(stderr, "cckey: warm: ... and %zu more failed tuples (-v lists them all)\n", failed - SHOWN_FAILURES);
     if (evicted)
-        fprintf(stderr, "cckey: warm: --max-size %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
-                "found in this run %s evicted again (a partial result; raise --max-size)\n",
+        fprintf(stderr, "cckey: warm: the size limit of %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
+                "found in this run %s evicted again (a partial result; raise --max-size or the folder's max-size)\n",
                 (unsigned long long)w->max_bytes, evicted, evicted == 1 ? "y" : "ies", evicted == 1 ? "was" : "were");
+    if (w->fmt != CLI_TEXT) {
+        /* One summary object (json: indented; jsonl: one line). */
+        const char *sep = w->fmt == CLI_JSON ? "\n  " : " ", *end = w->fmt == CLI_JSON ? "\n" : "";
+        printf("{%s\"tuples\": %zu,%s\"distinct_keys\": %zu,%s\"compiled\": %zu,%s\"builds\": %zu,%s"
+               "\"cached\": %zu,%s\"failed\": %zu,%s\"evicted\": %zu", sep, w->n, sep, w->n - dup, sep, compiled, sep,
+               w->n_groups, sep, cached, sep, failed, sep, evicted);
+        if (w->shard.n)
+            printf(",%s\"shard\": {\"index\": %u, \"count\": %u, \"manifest_tuples\": %zu}", sep, w->shard.k,
+                   w->shard.n, w->n_manifest);
+        printf("%s}\n", end);
+        fflush(stdout);
+        return failed || evicted ? CLI_FAIL : CLI_OK;
+    }
     if (w->shard.n)
         printf("warm: shard %u/%u: %zu of the manifest's %zu tuples\n", w->shard.k, w->shard.n, w->n, w->n_manifest);
     printf("warm: %zu tuple%s (%zu distinct key%s): %zu compiled in %zu build%s, %zu already cached, %zu failed",
@@ -715,14 +722,15 @@ out:
 
 /* After the options: check them, open the store with its remotes, run. */
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
-                 bool verbose, const char *shard, unsigned shards, cli_remotes *remotes)
+                 const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt,
+                 bool verbose)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
         return CLI_USAGE;
     }
     if (!dir || !*dir) {
-        cli_error("warm: give --cache-dir DIR (or set CCKEY_CACHE_DIR)");
+        cli_error("warm: no cache folder: give --cache-dir DIR (or set CCKEY_CACHE_DIR or HOME)");
         return CLI_USAGE;
     }
     /* PoCL would keep its own copy of every program warm builds (its kernel
@@ -731,7 +739,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * loads. NVRTC has no such cache, and warm loads no module into the
      * driver, so the CUDA JIT cache is never touched. */
     setenv("POCL_KERNEL_CACHE", "0", 0);
-    warm w = {.manifest = argv[optind], .have_opencl = -1, .have_cuda = -1, .max_bytes = max_bytes,
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt,
               .verbose = verbose};
     char why[512];
     if (shards && !shard) {
@@ -754,7 +762,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
             jobs = n > 0 ? (unsigned)n : 1;
         }
         rc = run(&w, jobs, quiet);
-        cli_remotes_report(w.store, "warm");
+        if (fmt == CLI_TEXT) cli_remotes_report(w.store, "warm");
     }
     cckey_dep_memo_free(w.memo);
     cckey_store_close(w.store);
@@ -763,15 +771,18 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},             {"help", no_argument, NULL, 'h'},
         {"shard", required_argument, NULL, OPT_SHARD},   {"shards", required_argument, NULL, OPT_SHARDS},
-        CLI_REMOTE_LONGOPTS,
+                {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
+        CLI_REMOTE_LONGOPTS,                             {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {NULL, 0, NULL, 0}};
-    const char *dir = getenv("CCKEY_CACHE_DIR");
+    const char *dir = NULL;
+    char default_dir[4096];
+    cli_format fmt = CLI_TEXT;
     uint64_t max_bytes = 0;
     unsigned long jobs = 0;
     bool quiet = false, verbose = false;
@@ -779,8 +790,9 @@ int cckey_cmd_warm(int argc, char **argv)
     unsigned long shards = 0;
     cli_remotes remotes = {0};
     int c, taken;
+    size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "j:qvh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt("warm", argc, argv, "j:qvh", longopts)) != -1) {
         if ((taken = cli_remotes_option(&remotes, c, optarg)) != 0) {
             if (taken > 0) continue;
             cli_remotes_free(&remotes);
@@ -798,8 +810,14 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case OPT_DIR: dir = optarg; break;
         case OPT_MAX:
-            if (!parse_size(optarg, &max_bytes) || max_bytes == 0) {
+            if (cckey_size_parse(optarg, &max_bytes) != CCKEY_OK || max_bytes == 0) {
                 cli_error("warm: --max-size wants a size such as 500M or 2G, not \"%s\"", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_MAX_LINE:
+            if (!manifest_parse_max_line(optarg, &max_line)) {
+                cli_error("warm: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
                 return CLI_USAGE;
             }
             break;
@@ -809,13 +827,22 @@ int cckey_cmd_warm(int argc, char **argv)
                 return CLI_USAGE;
             }
             break;
-        case 'q': quiet = true; break;
+        case 'q': quiet = cli_quiet = true; break;
         case 'v': verbose = true; break;
+        case OPT_FORMAT:
+            if (!cli_format_parse("warm", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt)) {
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_JSON: fmt = CLI_JSON; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
-        default: cli_remotes_free(&remotes); usage(stderr); return CLI_USAGE;
+        default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
-    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, verbose, shard, (unsigned)shards, &remotes);
+    dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
+    int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
+                   fmt, verbose);
     cli_remotes_free(&remotes);
     return rc;
 }

@@ -65,6 +65,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_progress_guard_stdout();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int manifest_open(manifest *m, const char *path)
 {
-    *m = (manifest){0};
+    *m = (manifest){.max_line = MANIFEST_DEFAULT_MAX_LINE};
     if (strcmp(path, "-") == 0) {
         m->f = stdin;
         m->label = strdup("<stdin>");
@@ -364,30 +365,104 @@ static bool blank(const char *s, size_t n)
     return true;
 }
 
+/* Room to read more: unread bytes move to the front, and the buffer grows
+ * (never past what the longest allowed line needs) only when a line in
+ * progress fills it. 0, or -1 with errno ENOMEM. */
+#define READ_BYTES ((size_t)1 << 20)
+
+static int make_room(manifest *m)
+{
+    if (m->start > 0 && (m->end == m->cap || m->start >= m->cap / 2)) {
+        memmove(m->buf, m->buf + m->start, m->end - m->start);
+        m->end -= m->start;
+        m->start = 0;
+    }
+    if (m->end < m->cap) return 0;
+    size_t most = m->max_line + 2 + READ_BYTES;   /* a full line, "\r\n", and a read's worth */
+    size_t cap = m->cap ? m->cap * 2 : READ_BYTES;
+    if (cap > most) cap = most;
+    if (cap <= m->cap) cap = m->cap + READ_BYTES;
+    char *buf = realloc(m->buf, cap);
+    if (!buf) {
+        errno = ENOMEM;
+        return -1;
+    }
+    m->buf = buf;
+    m->cap = cap;
+    return 0;
+}
+
+/* One physical line, its ending still on: 1 with [*p, *p + *n), 0 at end of
+ * input, or MANIFEST_IO with err set. The line counter is not advanced. */
+static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err_len)
+{
+    size_t scanned = m->start;   /* no '\n' in [start, scanned) */
+    for (;;) {
+        char *nl = memchr(m->buf + scanned, '\n', m->end - scanned);
+        size_t len = nl ? (size_t)(nl - (m->buf + m->start)) : m->end - m->start;
+        /* The ending is not part of the limit: a "\r" may still be one. */
+        if (len > m->max_line + (!nl || (len && nl[-1] == '\r'))) {
+            snprintf(err, err_len, "%s:%zu: line is longer than the limit of %zu bytes (raise it with --max-line)",
+                     m->label, m->line + 1, m->max_line);
+            return MANIFEST_IO;
+        }
+        if (nl || (m->eof && m->end > m->start)) {
+            *p = m->buf + m->start;
+            *n = nl ? len + 1 : len;
+            m->start += *n;
+            m->offset += *n;
+            return 1;
+        }
+        if (m->eof) return 0;
+        if (make_room(m) != 0) {
+            snprintf(err, err_len, "%s:%zu: out of memory holding a line of more than %zu bytes (a lower --max-line "
+                     "refuses such lines sooner)", m->label, m->line + 1, m->end - m->start);
+            return MANIFEST_IO;
+        }
+        scanned = m->end;   /* all of [start, end) held no '\n' */
+        ssize_t got;
+        do got = read(fileno(m->f), m->buf + m->end, m->cap - m->end);
+        while (got < 0 && errno == EINTR);
+        if (got < 0) {
+            snprintf(err, err_len, "%s: read error: %s", m->label, strerror(errno));
+            return MANIFEST_IO;
+        }
+        if (got == 0) m->eof = true;
+        m->end += (size_t)got;
+    }
+}
+
 int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, size_t err_len)
 {
     for (;;) {
-        errno = 0;
-        ssize_t n = getline(&m->buf, &m->cap, m->f);
-        if (n < 0) {
-            if (ferror(m->f)) {
-                snprintf(err, err_len, "%s: read error: %s", m->label, strerror(errno ? errno : EIO));
-                return MANIFEST_IO;
-            }
-            return MANIFEST_EOF;
-        }
+        char *p;
+        size_t l;
+        int r = next_physical(m, &p, &l, err, err_len);
+        if (r != 1) return r ? r : MANIFEST_EOF;
         m->line++;
-        size_t l = (size_t)n;
-        if (l && m->buf[l - 1] == '\n') l--;
-        if (l && m->buf[l - 1] == '\r') l--;   /* CRLF manifests */
+        if (l && p[l - 1] == '\n') l--;
+        if (l && p[l - 1] == '\r') l--;   /* CRLF manifests */
         /* A byte order mark (editors on Windows add one) is not JSON; RFC 8259
          * lets a parser ignore it, and columns then count from after it. */
-        size_t skip = m->line == 1 && l >= 3 && memcmp(m->buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-        if (blank(m->buf + skip, l - skip)) continue;
-        *line = m->buf + skip;
+        size_t skip = m->line == 1 && l >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+        if (blank(p + skip, l - skip)) continue;
+        *line = p + skip;
         *len = l - skip;
         return MANIFEST_ITEM;
     }
+}
+
+bool manifest_parse_max_line(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *s == '-' || *s == ' ' || errno) return false;
+    unsigned shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (shift) end++;
+    if (*end || v > (SIZE_MAX >> 2 >> shift) || (v << shift) < 1024) return false;
+    *out = (size_t)v << shift;
+    return true;
 }
 
 int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char *err, size_t err_len)

@@ -7,13 +7,20 @@
 
 #include <jansson.h>
 
+/* Lines longer than this are refused unless --max-line says otherwise: a
+ * line is held whole in memory, so the limit bounds a reader's memory. */
+#define MANIFEST_DEFAULT_MAX_LINE ((size_t)1 << 30)
+
 typedef struct manifest {
     FILE *f;
     char *label;      /* the name used in messages: the path, or "<stdin>" */
     char *base_dir;   /* relative source_file paths resolve against this */
     size_t line;      /* number of the line last read */
-    char *buf;
-    size_t cap;
+    size_t max_line;  /* bytes of a line, line ending excluded */
+    uint64_t offset;  /* manifest bytes consumed so far */
+    char *buf;        /* read() lands here; lines are handed out in place */
+    size_t cap, start, end;   /* unread bytes are buf[start, end) */
+    bool eof;
 } manifest;
 
 /* One parsed tuple. Its byte strings point into root and into the files of
@@ -53,7 +60,8 @@ void manifest_close(manifest *m);
 
 /* The next non-blank line, without its line ending: MANIFEST_ITEM with *line
  * and *len set (valid until the next call; m->line is its number),
- * MANIFEST_EOF, or MANIFEST_IO with the reason in err. */
+ * MANIFEST_EOF, or MANIFEST_IO with the reason in err ("FILE:LINE: ..."
+ * for a line over m->max_line or one that memory cannot hold). */
 int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, size_t err_len);
 
 /* Read and parse the next non-blank line. MANIFEST_BAD leaves
@@ -73,6 +81,10 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
  * MANIFEST_BAD with err set; a bad item is cleared. */
 int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
                      size_t err_len);
+
+/* "--max-line" values: a byte count with an optional K, M or G (binary)
+ * suffix, at least 1 KiB. false on anything else. */
+bool manifest_parse_max_line(const char *s, size_t *out);
 
 void manifest_item_clear(manifest_item *item);
 void manifest_files_clear(manifest_files *files);

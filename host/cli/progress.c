@@ -1,8 +1,49 @@
 /* A one-line progress bar, redrawn at most ten times a second. */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The bar on the terminal now, if any: whatever else is written to the
+ * terminal clears it first (cli_progress_interrupt), so keys and messages
+ * never land on the bar's line. */
+static cli_progress *active;
+
+void cli_progress_interrupt(void)
+{
+    if (!active || !active->drawn) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    active->drawn = false;   /* the next update draws it again */
+}
+
+/* Standard output through a stream that clears the bar before each write,
+ * when both go to a terminal (the same one, as far as anyone can tell). */
+static ssize_t guarded_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    cli_progress_interrupt();
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return done ? (ssize_t)done : -1;
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+void cli_progress_guard_stdout(void)
+{
+    if (isatty(STDOUT_FILENO) != 1 || isatty(STDERR_FILENO) != 1) return;
+    FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = guarded_write});
+    if (!f) return;
+    setvbuf(f, NULL, _IOLBF, BUFSIZ);
+    fflush(stdout);
+    stdout = f;
+}
 
 double cli_now(void)
 {
@@ -13,7 +54,7 @@ double cli_now(void)
 
 void cli_progress_init(cli_progress *p, const char *what)
 {
-    *p = (cli_progress){.enabled = isatty(STDERR_FILENO) == 1, .what = what};
+    *p = (cli_progress){.enabled = isatty(STDERR_FILENO) == 1 && !cli_quiet, .what = what};
     p->start = p->last = cli_now();
 }
 
@@ -25,6 +66,7 @@ void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_
     if (now - p->start < 1.0 || now - p->last < 0.1) return;
     p->last = now;
     p->drawn = true;
+    active = p;
     double elapsed = now - p->start;
     if (total) {
         int width = 30, fill = (int)(width * (double)done / (double)total);
@@ -48,4 +90,5 @@ void cli_progress_finish(cli_progress *p)
 {
     if (p->drawn) fputs("\r\033[K", stderr);
     p->drawn = false;
+    if (active == p) active = NULL;
 }

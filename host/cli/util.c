@@ -1,10 +1,8 @@
-/* Errors, numbers, atomic output files and mapped input files. */
+/* Errors, numbers and input files. */
 #include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 
 static void vreport(const char *kind, const char *fmt, va_list ap)
 {
+    cli_progress_interrupt();
     fprintf(stderr, "cckey: %s", kind);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -29,6 +28,7 @@ void cli_error(const char *fmt, ...)
 
 void cli_warn(const char *fmt, ...)
 {
+    if (cli_quiet) return;
     va_list ap;
     va_start(ap, fmt);
     vreport("warning: ", fmt, ap);
@@ -46,114 +46,45 @@ bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned 
     return true;
 }
 
-/* A mapped source that shrinks under us raises SIGBUS on the next read.
- * Then no key can be trusted: say so, leave no temporary output behind, and
- * exit 1 instead of dying with a bare signal. Only async-signal-safe calls. */
-static char pending_tmp[4096];
+/* The largest file read as a stream (its size unknown in advance). */
+#define STREAM_MAX ((size_t)1 << 30)
 
-static void on_sigbus(int sig)
+/* Read fd to its end into a malloc'ed buffer: for files whose st_size says
+ * nothing about their content (/proc/cpuinfo reports 0) or that cannot be
+ * mapped. */
+static int read_stream(int fd, cli_file *f, char *why, size_t why_len)
 {
-    (void)sig;
-    static const char msg[] = "cckey: a source file shrank while it was being read; stopped, no -o file written\n";
-    if (pending_tmp[0]) unlink(pending_tmp);
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
-    _exit(1);
-}
-
-static void watch_sigbus(void)
-{
-    static bool installed;
-    if (installed) return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigbus;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, NULL);
-    installed = true;
-}
-
-int cli_output_open(cli_output *o, const char *path)
-{
-    watch_sigbus();
-    *o = (cli_output){0};
-    if (!path || strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return 0;
-    }
-    o->path = strdup(path);
-    char *dir_copy = strdup(path);
-    if (!o->path || !dir_copy) {
-        free(dir_copy);
-        cli_error("out of memory");
-        return -1;
-    }
-    const char *dir = dirname(dir_copy);
-    size_t n = strlen(dir) + 32;
-    o->tmp = malloc(n);
-    if (!o->tmp) {
-        free(dir_copy);
-        cli_error("out of memory");
-        return -1;
-    }
-    snprintf(o->tmp, n, "%s/.cckey-out.XXXXXX", dir);
-    free(dir_copy);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        cli_error("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(o->tmp), free(o->path);
-        *o = (cli_output){0};
-        return -1;
-    }
-    /* mkstemp makes 0600; a finished output gets the usual 0666 & ~umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    if (strlen(o->tmp) < sizeof pending_tmp) strcpy(pending_tmp, o->tmp);
-    o->f = fdopen(fd, "w");
-    if (!o->f) {
-        close(fd);
-        cli_output_abort(o);
-        cli_error("%s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-int cli_output_commit(cli_output *o)
-{
-    if (!o->path) {
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            cli_error("writing standard output: %s", strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            snprintf(why, why_len, "out of memory");
             return -1;
         }
-        return 0;
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            snprintf(why, why_len, "%s", errno == EAGAIN ? "no data to read (it would block)" : strerror(errno));
+            free(buf);
+            return -1;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+        if (n == cap) {
+            if (cap >= STREAM_MAX) {
+                snprintf(why, why_len, "reports no size and holds more than %zu bytes", STREAM_MAX);
+                free(buf);
+                return -1;
+            }
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
     }
-    int bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
-    int err = errno;
-    if (fclose(o->f) != 0 && !bad) bad = 1, err = errno;
-    o->f = NULL;
-    if (bad || rename(o->tmp, o->path) != 0) {
-        if (!bad) err = errno;
-        cli_error("%s: %s", o->path, strerror(err));
-        cli_output_abort(o);
-        return -1;
-    }
-    pending_tmp[0] = '\0';
-    free(o->tmp), free(o->path);
-    *o = (cli_output){0};
+    f->ptr = buf;
+    f->heap = buf;
+    f->len = n;
     return 0;
-}
-
-void cli_output_abort(cli_output *o)
-{
-    pending_tmp[0] = '\0';
-    if (o->path) {
-        if (o->f) fclose(o->f);
-        unlink(o->tmp);
-        free(o->tmp), free(o->path);
-    }
-    *o = (cli_output){0};
 }
 
 int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len)
@@ -182,19 +113,22 @@ int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len)
         close(fd);
         return -1;
     }
-    if (st.st_size == 0) {
-        close(fd);
-        f->ptr = "";
-        return 0;
-    }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* st_size 0 is no proof of emptiness (/proc, /sys): read to the end. */
+    void *m = st.st_size == 0 ? MAP_FAILED : mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     int err = errno;
+    if (m == MAP_FAILED && (st.st_size == 0 || err == ENODEV || err == EINVAL || err == EACCES)) {
+        int rc = read_stream(fd, f, why, why_len);
+        close(fd);
+        if (rc == 0 && f->len == 0) f->ptr = "";
+        return rc;
+    }
     close(fd);
     if (m == MAP_FAILED) {
         snprintf(why, why_len, "%s", strerror(err));
         return -1;
     }
     madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    cli_mapped_enter();
     f->ptr = m;
     f->map = m;
     f->len = (size_t)st.st_size;
@@ -203,6 +137,10 @@ int cli_file_map(const char *path, cli_file *f, char *why, size_t why_len)
 
 void cli_file_unmap(cli_file *f)
 {
-    if (f->map) munmap(f->map, f->len);
+    if (f->map) {
+        munmap(f->map, f->len);
+        cli_mapped_leave();
+    }
+    free(f->heap);
     *f = (cli_file){0};
 }

@@ -1,6 +1,7 @@
 /* Which multi-buffer path to use: detected once per process from the CPU's
  * features and the OS's saved register state, then cached. */
 #include "md5_mb.h"
+#include "cckey.h"   /* cckey_cpu_lanes */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -139,3 +140,5 @@ unsigned cckey_md5_isa_lanes(cckey_isa isa)
     const cckey_md5_path *p = cckey_md5_path_for(isa);
     return p ? p->lanes : 0;
 }
+
+unsigned cckey_cpu_lanes(void) { return cckey_md5_isa_lanes(cckey_md5_active_isa()); }

@@ -17,7 +17,7 @@ int cckey_md5_many_isa(cckey_isa isa, const cckey_msg *msgs, size_t n,
     const cckey_md5_path *path = cckey_md5_path_for(isa);
     if (!path) return -1;
     cckey_md5_mb(path, msgs, n, out);
-    cckey_md5_count += n;   /* the same count whichever path digested them */
+    CCKEY_MD5_COUNT(n);   /* the same count whichever path digested them */
     return 0;
 }
 

@@ -4,7 +4,9 @@
 
 #include <string.h>
 
+#ifdef CCKEY_TESTING
 _Thread_local uint64_t cckey_md5_count;
+#endif
 
 const uint32_t cckey_md5_iv[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
 
@@ -127,7 +129,7 @@ void cckey_md5_store(uint8_t out[CCKEY_MD5_DIGEST], const uint32_t state[4])
 
 void cckey_md5_final(cckey_md5_ctx *ctx, uint8_t out[CCKEY_MD5_DIGEST])
 {
-    cckey_md5_count++;
+    CCKEY_MD5_COUNT(1);
     uint8_t tail[2 * CCKEY_MD5_BLOCK];
     size_t nblocks = cckey_md5_pad(tail, ctx->buf, ctx->buffered, ctx->total);
     cckey_md5_compress_scalar(ctx->state, tail, nblocks);
@@ -136,7 +138,7 @@ void cckey_md5_final(cckey_md5_ctx *ctx, uint8_t out[CCKEY_MD5_DIGEST])
 
 void cckey_md5(const void *data, size_t len, uint8_t out[CCKEY_MD5_DIGEST])
 {
-    cckey_md5_count++;
+    CCKEY_MD5_COUNT(1);
     uint32_t state[4];
     memcpy(state, cckey_md5_iv, sizeof state);
     const uint8_t *p = data;

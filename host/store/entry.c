@@ -187,10 +187,12 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     return CCKEY_OK;
 }
 
-void cckey_store_unlink_same(const char *path, const struct stat *seen)
+bool cckey_store_unlink_same(const char *path, const struct stat *seen)
 {
     struct stat now;
-    if (stat(path, &now) == 0 && now.st_dev == seen->st_dev && now.st_ino == seen->st_ino) unlink(path);
+    if (lstat(path, &now) != 0) return errno == ENOENT;
+    if (now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) return true;   /* replaced: ours is gone */
+    return unlink(path) == 0 || errno == ENOENT;
 }
 
 bool cckey_store_temp_stale(const char *name, const struct stat *st)

@@ -30,9 +30,9 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
     *buf = NULL;
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cckey_store_open_entry(path);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR || errno == ESTALE)
+        if (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE)
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     }
@@ -119,16 +119,18 @@ bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_
     return cckey_remotes_fetch(s->remotes, key, accept, &f);
 }
 
-void cckey_store_push_remote(cckey_store *s, const char *key, const char *path)
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                              const void *payload, size_t len)
 {
-    (void)path;
     if (!cckey_remotes_writable(s->remotes)) return;
-    void *entry;
-    size_t n;
-    /* The file just written, read back: what goes out is exactly what a
-     * local get accepts, in whatever format this build writes. */
-    if (cckey_store_read_entry(s, key, &entry, &n) != CCKEY_OK) return;
-    cckey_remotes_push(s->remotes, key, entry, n, false);
+    /* The entry file as put wrote it, made again in memory (reading the
+     * file back would cost a read and a checksum per put). */
+    uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + rec_len + len);
+    if (!entry) return;
+    cckey_entry_header(entry, key, rec, rec_len, payload, len);
+    if (rec_len) memcpy(entry + CCKEY_ENTRY_HEADER, rec, rec_len);
+    if (len) memcpy(entry + CCKEY_ENTRY_HEADER + rec_len, payload, len);
+    cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + rec_len + len, false);
     free(entry);
 }
 

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef CCKEY_TESTING
 void (*cckey_store_test_hook)(int stage);
+#endif
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_tag[9];
@@ -34,8 +36,9 @@ const char *cckey_store_host_tag(void)
     return host_tag;
 }
 
-/* mkdir -p: each missing component in turn. */
-static int make_dirs(const char *dir)
+/* mkdir -p: each missing component in turn. *created tells whether dir
+ * itself was made here: when any component was, the last one was too. */
+static int make_dirs(const char *dir, bool *created)
 {
     char *p = strdup(dir);
     if (!p) return ENOMEM;
@@ -44,8 +47,10 @@ static int make_dirs(const char *dir)
         if (*q == '/' || *q == '\0') {
             char c = *q;
             *q = '\0';
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) err = errno;
+            bool made = mkdir(p, 0777) == 0;
+            if (!made && errno != EEXIST) err = errno;
             *q = c;
+            if (made) *created = true;
             if (!c || err) break;
         }
     }
@@ -53,7 +58,9 @@ static int make_dirs(const char *dir)
     return err;
 }
 
-/* Backup tools know this file: a cache need not be backed up. */
+/* Backup tools know this file: a cache need not be backed up. Written only
+ * into a folder the store itself created: --cache-dir ~ must not mark a
+ * home folder as something backups may skip. */
 static void tag_cache_dir(const char *dir)
 {
     char path[4096];
@@ -73,7 +80,8 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
     *out = NULL;
     if (!dir || !*dir) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no store folder given");
     if (strlen(dir) > 3000) return cckey_fail(CCKEY_ERR_INVALID_ARG, "store folder path too long");
-    int err = make_dirs(dir);
+    bool created = false;
+    int err = make_dirs(dir, &created);
     struct stat st;
     if (err == 0 && stat(dir, &st) != 0) err = errno;
     if (err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
@@ -85,9 +93,10 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
     }
     size_t n = strlen(s->dir);
     while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
-    s->max_bytes = max_bytes;
+    /* No limit given: the folder's own (cckey.conf max_size), if any. */
+    s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
     pthread_mutex_init(&s->lock, NULL);
-    tag_cache_dir(s->dir);
+    if (created) tag_cache_dir(s->dir);
     *out = s;
     return CCKEY_OK;
 }
@@ -95,6 +104,7 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
 void cckey_store_close(cckey_store *s)
 {
     if (!s) return;
+    cckey_store_flush_counters(s);
     cckey_store_drop_remotes(s);
     pthread_mutex_destroy(&s->lock);
     free(s->dir);
@@ -112,8 +122,25 @@ void cckey_store_paths_of(const cckey_store *s, const char *key, char *shard_dir
     snprintf(path, cap, "%s/%s/%s", s->dir, shard, name);
 }
 
-cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                     size_t *len)
+int cckey_store_open_entry(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return errno == ELOOP ? CCKEY_ENTRY_NOT_REGULAR : -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return CCKEY_ENTRY_NOT_REGULAR;
+    }
+    return fd;
+}
+
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len)
 {
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
@@ -121,16 +148,16 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
     if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ESTALE)) {
+    int fd = cckey_store_open_entry(path);
+    if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE)) {
         if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         if (!lk) return CCKEY_OK;
         /* Now in the folder: its records are checked below like any entry's. */
         free(*buf);
         *buf = NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ESTALE))
+        fd = cckey_store_open_entry(path);
+        if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
@@ -159,11 +186,6 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
     return st;
 }
 
-cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)
-{
-    return cckey_store_get_checked(s, key, NULL, buf, len);
-}
-
 bool cckey_store_write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
@@ -181,7 +203,11 @@ bool cckey_store_write_all(int fd, const void *data, size_t len)
 
 static void hook(int stage)
 {
+#ifdef CCKEY_TESTING
     if (cckey_store_test_hook) cckey_store_test_hook(stage);
+#else
+    (void)stage;
+#endif
 }
 
 void cckey_store_sync_dir(const char *dir)
@@ -270,7 +296,7 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_remote(s, key, path);
+    if (s->remotes) cckey_store_push_written(s, key, rec, rec_len, data, len);
     return CCKEY_OK;
 }
 

@@ -6,6 +6,7 @@
 #include "../md5/md5.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -114,13 +115,26 @@ struct cckey_store {
     unsigned puts_since_count;
     bool evicting;
     struct cckey_remotes *remotes;   /* remote caches under this folder, or NULL */
+    _Atomic uint64_t hits, misses;   /* look-ups since the last flush (counters.c) */
 };
 
-/* Test hook: called by put at each stage of a write (see put's stages), so a
- * test can kill the writer at a chosen point. NULL in normal use. */
+/* Hit and miss counters (counters.c): cckey_store_get counts around this;
+ * close flushes to DIR/stats; reading sums the folder's and this handle's. */
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                       size_t *len);
+void cckey_store_flush_counters(cckey_store *s);
+void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses);
+
+/* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
+uint64_t cckey_store_conf_max_bytes(const char *dir);
+
+/* Test hook (test builds only): called by put at each stage of a write
+ * (see put's stages), so a test can kill the writer at a chosen point. */
 enum { CCKEY_STORE_STAGE_OPENED = 1, CCKEY_STORE_STAGE_CHUNK, CCKEY_STORE_STAGE_SYNCED,
        CCKEY_STORE_STAGE_RENAMED };
+#ifdef CCKEY_TESTING
 extern void (*cckey_store_test_hook)(int stage);
+#endif
 /* Payload bytes written between two CHUNK calls of the hook. */
 #define CCKEY_STORE_CHUNK (1u << 20)
 
@@ -148,7 +162,7 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
  * writer may have renamed a good entry over the bad one since we opened it.
  * A small window remains between the check and the unlink; losing it costs a
  * miss, never a wrong payload. */
-void cckey_store_unlink_same(const char *path, const struct stat *seen);
+bool cckey_store_unlink_same(const char *path, const struct stat *seen);   /* true: removed or gone */
 
 /* Whether a temporary file's writer is gone: the pid in its name no longer
  * exists, or the file is older than an hour. */
@@ -156,8 +170,16 @@ bool cckey_store_temp_stale(const char *name, const struct stat *st);
 /* Eight hex digits naming this host in temporary file names. */
 const char *cckey_store_host_tag(void);
 
-/* One visit of the walk. kind: entry or temporary file. */
-enum { CCKEY_WALK_ENTRY = 1, CCKEY_WALK_TEMP = 2 };
+/* Open the entry file at path for reading. Never follows a symlink and
+ * never waits on a FIFO (O_NOFOLLOW | O_NONBLOCK): anything but a regular
+ * file is no entry. The descriptor, or -1 with errno set (ENOENT and the
+ * like), or CCKEY_ENTRY_NOT_REGULAR. */
+#define CCKEY_ENTRY_NOT_REGULAR (-2)
+int cckey_store_open_entry(const char *path);
+
+/* One visit of the walk. kind: entry, temporary file, or something that is
+ * not a regular file (a symlink, FIFO, folder...) under an entry's name. */
+enum { CCKEY_WALK_ENTRY = 1, CCKEY_WALK_TEMP = 2, CCKEY_WALK_ODD = 3 };
 typedef int (*cckey_walk_fn)(void *user, int kind, const char *path, const char *name,
                              const struct stat *st);
 /* Visit every entry and temporary file in the store's shard folders, in no
@@ -187,7 +209,8 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 
 /* Remote layering (layered.c): on a local miss, and after a local put. */
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
-void cckey_store_push_remote(cckey_store *s, const char *key, const char *path);
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                              const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */

@@ -37,7 +37,11 @@ int cckey_store_walk(const cckey_store *s, cckey_walk_fn fn, void *user)
             char path[4400];
             snprintf(path, sizeof path, "%s/%s", shard, e->d_name);
             struct stat st;
-            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            if (lstat(path, &st) != 0) continue;
+            if (!S_ISREG(st.st_mode)) {
+                if (kind != CCKEY_WALK_ENTRY) continue;
+                kind = CCKEY_WALK_ODD;
+            }
             rc = fn(user, kind, path, e->d_name, &st);
         }
         closedir(d);
@@ -50,6 +54,7 @@ static int count_one(void *user, int kind, const char *path, const char *name, c
 {
     (void)path, (void)name;
     cckey_store_usage *out = user;
+    if (kind == CCKEY_WALK_ODD) return 0;
     if (kind == CCKEY_WALK_ENTRY) out->entries++, out->bytes += (uint64_t)st->st_size;
     else out->temp_files++, out->temp_bytes += (uint64_t)st->st_size;
     return 0;
@@ -60,7 +65,23 @@ cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
     if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or output");
     *out = (cckey_store_usage){.max_bytes = s->max_bytes};
     if (cckey_store_walk(s, count_one, out) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    cckey_store_read_counters(s, &out->hits, &out->misses);
     return CCKEY_OK;
+}
+
+/* Remove what sits under an entry's name but is no regular file: the
+ * symlink itself (never its target), a FIFO, an empty folder. */
+static bool remove_odd(const char *path, const struct stat *st)
+{
+    return S_ISDIR(st->st_mode) ? rmdir(path) == 0 : unlink(path) == 0;
+}
+
+/* A damaged entry that cannot be removed (a read-only folder) is counted as
+ * kept, not as removed. */
+static void count_removal(cckey_store_report *r, bool removed)
+{
+    if (removed) r->removed++;
+    else r->kept++;
 }
 
 static int verify_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
@@ -70,16 +91,30 @@ static int verify_one(void *user, int kind, const char *path, const char *name, 
         if (cckey_store_temp_stale(name, st) && unlink(path) == 0) r->temps_removed++;
         return 0;
     }
+    if (kind == CCKEY_WALK_ODD) {
+        count_removal(r, remove_odd(path, st) || errno == ENOENT);
+        return 0;
+    }
     char key[CCKEY_KEY_LEN + 1];
     cckey_store_name_to_key(key, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;   /* evicted or replaced meanwhile */
+    int fd = cckey_store_open_entry(path);
+    if (fd == CCKEY_ENTRY_NOT_REGULAR) {   /* replaced by one meanwhile */
+        struct stat now;
+        if (lstat(path, &now) == 0) count_removal(r, remove_odd(path, &now) || errno == ENOENT);
+        return 0;
+    }
+    if (fd < 0) {
+        if (errno != ENOENT) r->unreadable++;   /* ENOENT: evicted meanwhile */
+        return 0;
+    }
     cckey_status v = cckey_entry_read(fd, key, NULL, NULL, NULL);
     if (v == CCKEY_OK) r->ok++;
     else if (v == CCKEY_ERR_CORRUPT) {
         struct stat seen;
-        if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
-        r->removed++;
+        bool gone = fstat(fd, &seen) == 0 && cckey_store_unlink_same(path, &seen);
+        count_removal(r, gone);
+    } else {
+        r->unreadable++;
     }
     close(fd);
     return 0;
@@ -102,6 +137,7 @@ typedef struct clear_state {
 static int clear_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
 {
     clear_state *c = user;
+    if (kind == CCKEY_WALK_ODD) return 0;
     /* A live writer's temporary file stays: it is about to become an entry. */
     if (kind == CCKEY_WALK_TEMP && !cckey_store_temp_stale(name, st)) return 0;
     if (unlink(path) == 0) c->removed += kind == CCKEY_WALK_ENTRY;

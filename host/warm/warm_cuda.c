@@ -113,7 +113,7 @@ static void load_driver(cuda_state *s)
     cckey_device_info infos[MAX_DEVS];
     size_t listed = 0;
     char why[256];
-    if (cckey_backend_devices(CCKEY_BACKEND_CUDA, infos, MAX_DEVS, &listed, why, sizeof why) != CCKEY_OK) listed = 0;
+    if (cckey_backend_devices(CCKEY_BACKEND_CUDA, NULL, infos, MAX_DEVS, &listed, why, sizeof why) != CCKEY_OK) listed = 0;
     s->devices.n = (size_t)count < MAX_DEVS ? (size_t)count : MAX_DEVS;
     for (size_t i = 0; i < s->devices.n; i++) {
         int dev = 0;

@@ -75,10 +75,10 @@ def entries(store):
     out = {}
     for shard in os.listdir(store):
         sd = os.path.join(store, shard)
-        if not os.path.isdir(sd):
-            continue
+        if not re.fullmatch(r"[0-9a-f]{2}", shard) or not os.path.isdir(sd):
+            continue   # the shard folders only (the store keeps counters beside them)
         for name in os.listdir(sd):
-            if name.startswith("."):
+            if not re.fullmatch(r"[0-9a-f]{32}(-[0-9a-f]{32}){3}", name):
                 continue
             data = readb(os.path.join(sd, name))
             assert data[:8] == b"CCKEYBIN"
@@ -293,8 +293,8 @@ class Scale(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         rc, out, err = run(["warm", "-q", "-j", "1", "m.jsonl", "--cache-dir", "full"], cwd=self.tmp)
         self.assertEqual(rc, 0, err)
-        one = max(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(self.tmp, "full"))
-                  for f in fs if not f.startswith(".") and f != "CACHEDIR.TAG")
+        ents = entries(os.path.join(self.tmp, "full"))
+        one = max(192 + sum(8 + len(v) for _, _, v in r) + len(p) for r, p in ents.values())
         rc, out, err = run(["warm", "-q", "-j", "1", "m.jsonl", "--cache-dir", "small", "--max-size",
                             str(2 * one + one // 2)], cwd=self.tmp)
         self.assertEqual(rc, 1, out + err)

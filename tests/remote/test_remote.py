@@ -96,7 +96,7 @@ class Base(unittest.TestCase):
         return os.path.join(self.tmp, name)
 
     def warm(self, cache, *extra, manifest=None, env=None, timeout=300):
-        return run(["warm", manifest or self.manifest, "--cache-dir", cache, "-q"] + list(extra), env=env,
+        return run(["warm", manifest or self.manifest, "--cache-dir", cache] + list(extra), env=env,
                    timeout=timeout)
 
     def many_builds(self, n):
@@ -187,7 +187,7 @@ class RedisTests(Base):
 
     def test_killed_mid_run_finishes_locally_with_one_warning(self):
         many = self.many_builds(24)
-        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", self.cache("a"), "-q", "-j", "2",
+        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", self.cache("a"), "-j", "2",
                               "--remote", self.redis.url()], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         # Kill the server once the run has written a few entries to it.
         deadline = time.monotonic() + 120
@@ -430,7 +430,7 @@ class SharedFolderTests(Base):
     def test_eight_concurrent_warms_into_one_folder(self):
         many = self.many_builds(12)
         cache = self.cache("shared")
-        procs = [subprocess.Popen([CCKEY, "warm", m, "--cache-dir", cache, "-q", "-j", "1"],
+        procs = [subprocess.Popen([CCKEY, "warm", m, "--cache-dir", cache, "-j", "1"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                  for m in [many, self.manifest] * 4]
         for p in procs:
@@ -444,7 +444,7 @@ class SharedFolderTests(Base):
     def test_entries_removed_under_a_running_warm(self):
         many = self.many_builds(24)
         cache = self.cache("shaky")
-        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", cache, "-q", "-j", "2"],
+        p = subprocess.Popen([CCKEY, "warm", many, "--cache-dir", cache, "-j", "2"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         sweeps = removed = 0
         while p.poll() is None:

@@ -1,7 +1,7 @@
 /* A fork-join helper. Threads live for one call: batches are long enough
  * that a pool's complexity would buy nothing measurable. */
-#include "backend.h"
-#include "../core/internal.h"
+#include "parallel.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +13,8 @@ unsigned cckey_cpu_count(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
 }
+
+unsigned cckey_cpu_threads(void) { return cckey_cpu_count(); }
 
 typedef struct worker {
     pthread_t thread;

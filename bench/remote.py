@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Remote-cache benchmark: cckey's Redis and HTTP remotes against
+redis-benchmark and curl on the same servers in the same run, and a second
+machine's warm over Redis against compiling.
+
+usage: bench/remote.py BUILD_DIR [--entries N] [--size BYTES] [--write-results]
+
+Starts redis-server and nginx (WebDAV) on free loopback ports. Each line is
+the best of --repeat runs. With --write-results, replaces the "## Remote
+caches" section of bench/RESULTS.md."""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "remote"))
+from servers import Nginx, Redis  # noqa: E402
+
+
+def timed(cmd, **kw):
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, capture_output=True, **kw)
+    return time.monotonic() - t0
+
+
+def cckey_bench(exe, url, scratch, n, size, jobs):
+    """seconds for put and get through a store (and local puts for scale)."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    env = dict(os.environ, JOBS=str(jobs))
+    out = subprocess.run([exe, url] + [os.path.join(scratch, d) for d in ("l", "p", "g")] + [str(n), str(size)],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    res = {}
+    for line in out.splitlines():
+        phase, _, _, _, secs = line.split(",")
+        res[phase] = float(secs)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return res
+
+
+def redis_benchmark(redis, n, size, jobs):
+    out = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(redis.port), "-t", "set,get", "-n", str(n),
+                          "-d", str(size), "-c", str(jobs), "--csv"], check=True, capture_output=True, text=True).stdout
+    rps = dict(re.findall(r'^"(SET|GET)","([\d.]+)"', out, re.M))
+    return {"put": n / float(rps["SET"]), "get": n / float(rps["GET"])}
+
+
+def curl_loop(nginx, scratch, n, size, jobs):
+    """One curl process moving n files (connections reused; --parallel for jobs > 1)."""
+    os.makedirs(scratch, exist_ok=True)
+    blob = os.path.join(scratch, "blob")
+    with open(blob, "wb") as f:
+        f.write(os.urandom(size))
+    tag = f"c{time.monotonic_ns()}"
+    put_cfg, get_cfg = os.path.join(scratch, "put.cfg"), os.path.join(scratch, "get.cfg")
+    with open(put_cfg, "w") as p, open(get_cfg, "w") as g:
+        for i in range(n):
+            url = f"{nginx.url()}/{tag}/{i:02x}/e{i}"
+            p.write(f'upload-file = "{blob}"\nurl = "{url}"\n')
+            g.write(f'url = "{url}"\noutput = "/dev/null"\n')
+    par = ["--parallel", "--parallel-max", str(jobs)] if jobs > 1 else []
+    base = ["curl", "-sSf", "-H", "Expect:"] + par
+    res = {"put": timed(base + ["-K", put_cfg]), "get": timed(base + ["-K", get_cfg])}
+    shutil.rmtree(scratch, ignore_errors=True)
+    return res
+
+
+def best(runs):
+    return {k: min(r[k] for r in runs) for k in runs[0]}
+
+
+def warm_speedup(cckey, redis, scratch, repeat):
+    """The OpenCL example suite on this machine's OpenCL device: compiling
+    (no remote) against a second machine's warm over Redis."""
+    out = subprocess.run([cckey, "devices"], capture_output=True, text=True).stdout
+    m = re.search(r"^opencl .*?device id: (.*?)$", out, re.M | re.S)
+    if not m:
+        return None
+    manifest = os.path.join(scratch, "suite.jsonl")
+    subprocess.run([cckey, "scan", os.path.join(ROOT, "examples", "kernels", "opencl"), "--device", m.group(1),
+                    "-O", "", "-O", "-cl-fast-relaxed-math,-DUNROLL=4", "-o", manifest], check=True, capture_output=True)
+    compile_s, copy_s = [], []
+    for i in range(repeat):
+        redis.cli("FLUSHALL")
+        a, b = os.path.join(scratch, f"a{i}"), os.path.join(scratch, f"b{i}")
+        compile_s.append(timed([cckey, "warm", manifest, "--cache-dir", a, "-q", "--remote", redis.url()]))
+        copy_s.append(timed([cckey, "warm", manifest, "--cache-dir", b, "-q", "--remote", redis.url()]))
+        out = subprocess.run([cckey, "cache", "stats", "--cache-dir", b], capture_output=True, text=True).stdout
+        assert re.search(r"^entries: (\d+)", out, re.M).group(1) == re.search(r"remote hits: (\d+)", out).group(1)
+    with open(manifest) as f:
+        tuples = sum(1 for l in f if l.strip())
+    return tuples, min(compile_s), min(copy_s)
+
+
+def mbps(n, size, secs):
+    return n * size / secs / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--entries", type=int, default=1000)
+    ap.add_argument("--size", type=int, default=100 * 1024)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--write-results", action="store_true")
+    a = ap.parse_args()
+    exe = os.path.join(a.build, "bench", "cckey_remote_bench")
+    cckey = os.path.join(a.build, "cckey")
+    # Folders on tmpfs where there is one: the disk is not what is measured.
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    work = tempfile.mkdtemp(prefix="cckey-rbench-", dir=base)
+    redis = Redis(work)
+    nginx = Nginx(os.path.join(work, "nginx"))
+    rows = []
+    try:
+        for jobs in (1, 4):
+            r = [cckey_bench(exe, redis.url(), os.path.join(work, "s"), a.entries, a.size, jobs) for _ in range(a.repeat)]
+            rows.append(("redis", jobs, best(r), best([redis_benchmark(redis, a.entries, a.size, jobs)
+                                                       for _ in range(a.repeat)]), "redis-benchmark"))
+            r = [cckey_bench(exe, nginx.url(), os.path.join(work, "s"), a.entries, a.size, jobs) for _ in range(a.repeat)]
+            rows.append(("http", jobs, best(r), best([curl_loop(nginx, os.path.join(work, "c"), a.entries, a.size, jobs)
+                                                      for _ in range(a.repeat)]), "curl -K (one process)"))
+        warm = warm_speedup(cckey, redis, work, a.repeat)
+    finally:
+        redis.stop()
+        nginx.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [f"{a.entries} entries of {a.size} bytes, best of {a.repeat}; MB/s are payload megabytes (10^6) per second.",
+             "`cckey get` is a fresh store's look-ups, each a remote hit checked and copied into the folder;",
+             "`cckey put` stores each entry in the folder and the remote; `local put` is the folder alone.", "",
+             "| remote | jobs | cckey put MB/s | cckey get MB/s | local put MB/s | baseline | baseline put MB/s | baseline get MB/s | get vs baseline | put vs baseline |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    n, s = a.entries, a.size
+    for kind, jobs, c, b, what in rows:
+        lines.append(f"| {kind} | {jobs} | {mbps(n, s, c['put']):.0f} | {mbps(n, s, c['get']):.0f} | "
+                     f"{mbps(n, s, c['local']):.0f} | {what} | {mbps(n, s, b['put']):.0f} | {mbps(n, s, b['get']):.0f} | "
+                     f"{b['get'] / c['get'] * 100:.0f}% | {b['put'] / c['put'] * 100:.0f}% |")
+    if warm:
+        tuples, comp, copy = warm
+        lines += ["", f"Second machine's warm over Redis, OpenCL example suite ({tuples} tuples, compiled on this "
+                      f"machine's OpenCL device): compiling {comp:.3f} s, copying from Redis {copy:.3f} s: "
+                      f"**{comp / copy:.1f}x** faster (best of {a.repeat}, whole `cckey warm` processes)."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.write_results:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
+        cpu = "?"
+        if os.path.exists("/proc/cpuinfo"):
+            m = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
+            cpu = m.group(1) if m else cpu
+        head = (f"## Remote caches (`bench/remote.py`)\n\n- machine: {cpu}, {os.cpu_count()} online CPUs "
+                f"({platform.machine()}, AVX-512F)\n- date: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')}\n"
+                f"- commit: {commit}\n- load average at the end: {' '.join(load)}\n\n")
+        path = os.path.join(HERE, "RESULTS.md")
+        with open(path) as f:
+            old = f.read()
+        section = head + text
+        m = re.search(r"^## Remote caches.*?(?=^## |\Z)", old, re.M | re.S)
+        new = old[:m.start()] + section + old[m.end():] if m else old.rstrip("\n") + "\n\n" + section
+        with open(path, "w") as f:
+            f.write(new)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+/* cckey_bench_scale: cckey_make_keys against the OpenSSL loop as the batch
+ * grows, 10^3 .. 10^7 tuples of short distinct names (the planner's
+ * scaling: deduplication, digesting, formatting), on 1 thread and on all.
+ *
+ * Each tuple: a distinct 40-byte name; one of 10 devices, 64 sources of
+ * 256 bytes and 3 option sets (2 pairs each), shared by pointer as a
+ * caller's tables would be. Public API only, but for the OpenSSL reference.
+ * Every candidate's keys are checked against OpenSSL's (all of them up to
+ * 10^6 tuples, a stride above). Prints CSV: n,candidate,threads,keys_per_s,
+ * keys_per_cpu_s (keys over the process's CPU seconds: on a shared, loaded
+ * machine this is the steadier figure for 1 thread; wall time is what shows
+ * the threads' scaling). Best of a few repetitions each. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { DEVICES = 10, SOURCES = 64, SOURCE_LEN = 256, SETS = 3, NAME_LEN = 40 };
+#define OSSL_MAX ((size_t)1000000)   /* the loop has no state: its rate does not depend on n */
+
+typedef struct scale_wl {
+    size_t n;
+    cckey_tuple *t;
+    char *names;
+    char (*keys)[CCKEY_KEY_LEN + 1];
+} scale_wl;
+
+static char devices[DEVICES][16];
+static uint8_t sources[SOURCES][SOURCE_LEN];
+static cckey_option sets[SETS][2];
+static const char *const set_text[SETS][4] = {{"-O", "3", "-arch", "sm_80"},
+                                              {"-O", "2", "-DBLOCK", "128"},
+                                              {"-DTILE", "16", "-O", "3"}};
+
+static void tables(void)
+{
+    uint64_t rs = 42;
+    for (int i = 0; i < DEVICES; i++) snprintf(devices[i], sizeof devices[i], "device-%d", i);
+    for (int i = 0; i < SOURCES; i++)
+        for (int j = 0; j < SOURCE_LEN; j++) sources[i][j] = (uint8_t)(32 + bench_rand(&rs) % 90);
+    for (int s = 0; s < SETS; s++)
+        for (int k = 0; k < 2; k++)
+            sets[s][k] = (cckey_option){{set_text[s][2 * k], strlen(set_text[s][2 * k])},
+                                        {set_text[s][2 * k + 1], strlen(set_text[s][2 * k + 1])}};
+}
+
+static void build(scale_wl *w, size_t n)
+{
+    w->n = n;
+    w->t = bench_alloc(n * sizeof *w->t);
+    w->names = bench_alloc(n * NAME_LEN + 1);
+    w->keys = bench_alloc(n * sizeof *w->keys);
+    for (size_t i = 0; i < n; i++) {
+        char *nm = w->names + i * NAME_LEN;
+        char tmp[NAME_LEN + 1];
+        snprintf(tmp, sizeof tmp, "kernel_%033zu", i * 2654435761u % 10000000000000u + i);
+        memcpy(nm, tmp, NAME_LEN);
+        const char *dev = devices[i % DEVICES];
+        w->t[i] = (cckey_tuple){.device = {dev, strlen(dev)}, .name = {nm, NAME_LEN},
+                                .source = {sources[(i / 7) % SOURCES], SOURCE_LEN},
+                                .options = sets[(i / 3) % SETS], .n_options = 2};
+    }
+}
+
+static void unbuild(scale_wl *w)
+{
+    free(w->t), free(w->names), free(w->keys);
+}
+
+/* Keys checked against OpenSSL's: all up to OSSL_MAX, else a stride. */
+static int check(const scale_wl *w, const char *who)
+{
+    size_t step = w->n <= OSSL_MAX ? 1 : w->n / OSSL_MAX + 1;
+    for (size_t i = 0; i < w->n; i += step) {
+        char ref[CCKEY_KEY_LEN + 1];
+        bench_ossl_key(ref, &w->t[i]);
+        if (memcmp(ref, w->keys[i], CCKEY_KEY_LEN) != 0) {
+            fprintf(stderr, "cckey_bench_scale: %s: key %zu of %zu differs from OpenSSL's\n", who, i, w->n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct rate {
+    double wall, cpu;   /* keys per second of each */
+} rate;
+
+static void keep_best(rate *best, size_t n, double wall, double cpu)
+{
+    if (n / wall > best->wall) best->wall = n / wall;
+    if (n / cpu > best->cpu) best->cpu = n / cpu;
+}
+
+static rate time_ossl(const scale_wl *w, int reps)
+{
+    size_t n = w->n < OSSL_MAX ? w->n : OSSL_MAX;
+    rate best = {0, 0};
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now(), c0 = cpu_now();
+        for (size_t i = 0; i < n; i++) bench_ossl_key(w->keys[i], &w->t[i]);
+        keep_best(&best, n, bench_now() - t0, cpu_now() - c0);
+    }
+    return best;
+}
+
+static rate time_cckey(scale_wl *w, unsigned threads, int reps, int *bad)
+{
+    cckey_batch_config *cfg;
+    if (cckey_batch_config_new(&cfg) != CCKEY_OK) exit(1);
+    cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CPU);
+    cckey_batch_config_set_threads(cfg, threads);
+    rate best = {0, 0};
+    for (int r = 0; r < reps; r++) {
+        memset(w->keys, 0, w->n * sizeof *w->keys);
+        double t0 = bench_now(), c0 = cpu_now();
+        cckey_status st = cckey_make_keys(w->keys, w->t, w->n, cfg);
+        double dt = bench_now() - t0, dc = cpu_now() - c0;
+        if (st != CCKEY_OK) {
+            fprintf(stderr, "cckey_bench_scale: cckey_make_keys: %s: %s\n", cckey_strerror(st), cckey_last_error());
+            exit(1);
+        }
+        keep_best(&best, w->n, dt, dc);
+    }
+    char who[32];
+    snprintf(who, sizeof who, "cckey-%ut", threads);
+    if (check(w, who)) *bad = 1;
+    cckey_batch_config_free(cfg);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    size_t max_n = 10000000;
+    int profile = 0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned all = online > 0 ? (unsigned)online : 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--max") == 0 && i + 1 < argc) max_n = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--profile") == 0) profile = 1;   /* cckey only, 1 thread, for perf */
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) all = (unsigned)strtoul(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: cckey_bench_scale [--max N] [--threads N] [--profile]  (CSV on stdout)\n");
+            return 2;
+        }
+    }
+    tables();
+    int bad = 0;
+    printf("n,candidate,threads,keys_per_s,keys_per_cpu_s\n");
+    static const size_t sizes[] = {1000, 10000, 100000, 200000, 1000000, 10000000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max_n; k++) {
+        size_t n = sizes[k];
+        int reps = n <= 100000 ? 20 : n <= 1000000 ? 3 : 2;
+        scale_wl w;
+        build(&w, n);
+        time_cckey(&w, 1, 1, &bad);   /* warm-up: page faults, thread start */
+        if (profile) {
+            if (n == max_n) printf("%zu,cckey,1,%.0f\n", n, time_cckey(&w, 1, n >= 10000000 ? 1 : 10, &bad).cpu);
+            unbuild(&w);
+            continue;
+        }
+        rate r = time_ossl(&w, n <= 100000 ? 5 : 1);
+        printf("%zu,openssl-loop,1,%.0f,%.0f\n", n, r.wall, r.cpu);
+        r = time_cckey(&w, 1, reps, &bad);
+        printf("%zu,cckey,1,%.0f,%.0f\n", n, r.wall, r.cpu);
+        r = time_cckey(&w, all, reps, &bad);
+        printf("%zu,cckey,%u,%.0f,%.0f\n", n, all, r.wall, r.cpu);
+        fflush(stdout);
+        unbuild(&w);
+    }
+    return bad;
+}

@@ -1,0 +1,111 @@
+/* The environment, mapped onto a batch config: the library reads none of
+ * these variables itself. A bad value is the user's mistake, named with
+ * its variable. */
+#include "cli.h"
+#ifdef CCKEY_TESTING
+#include "../testing/testing.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_CHUNK 64ull
+#define MAX_CHUNK (1ull << 30)
+
+/* A decimal size with an optional K/M/G suffix, in [lo, hi]. */
+static bool parse_size(const char *s, unsigned long long lo, unsigned long long hi, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (errno || end == s || *end || s[0] == '-' || (v << shift >> shift) != v) return false;
+    v <<= shift;
+    if (v < lo || v > hi) return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static const char *var(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static bool sizes(cckey_batch_config *cfg)
+{
+    const char *v;
+    size_t n;
+    if ((v = var("CCKEY_GPU_CHUNK_BYTES"))) {
+        if (!parse_size(v, MIN_CHUNK, MAX_CHUNK, &n)) {
+            cli_error("CCKEY_GPU_CHUNK_BYTES=%s: expected a size from %llu to %llu bytes (K, M, G allowed)", v,
+                      MIN_CHUNK, MAX_CHUNK);
+            return false;
+        }
+        cckey_batch_config_set_chunk_bytes(cfg, n);
+    }
+    if ((v = var("CCKEY_GPU_LONG_BYTES"))) {
+        if (!parse_size(v, 0, MAX_CHUNK / 4, &n)) {
+            cli_error("CCKEY_GPU_LONG_BYTES=%s: expected a size from 0 to %llu bytes (K, M, G allowed)", v,
+                      MAX_CHUNK / 4);
+            return false;
+        }
+        cckey_batch_config_set_long_bytes(cfg, n);
+    }
+    if ((v = var("CCKEY_GPU_CPU_SHARE"))) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+            cli_error("CCKEY_GPU_CPU_SHARE=%s: expected 0 or 1", v);
+            return false;
+        }
+        cckey_batch_config_set_device_share(cfg, v[0] == '1');
+    }
+    return true;
+}
+
+static bool devices(cckey_batch_config *cfg)
+{
+    static const struct {
+        const char *name;
+        cckey_backend_kind kind;
+    } sel[] = {{"CCKEY_OPENCL_DEVICE", CCKEY_BACKEND_OPENCL}, {"CCKEY_CUDA_DEVICE", CCKEY_BACKEND_CUDA}};
+    for (size_t i = 0; i < sizeof sel / sizeof *sel; i++) {
+        const char *v = var(sel[i].name);
+        if (v && cckey_batch_config_set_device(cfg, sel[i].kind, v) != CCKEY_OK) {
+            cli_error("%s=%s: %s", sel[i].name, v, cckey_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
+#ifdef CCKEY_TESTING
+/* The test build only: device faults, for the tests of the CPU fallback. */
+static bool faults(cckey_batch_config *cfg)
+{
+    long chunk = -1;
+    const char *v = var("CCKEY_FAULT_CHUNK");
+    if (v) {
+        char *end;
+        chunk = strtol(v, &end, 10);
+        if (*end || chunk < 0) {
+            cli_error("CCKEY_FAULT_CHUNK=%s: expected a chunk number >= 0", v);
+            return false;
+        }
+    }
+    const char *c = var("CCKEY_FAULT_CORRUPT"), *b = var("CCKEY_FAULT_BUILD");
+    return cckey_testing_set_faults(cfg, chunk, c && strcmp(c, "0") != 0, b && strcmp(b, "0") != 0) == CCKEY_OK;
+}
+#endif
+
+int cli_config_from_env(cckey_batch_config *cfg)
+{
+    if (!sizes(cfg) || !devices(cfg)) return CLI_USAGE;
+#ifdef CCKEY_TESTING
+    if (!faults(cfg)) return CLI_USAGE;
+#endif
+    return CLI_OK;
+}

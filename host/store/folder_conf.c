@@ -1,0 +1,61 @@
+/* Settings a cache folder carries for every writer: DIR/cckey.conf lines
+ * "NAME = VALUE" ('#' comments), shared with the CLI's remote settings.
+ * The store reads max_size, a size limit such as 10G, so that the limit
+ * belongs to the cache rather than to one run. */
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cckey_status cckey_size_parse(const char *text, uint64_t *out)
+{
+    if (!text || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL text or output");
+    char *end;
+    if (!isdigit((unsigned char)*text)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "\"%s\" is not a size", text);
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && *end == 'i' && end[1] == 'B') end += 2;   /* KiB, MiB, ... */
+    else if (*end == 'B') end++;
+    if (errno || *end || (shift && v > (UINT64_MAX >> shift)))
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "\"%s\" is not a size such as 500M or 10G", text);
+    *out = (uint64_t)v << shift;
+    return CCKEY_OK;
+}
+
+static char *trim(char *p)
+{
+    while (isspace((unsigned char)*p)) p++;
+    char *e = p + strlen(p);
+    while (e > p && isspace((unsigned char)e[-1])) *--e = '\0';
+    return p;
+}
+
+uint64_t cckey_store_conf_max_bytes(const char *dir)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/cckey.conf", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    uint64_t limit = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = trim(line), *eq = strchr(p, '=');
+        if (*p == '#' || !eq) continue;
+        *eq = '\0';
+        uint64_t v;
+        if (strcmp(trim(p), "max_size") == 0 && cckey_size_parse(trim(eq + 1), &v) == CCKEY_OK) limit = v;   /* the last wins */
+    }
+    fclose(f);
+    return limit;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""How cckey reads manifest lines: the line-length limit (--max-line), running
+out of memory on a huge line, lines that straddle the reader's buffer, and
+the memory a single huge line costs.
+
+Usage: test_manifest_reader.py PATH/TO/cckey [unittest args]
+
+Keys are checked against the format's recipe (gen_vectors.make_key, hashlib)."""
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from gen_vectors import make_key  # noqa: E402
+
+CCKEY = None
+
+
+def sanitized():
+    """ASan/TSan reserve terabytes of address space: RLIMIT_AS cannot be used
+    there, and their allocators change peak memory."""
+    with open(CCKEY, "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
+
+
+def run(args, cwd=None, limit_as=None, stdin=subprocess.DEVNULL):
+    def pre():
+        if limit_as:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
+    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=120, preexec_fn=pre, stdin=stdin)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def peak_rss_of(args, cwd):
+    """Peak RSS in bytes of one cckey run, measured in a fresh child process
+    (RUSAGE_CHILDREN is a maximum over all children waited for)."""
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code, CCKEY] + args, cwd=cwd, capture_output=True, text=True,
+                         timeout=300).stdout.split()
+    return int(out[0]), int(out[1]) * 1024
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, name, data):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        return path
+
+
+def line(name, source):
+    return '{"device": "d", "name": "%s", "source": "%s"}' % (name, source)
+
+
+class LineLimit(Tmp):
+    def test_over_long_line_is_an_error_naming_it(self):
+        body = "\n".join([line("a", "s"), "", line("b", "x" * 3000), line("c", "s")]) + "\n"
+        self.write("m.jsonl", body)
+        out = os.path.join(self.dir, "keys.txt")
+        rc, stdout, err = run(["batch", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("m.jsonl:3:", err)
+        self.assertIn("--max-line", err)
+        self.assertFalse(os.path.exists(out), "an -o file was written for a failed run")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["m.jsonl"])
+        # --keep-going does not turn a refused line into a skipped one: the
+        # rest of the manifest was never read.
+        rc, stdout, err = run(["batch", "-k", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 1, err)
+        self.assertFalse(os.path.exists(out))
+        # Under the limit (the line ending does not count), the same manifest works.
+        rc, stdout, err = run(["batch", "--max-line", "3K", "m.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(stdout.splitlines()[1], make_key(b"d", b"b", b"x" * 3000, []))
+
+    def test_limit_is_exact_and_crlf_does_not_count(self):
+        ln = line("n", "y" * 1000)
+        body = (ln + "\r\n").encode()
+        self.write("m.jsonl", body)
+        rc, out, err = run(["batch", "--max-line", str(len(ln)), "m.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out, make_key(b"d", b"n", b"y" * 1000, []) + "\n")
+        rc, out, err = run(["batch", "--max-line", str(len(ln) - 1), "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("m.jsonl:1:", err)
+
+    def test_endless_line_from_a_device(self):
+        rc, out, err = run(["batch", "--max-line", "64K", "/dev/zero"])
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn("/dev/zero:1:", err)
+
+    def test_bad_max_line_values(self):
+        for v in ("", "0", "100", "-5", " 5K", "5iB", "1X", "99999999999999999999G"):
+            rc, out, err = run(["batch", "--max-line", v, "/dev/null"])
+            self.assertEqual(rc, 2, v)
+            self.assertIn("--max-line", err, v)
+
+    def test_warm_reads_manifests_the_same_way(self):
+        self.write("k.cl", "__kernel void k(__global int *x) { x[0] = 1; }\n")
+        body = '{"device": "d", "name": "k", "source_file": "k.cl", "pad": "%s"}\n' % ("p" * 5000)
+        self.write("m.jsonl", body)
+        cache = os.path.join(self.dir, "cache")
+        rc, out, err = run(["warm", "--cache-dir", cache, "--max-line", "4K", "-q", "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("m.jsonl:1:", err)
+        self.assertIn("--max-line", err)
+
+
+class OutOfMemory(Tmp):
+    def setUp(self):
+        super().setUp()
+        if sanitized():
+            self.skipTest("sanitizer build: RLIMIT_AS cannot be applied")
+
+    def test_a_line_memory_cannot_hold_is_an_error_not_end_of_file(self):
+        # The default limit (1 GiB) is above what 700 MB of address space can
+        # hold: the reader runs out of memory first, and says so.
+        self.write("m.jsonl", line("a", "s") + "\n")
+        out = os.path.join(self.dir, "keys.txt")
+        with open("/dev/zero", "rb") as zero:
+            rc, stdout, err = run(["batch", "-o", out, "-"], cwd=self.dir, limit_as=700 << 20,
+                                  stdin=zero)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("<stdin>:1:", err)
+        self.assertIn("memory", err)
+        self.assertFalse(os.path.exists(out))
+
+
+class Buffering(Tmp):
+    def test_lines_straddling_reads(self):
+        # Lines of every length around the reader's 1 MiB reads, so that
+        # line ends fall before, on and after buffer boundaries.
+        names, body = [], []
+        size = 0
+        i = 0
+        while size < (3 << 20) + 1000:
+            src = "z" * (1000 + (i * 7919) % 300000)
+            ln = line("n%d" % i, src)
+            body.append(ln + ("\r\n" if i % 3 == 0 else "\n"))
+            names.append((b"n%d" % i, src.encode()))
+            size += len(ln) + 1
+            i += 1
+        self.write("m.jsonl", "".join(body).rstrip("\n"))   # the last line without its newline
+        rc, out, err = run(["batch", "m.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.splitlines(), [make_key(b"d", n, s, []) for n, s in names])
+
+
+if __name__ == "__main__":
+    CCKEY = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
