@@ -220,7 +220,9 @@ typedef enum cckey_backend_kind {
 typedef enum cckey_verify_mode {
     CCKEY_VERIFY_NONE = 0,
     CCKEY_VERIFY_ALL = 1,     /**< every digest */
-    CCKEY_VERIFY_SAMPLE = 2   /**< a random sample */
+    CCKEY_VERIFY_SAMPLE = 2   /**< a random sample (46,052 digests drawn with
+                                   replacement); a wrong digest in it turns
+                                   the check into ALL */
 } cckey_verify_mode;
 
 /** Batch settings. Opaque; create with cckey_batch_config_new. */
@@ -237,8 +239,17 @@ CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
 CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
 /** Worker threads; 0 means one per online core. */
 CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
-/** Verification of device digests against the CPU reference. */
+/** Verification of device digests against the CPU reference. Wrong device
+ *  digests are replaced with the CPU's, so the keys are right; the batch
+ *  succeeds and cckey_batch_config_warning names the device and the count.
+ *  SAMPLE checks 46,052 digests drawn with replacement (all of them in a
+ *  smaller batch): a device that gets a fraction f wrong escapes it with
+ *  probability (1 - f)^46052, under 1% for f = 1/10,000. Its warning gives
+ *  the seed. */
 CCKEY_API cckey_status cckey_batch_config_set_verify(cckey_batch_config *cfg, cckey_verify_mode mode);
+/** The seed of SAMPLE's draw, to repeat a run; unset, each batch draws a
+ *  fresh one. */
+CCKEY_API cckey_status cckey_batch_config_set_verify_seed(cckey_batch_config *cfg, uint64_t seed);
 /** Progress reporting, called from the calling thread; fn may be NULL. */
 CCKEY_API cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user);
 /** Which backend the last cckey_make_keys with this config used ("cpu",

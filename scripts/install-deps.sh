@@ -8,6 +8,7 @@ packages=(
   libssl-dev              # OpenSSL's MD5: test oracle and benchmark baseline only
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
+  valgrind                # CI: memcheck of the MD5 lane manager
   gnuplot-nox             # benchmark plot
   g++                     # tests: cckey.h compiled as C++
   help2man man-db         # the man page, built and read (tests: man cckey)

@@ -51,6 +51,14 @@ cckey_status cckey_batch_config_set_verify(cckey_batch_config *cfg, cckey_verify
     return CCKEY_OK;
 }
 
+cckey_status cckey_batch_config_set_verify_seed(cckey_batch_config *cfg, uint64_t seed)
+{
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    cfg->verify_seed = seed;
+    cfg->verify_seed_set = true;
+    return CCKEY_OK;
+}
+
 cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");

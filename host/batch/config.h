@@ -12,6 +12,8 @@ struct cckey_batch_config {
     cckey_backend_kind backend;
     unsigned threads;
     cckey_verify_mode verify;
+    bool verify_seed_set;   /* else each sample draws a fresh seed */
+    uint64_t verify_seed;
     cckey_progress_fn progress;
     cckey_progress_cancel_fn progress_cancel;   /* set instead of progress */
     void *progress_user;
@@ -24,6 +26,9 @@ struct cckey_batch_config {
     char used[32];
     char warning[1024];
 };
+
+/* Digests --verify=sample recomputes (see verify() in planner.c). */
+#define CCKEY_VERIFY_SAMPLE_SIZE 46052u
 
 /* What a batch reports back: kept on the batch's own stack until the end. */
 typedef struct cckey_batch_report {

@@ -29,6 +29,10 @@ int cckey_cmd_selftest(int argc, char **argv);
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
+/* CCKEY_FORCE_ISA, which the library reads itself and ignores when it names
+ * no instruction set this CPU has: here that is an error (CLI_USAGE,
+ * printed), as the README promises. CLI_OK when unset or in effect. */
+int cli_check_isa_env(void);
 
 /* The one entry of known[0..n) one edit (insertion, deletion, substitution,
  * neighbour swap) from word, or NULL when none or several are (suggest.c). */
@@ -74,6 +78,9 @@ int cli_print_version(void);
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A size as cckey_size_parse reads it (500M, 10G, 1TiB), in [lo, hi]. */
+bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* Parse a decimal count in [lo, hi]; false on anything else. */
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out);

@@ -13,19 +13,10 @@
 #define MIN_CHUNK 64ull
 #define MAX_CHUNK (1ull << 30)
 
-/* A decimal size with an optional K/M/G suffix, in [lo, hi]. */
 static bool parse_size(const char *s, unsigned long long lo, unsigned long long hi, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (errno || end == s || *end || s[0] == '-' || (v << shift >> shift) != v) return false;
-    v <<= shift;
-    if (v < lo || v > hi) return false;
+    uint64_t v;
+    if (!cli_parse_size(s, lo, hi, &v)) return false;
     *out = (size_t)v;
     return true;
 }
@@ -108,4 +99,18 @@ int cli_config_from_env(cckey_batch_config *cfg)
     if (!faults(cfg)) return CLI_USAGE;
 #endif
     return CLI_OK;
+}
+
+int cli_check_isa_env(void)
+{
+    static const char *const known[] = {"scalar", "sse2", "avx2", "avx512", "neon"};
+    const char *v = var("CCKEY_FORCE_ISA");
+    if (!v || strcmp(v, cckey_cpu_isa()) == 0) return CLI_OK;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(v, known[i]) == 0) {
+            cli_error("CCKEY_FORCE_ISA=%s: this CPU cannot run it (the widest it has is %s)", v, cckey_cpu_isa());
+            return CLI_USAGE;
+        }
+    cli_error("CCKEY_FORCE_ISA=%s: expected scalar, sse2, avx2, avx512 or neon", v);
+    return CLI_USAGE;
 }

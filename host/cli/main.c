@@ -80,5 +80,7 @@ int main(int argc, char **argv)
         return cli_print_version();
     }
     const cli_command *c = find_command(cmd);
-    return c ? c->run(argc - 1, argv + 1) : unknown_command(cmd);
+    if (!c) return unknown_command(cmd);
+    if (cli_check_isa_env() != CLI_OK) return CLI_USAGE;
+    return c->run(argc - 1, argv + 1);
 }

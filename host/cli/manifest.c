@@ -4,7 +4,8 @@
  *    "options": [[K, V], ...] | {K: V, ...}}
  *
  * Strings may hold \u0000; the bytes digested are their UTF-8. Unknown
- * members are ignored; blank lines are skipped. */
+ * members are ignored (one edit from a known one: a warning, see
+ * manifest_members.c); blank lines are skipped. */
 #include "manifest.h"
 
 #include <errno.h>
@@ -350,6 +351,13 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
         item->tuple.name = bytes_of(name);
         if (src) item->tuple.source = bytes_of(src);
         else r = source_path(&c, file, base_dir, item);
+    }
+    const char *typo = NULL, *guess = manifest_near_member(root, &typo);
+    if (r && guess) {   /* the typo is likely the cause: say so in the error */
+        size_t used = strlen(err);
+        snprintf(err + used, err_len - used, " (\"%s\" is not a member; did you mean \"%s\"?)", typo, guess);
+    } else if (guess) {
+        manifest_warn_near_member(label, line_no, member_column(line, len, typo), typo, guess);
     }
     if (r) {
         manifest_item_clear(item);

@@ -73,6 +73,12 @@ int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char 
  * target's entry point. line_no and label are for messages. With files
  * NULL, a source_file is left in item->source_path for manifest_resolve, so
  * that lines can be parsed on many threads and mapped on one. */
+/* A member one edit from a known one and not beside it ("devcie"): the
+ * known name, with the typo in *typo; NULL when none (manifest_members.c). */
+const char *manifest_near_member(json_t *root, const char **typo);
+/* Warn about such a typo, once per distinct typo in a run. */
+void manifest_warn_near_member(const char *label, size_t line_no, size_t col, const char *typo, const char *guess);
+
 int manifest_parse_line(const char *line, size_t len, const char *label, size_t line_no,
                         const char *base_dir, manifest_item *item, manifest_files *files,
                         char *err, size_t err_len);

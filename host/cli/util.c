@@ -1,6 +1,7 @@
 /* Errors, numbers and input files. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -33,6 +34,14 @@ void cli_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vreport("warning: ", fmt, ap);
     va_end(ap);
+}
+
+bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t v;
+    if (cckey_size_parse(s, &v) != CCKEY_OK || v < lo || v > hi) return false;
+    *out = v;
+    return true;
 }
 
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)

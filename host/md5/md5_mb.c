@@ -85,7 +85,7 @@ static void compact(mb_state *s, unsigned lanes)
         to++;
     }
     for (unsigned l = to; l < lanes; l++) {
-        s->lane[l].left = 0;
+        s->lane[l].left = s->lane[l].tail_blocks = 0;
         s->blk[l] = idle_block;
     }
 }
@@ -96,6 +96,7 @@ static int scalar_cheaper(const cckey_md5_path *path, const mb_state *s)
 {
     size_t sum = 0, max = 0;
     for (unsigned l = 0; l < path->lanes; l++) {
+        if (!s->lane[l].left) continue;   /* idle: its other fields mean nothing */
         size_t r = s->lane[l].left + s->lane[l].tail_blocks;
         sum += r;
         if (r > max) max = r;
@@ -131,7 +132,7 @@ static void mb_general(const cckey_md5_path *path, const cckey_msg *msgs, size_t
             next++;
             active++;
         } else {
-            s.lane[l].left = 0;
+            s.lane[l].left = s.lane[l].tail_blocks = 0;
             s.blk[l] = idle_block;
         }
     }

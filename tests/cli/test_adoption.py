@@ -402,6 +402,28 @@ class CacheErgonomics(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "none")))
 
 
+class ManifestTypos(unittest.TestCase):
+    def test_a_member_one_edit_away_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.jsonl")
+            with open(path, "w") as f:
+                f.write('{"devcie": "d", "name": "n", "source": "s"}\n')
+                for _ in range(3):
+                    f.write('{"device": "d", "name": "n", "source": "s", "optoins": [["-O", "3"]]}\n')
+                f.write('{"device": "d", "name": "n", "source": "s", "comment": "unrelated"}\n')
+            rc, out, err = run(["batch", "-k", path])
+            self.assertEqual(rc, 2)
+            want, _ = recipe(b"d", b"n", b"s", [])
+            self.assertEqual(out.split("\n"), ["", want, want, want, want, ""])
+            self.assertIn('%s:1:1: missing "device"' % path, err)
+            self.assertIn('"devcie" is not a member; did you mean "device"?', err)
+            self.assertEqual(err.count('unknown member "optoins" is ignored; did you mean "options"?'), 1, err)
+            self.assertIn("%s:2:45: " % path, err)
+            self.assertNotIn("comment", err)
+            rc, out, err = run(["batch", "-k", "-q", path])
+            self.assertNotIn("optoins", err)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or not os.access(sys.argv[1], os.X_OK):
         sys.exit("usage: test_adoption.py PATH/TO/cckey [unittest args]")

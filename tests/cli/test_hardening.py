@@ -22,8 +22,11 @@ from gen_vectors import make_key  # noqa: E402
 GOOD_LINE = '{"device": "d", "name": "n", "source": "s"}\n'
 
 
-def run(args, **kw):
-    return test_cli.run(args, **kw)
+def run(args, env_extra=None, **kw):
+    if not env_extra:
+        return test_cli.run(args, **kw)
+    p = subprocess.run([test_cli.CCKEY] + args, env=dict(os.environ, **env_extra), capture_output=True, timeout=60)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def wait_for(cond, what, limit=60):
@@ -208,6 +211,76 @@ class WriteErrors(Tmp):
         p.stderr.close()
         self.assertEqual(rc, 1)
         self.assertIn("Broken pipe", err)
+
+
+class Verify(Tmp):
+    """A device that returns wrong digests silently (the test build's
+    CCKEY_FAULT_CORRUPT): --verify repairs them and says so."""
+
+    def setUp(self):
+        super().setUp()
+        self.testing = os.path.join(os.path.dirname(test_cli.CCKEY), "cckey-testing")
+        if not os.access(self.testing, os.X_OK):
+            self.skipTest("no cckey-testing beside cckey")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl", MANIFEST], capture_output=True)
+        if p.returncode != 0:
+            self.skipTest("no OpenCL runtime here")
+
+    def corrupt(self, args):
+        env = dict(os.environ, CCKEY_FAULT_CORRUPT="1")
+        p = subprocess.run([self.testing, "batch", "-b", "opencl"] + args + [MANIFEST], env=env, capture_output=True)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def test_without_verify_the_fault_changes_keys(self):
+        rc, out, err = self.corrupt([])
+        self.assertEqual(rc, 0)
+        self.assertNotEqual(out, golden("manifest.keys"), "the fault hook changed nothing")
+
+    def test_verify_repairs_and_names_the_device(self):
+        for args in (["--verify"], ["--verify=all"], ["--verify=sample"], ["--verify=sample", "--verify-seed", "7"]):
+            rc, out, err = self.corrupt(args)
+            self.assertEqual((rc, out), (0, golden("manifest.keys")), f"{args}: {err}")
+            self.assertRegex(err, r'warning: the opencl device \d+ ".+" returned \d+ wrong digests? of \d+', args)
+
+    def test_verify_seed_needs_sample_and_a_number(self):
+        for args in (["--verify-seed", "3"], ["--verify=sample", "--verify-seed", "-1"],
+                     ["--verify=sample", "--verify-seed", "1x"], ["--verify=sample", "--verify-seed", ""]):
+            rc, out, err = run(["batch"] + args + [MANIFEST])
+            self.assertEqual((rc, out), (2, ""), args)
+            self.assertIn("--verify-seed", err)
+
+
+class Settings(Tmp):
+    def test_tuning_variables_garbage_is_an_error_naming_it(self):
+        for var, val in (("CCKEY_GPU_CHUNK_BYTES", "-1"), ("CCKEY_GPU_CHUNK_BYTES", "12Q"),
+                         ("CCKEY_GPU_LONG_BYTES", "5x"), ("CCKEY_GPU_CPU_SHARE", "2")):
+            for backend in ("cpu", "opencl", "auto"):
+                rc, out, err = run(["batch", "--backend", backend, MANIFEST],
+                                   env_extra={var: val})
+                self.assertEqual((rc, out), (2, ""), f"{var}={val} --backend {backend}: {err}")
+                self.assertIn(f"{var}={val}", err)
+
+    def test_force_isa_bogus_or_unsupported_is_refused(self):
+        import platform
+        missing = "neon" if platform.machine() in ("x86_64", "AMD64") else "avx512"
+        for val, why in (("bogus", "expected scalar, sse2"), (missing, "this CPU cannot run it")):
+            rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": val})
+            self.assertEqual((rc, out), (2, ""), val)
+            self.assertIn(f"CCKEY_FORCE_ISA={val}: {why}", err)
+        rc, out, err = run(["key", "-d", "d", "-n", "n", "-s", "s"], env_extra={"CCKEY_FORCE_ISA": "scalar"})
+        self.assertEqual((rc, out.strip()), (0, make_key(b"d", b"n", b"s", [])))
+
+    def test_max_size_parsing(self):
+        m = self.write("m.jsonl", "")
+        cache = os.path.join(self.dir, "c")
+        for bad in (" -5", "-5", "+5", " 5", "5 ", "5iB", "5KiBB", "5X", "", "0", "99999999999999999999",
+                    "17179869184G"):
+            rc, out, err = run(["warm", "--max-size", bad, "--cache-dir", cache, m])
+            self.assertEqual(rc, 2, repr(bad))
+            self.assertIn("--max-size", err)
+        for good in ("5", "5K", "5k", "5KiB", "5KB", "2G", "1T"):
+            rc, out, err = run(["warm", "--max-size", good, "--cache-dir", cache, m])
+            self.assertEqual(rc, 0, f"{good!r}: {err}")
 
 
 if __name__ == "__main__":

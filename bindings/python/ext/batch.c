@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char pyck_make_keys_doc[] =
-    "make_keys(tuples, backend='auto', threads=0, verify=None) -> list[str]\n"
+    "make_keys(tuples, backend='auto', threads=0, verify=None, device=None) -> list[str]\n"
     "\n"
     "The keys of many (device, name, source[, options]) tuples, in order.\n"
     "\n"
@@ -21,6 +21,8 @@ const char pyck_make_keys_doc[] =
     "threads: worker threads; 0 means one per core.\n"
     "verify: None or False (no check), True or 'all' (every device digest is\n"
     "recomputed on the CPU), 'sample' (a random sample).\n"
+    "device: which device a device backend uses: an index or a part of the\n"
+    "device's or platform's name, as devices() lists them (None: the best).\n"
     "\n"
     "A device that fails in mid-batch is not an error: the rest runs on the\n"
     "CPU and a RuntimeWarning says so.";
@@ -114,7 +116,18 @@ static int parse_verify(PyObject *o, cckey_verify_mode *out)
     return 0;
 }
 
-static cckey_batch_config *make_config(const char *backend, long threads, PyObject *verify)
+/* A device selector for the device backends the batch may use. */
+static cckey_status set_device(cckey_batch_config *cfg, cckey_backend_kind kind, const char *device)
+{
+    cckey_status st = CCKEY_OK;
+    if (kind == CCKEY_BACKEND_OPENCL || kind == CCKEY_BACKEND_AUTO)
+        st = cckey_batch_config_set_device(cfg, CCKEY_BACKEND_OPENCL, device);
+    if (st == CCKEY_OK && (kind == CCKEY_BACKEND_CUDA || kind == CCKEY_BACKEND_AUTO))
+        st = cckey_batch_config_set_device(cfg, CCKEY_BACKEND_CUDA, device);
+    return st;
+}
+
+static cckey_batch_config *make_config(const char *backend, long threads, PyObject *verify, const char *device)
 {
     cckey_backend_kind kind;
     cckey_verify_mode mode;
@@ -127,11 +140,16 @@ static cckey_batch_config *make_config(const char *backend, long threads, PyObje
         return NULL;
     }
     if (parse_verify(verify, &mode) < 0) return NULL;
+    if (device && kind == CCKEY_BACKEND_CPU) {
+        PyErr_SetString(PyExc_ValueError, "device selects a device of the opencl or cuda backend, not of cpu");
+        return NULL;
+    }
     cckey_batch_config *cfg = NULL;
     cckey_status st = cckey_batch_config_new(&cfg);
     if (st == CCKEY_OK) st = cckey_batch_config_set_backend(cfg, kind);
     if (st == CCKEY_OK) st = cckey_batch_config_set_threads(cfg, (unsigned)threads);
     if (st == CCKEY_OK) st = cckey_batch_config_set_verify(cfg, mode);
+    if (st == CCKEY_OK && device) st = set_device(cfg, kind, device);
     if (st != CCKEY_OK) {
         cckey_batch_config_free(cfg);
         pyck_raise(st);
@@ -158,14 +176,14 @@ static PyObject *keys_list(char (*out)[CCKEY_KEY_LEN + 1], size_t n)
 PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    static char *kwlist[] = {"tuples", "backend", "threads", "verify", NULL};
+    static char *kwlist[] = {"tuples", "backend", "threads", "verify", "device", NULL};
     PyObject *tuples, *verify = Py_None;
-    const char *backend = "auto";
+    const char *backend = "auto", *device = NULL;
     long threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$slO:make_keys", kwlist, &tuples, &backend, &threads,
-                                     &verify))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$slOz:make_keys", kwlist, &tuples, &backend, &threads,
+                                     &verify, &device))
         return NULL;
-    cckey_batch_config *cfg = make_config(backend, threads, verify);
+    cckey_batch_config *cfg = make_config(backend, threads, verify, device);
     if (!cfg) return NULL;
     /* A private list: the caller's list may change while the GIL is out. */
     PyObject *list = PySequence_List(tuples);

@@ -1,10 +1,24 @@
-/* cckey.devices(): which backends can compute keys in this process. The
- * public API has no device listing yet, so each backend is asked to key one
- * tuple, explicitly; the library's own words say why one cannot. */
+/* cckey.devices(): the devices of the device backends (cckey_devices), and
+ * cckey.backends(): whether each backend can compute keys in this process,
+ * found by asking it to key one tuple, so the library's own words say why
+ * one cannot. */
 #include "pyck.h"
+
+#include <stdlib.h>
 
 const char pyck_devices_doc[] =
     "devices() -> list[dict]\n"
+    "\n"
+    "The OpenCL and CUDA devices this process can see, usable or not: one dict\n"
+    "per device with 'backend', 'index' (what a device selector takes), 'id'\n"
+    "('name|driver': the recommended device field of a key), 'name', 'driver',\n"
+    "'platform', 'type' ('gpu', 'cpu', ...), 'global_mem' (bytes),\n"
+    "'compute_units', 'usable', 'selected' (the one a batch would use) and\n"
+    "'auto_ok' (backend='auto' may use it). Drivers are loaded on the first\n"
+    "call; the GIL is released meanwhile.";
+
+const char pyck_backends_doc[] =
+    "backends() -> list[dict]\n"
     "\n"
     "The backends of this build and whether each can compute keys here: one\n"
     "dict per backend with 'backend' ('cpu', 'opencl', 'cuda'), 'available'\n"
@@ -40,7 +54,7 @@ static PyObject *probe(cckey_backend_kind kind)
     return d;
 }
 
-PyObject *pyck_devices(PyObject *self, PyObject *unused)
+PyObject *pyck_backends(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
@@ -51,5 +65,57 @@ PyObject *pyck_devices(PyObject *self, PyObject *unused)
         if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
         Py_XDECREF(d);
     }
+    return list;
+}
+
+static PyObject *device_dict(const cckey_device *d)
+{
+    return Py_BuildValue("{sssIsssssssssssKsIsOsOsO}", "backend", cckey_backend_name(d->backend), "index",
+                         d->index, "id", d->id, "name", d->name, "driver", d->driver, "platform", d->platform,
+                         "type", d->type, "global_mem", (unsigned long long)d->global_mem, "compute_units",
+                         d->compute_units, "usable", d->usable ? Py_True : Py_False, "selected",
+                         d->selected ? Py_True : Py_False, "auto_ok", d->auto_ok ? Py_True : Py_False);
+}
+
+/* Appends the devices of one backend; a backend that cannot run here
+ * still lists the devices that exist, and one without any adds none. */
+static int add_devices(PyObject *list, cckey_backend_kind kind)
+{
+    size_t count = 0, got = 0;
+    cckey_device *v = NULL;
+    cckey_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cckey_devices(NULL, kind, NULL, 0, &count);
+    if ((st == CCKEY_OK || st == CCKEY_ERR_UNAVAILABLE) && count) {
+        v = calloc(count, sizeof *v);
+        if (v) st = cckey_devices(NULL, kind, v, count, &got);
+    }
+    Py_END_ALLOW_THREADS
+    if (st != CCKEY_OK && st != CCKEY_ERR_UNAVAILABLE) {
+        free(v);
+        pyck_raise(st);
+        return -1;
+    }
+    if (count && !v) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < got && i < count && rc == 0; i++) {
+        PyObject *d = device_dict(&v[i]);
+        rc = d ? PyList_Append(list, d) : -1;
+        Py_XDECREF(d);
+    }
+    free(v);
+    return rc;
+}
+
+PyObject *pyck_devices(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    if (list && (add_devices(list, CCKEY_BACKEND_OPENCL) < 0 || add_devices(list, CCKEY_BACKEND_CUDA) < 0))
+        Py_CLEAR(list);
     return list;
 }

@@ -118,7 +118,9 @@ static int add_pair(pyck_options *opts, PyObject *pair, pyck_holder *h, Py_ssize
 {
     if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2)
         return add_option(opts, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), h, index);
-    PyObject *seq = PySequence_Fast(pair, "");
+    /* A 2-character str is a sequence too, but never meant as a pair. */
+    int text = PyUnicode_Check(pair) || PyBytes_Check(pair) || PyByteArray_Check(pair);
+    PyObject *seq = text ? NULL : PySequence_Fast(pair, "");
     if (!seq || PySequence_Fast_GET_SIZE(seq) != 2) {
         Py_XDECREF(seq);
         PyErr_Clear();
@@ -152,7 +154,10 @@ int pyck_options_add(PyObject *o, pyck_options *opts, pyck_holder *h, Py_ssize_t
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    PyObject *items = PyMapping_Check(o) && PyObject_HasAttrString(o, "items")
+    /* Lists and tuples first: asking them for .items() would cost an
+     * AttributeError on every call. */
+    PyObject *items = !PyList_Check(o) && !PyTuple_Check(o) && PyMapping_Check(o) &&
+                              PyObject_HasAttrString(o, "items")
                           ? PyObject_CallMethod(o, "items", NULL)
                           : (Py_INCREF(o), o);
     if (!items) return -1;

@@ -1,6 +1,6 @@
-/* The cckey._cckey extension module: make_key, the error type, devices(),
- * and the registration of make_keys (batch.c), Source (source.c) and Store
- * (store.c). */
+/* The cckey._cckey extension module: make_key, the error type, version(),
+ * and the registration of make_keys (batch.c), devices() and backends()
+ * (devices.c), Source (source.c) and Store (store.c). */
 #include "pyck.h"
 
 #include <string.h>
@@ -49,6 +49,7 @@ static PyMethodDef methods[] = {
      "make_keys."},
     {"make_keys", (PyCFunction)(void (*)(void))pyck_make_keys, METH_VARARGS | METH_KEYWORDS, pyck_make_keys_doc},
     {"devices", pyck_devices, METH_NOARGS, pyck_devices_doc},
+    {"backends", pyck_backends, METH_NOARGS, pyck_backends_doc},
     {"version", version, METH_NOARGS, "version() -> str\n\nThe version of the cckey library linked in."},
     {NULL, NULL, 0, NULL},
 };

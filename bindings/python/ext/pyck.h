@@ -60,6 +60,8 @@ PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char pyck_make_keys_doc[];
 PyObject *pyck_devices(PyObject *self, PyObject *unused);
 extern const char pyck_devices_doc[];
+PyObject *pyck_backends(PyObject *self, PyObject *unused);
+extern const char pyck_backends_doc[];
 
 /* A key as a Python str (131 ASCII characters). */
 PyObject *pyck_key_str(const char *key);

@@ -79,11 +79,17 @@ def test_make_keys_matches_hashlib_every_backend_setting():
 
 
 def test_make_keys_on_opencl_with_verify():
-    avail = {d["backend"]: d for d in cckey.devices()}
+    avail = {d["backend"]: d for d in cckey.backends()}
     if not avail["opencl"]["available"]:
         pytest.skip("no OpenCL device: " + avail["opencl"]["reason"])
     tuples = random_tuples(3, 2000)
-    assert cckey.make_keys(tuples, backend="opencl", verify=True) == [oracle(*t) for t in tuples]
+    want = [oracle(*t) for t in tuples]
+    assert cckey.make_keys(tuples, backend="opencl", verify=True) == want
+    dev = next(d for d in cckey.devices() if d["backend"] == "opencl" and d["usable"])
+    assert cckey.make_keys(tuples, backend="opencl", device=str(dev["index"])) == want
+    with pytest.raises(cckey.Error) as info:      # a selector that matches nothing
+        cckey.make_keys(tuples, backend="opencl", device="no such device anywhere")
+    assert info.value.status == 4 and info.value.detail
 
 
 def test_source_handle_matches_hashlib():
@@ -127,6 +133,7 @@ def test_utf8_is_what_str_hashes():
     (lambda: cckey.make_key(1, "n", "s"), TypeError, "device must be bytes, str or a buffer, not int"),
     (lambda: cckey.make_key("d", "n", "s", [("k",)]), TypeError, "(key, value) pair"),
     (lambda: cckey.make_key("d", "n", "s", "k=v"), TypeError, "options must be"),
+    (lambda: cckey.make_key("d", "n", "s", ["kv"]), TypeError, "(key, value) pair, not str"),
     (lambda: cckey.make_key("d", "\ud800", "s"), UnicodeEncodeError, "surrogate"),
     (lambda: cckey.make_key("d", "n", memoryview(b"abcd")[::2]), BufferError, ""),
     (lambda: cckey.make_keys([("d", "n")]), TypeError, "tuple 0: expected (device, name, source[, options]), got 2"),
@@ -137,6 +144,7 @@ def test_utf8_is_what_str_hashes():
     (lambda: cckey.make_keys([], backend="gpu"), ValueError, "unknown backend 'gpu'"),
     (lambda: cckey.make_keys([], threads=-1), ValueError, "threads must be"),
     (lambda: cckey.make_keys([], verify="most"), ValueError, "verify must be"),
+    (lambda: cckey.make_keys([], backend="cpu", device="0"), ValueError, "not of cpu"),
 ])
 def test_bad_arguments(call, exc, words):
     with pytest.raises(exc) as info:
@@ -145,7 +153,7 @@ def test_bad_arguments(call, exc, words):
 
 
 def test_unavailable_backend_raises_library_error():
-    avail = {d["backend"]: d for d in cckey.devices()}
+    avail = {d["backend"]: d for d in cckey.backends()}
     assert avail["cpu"]["available"] and avail["cpu"]["used"] == "cpu"
     if avail["cuda"]["available"]:
         pytest.skip("CUDA is available here; nothing to refuse")
@@ -231,8 +239,22 @@ def test_make_keys_from_four_threads():
     assert results == wants
 
 
+def test_devices_name_themselves():
+    backends = {b["backend"]: b for b in cckey.backends()}
+    devices = cckey.devices()
+    for d in devices:
+        assert d["id"] == d["name"] + "|" + d["driver"]
+        assert d["backend"] in ("opencl", "cuda") and d["type"] in ("gpu", "cpu", "accelerator", "other")
+    for kind in ("opencl", "cuda"):
+        usable = [d for d in devices if d["backend"] == kind and d["usable"]]
+        # A backend that can key a tuple has a usable device, and the other way round.
+        assert bool(usable) == backends[kind]["available"], (kind, backends[kind], usable)
+        if usable:
+            assert sum(d["selected"] for d in devices if d["backend"] == kind) == 1
+
+
 def test_docstrings_and_version():
-    for obj in (cckey.make_key, cckey.make_keys, cckey.devices, cckey.version, cckey.Source,
+    for obj in (cckey.make_key, cckey.make_keys, cckey.devices, cckey.backends, cckey.version, cckey.Source,
                 cckey.Source.key, cckey.Store, cckey.Store.get, cckey.Store.put, cckey.Store.stats,
                 cckey.Error):
         assert obj.__doc__ and len(obj.__doc__) > 20, obj

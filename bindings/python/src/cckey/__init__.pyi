@@ -15,11 +15,25 @@ class Error(Exception):
     strerror: str
     detail: str
 
-class DeviceInfo(TypedDict):
+class BackendInfo(TypedDict):
     backend: str
     available: bool
     used: str
     reason: str
+
+class DeviceInfo(TypedDict):
+    backend: str
+    index: int
+    id: str
+    name: str
+    driver: str
+    platform: str
+    type: str
+    global_mem: int
+    compute_units: int
+    usable: bool
+    selected: bool
+    auto_ok: bool
 
 class StoreStats(TypedDict):
     entries: int
@@ -35,8 +49,10 @@ def make_keys(
     backend: Literal["auto", "cpu", "opencl", "cuda"] = ...,
     threads: int = ...,
     verify: Union[None, bool, Literal["all", "sample", "none"]] = ...,
+    device: Optional[str] = ...,
 ) -> list[str]: ...
 def devices() -> list[DeviceInfo]: ...
+def backends() -> list[BackendInfo]: ...
 def version() -> str: ...
 
 class Source:
