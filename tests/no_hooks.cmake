@@ -1,7 +1,7 @@
 # Fails when a release binary contains a test hook's text (CCKEY_FAULT_...),
 # or when the test build lacks it (then the check itself proves nothing).
 foreach(bin ${RELEASE} ${RELEASE_CLI})
-  file(STRINGS ${bin} hits REGEX "CCKEY_FAULT|cckey_store_test_hook|cckey_md5_count|cckey_testing_")
+  file(STRINGS ${bin} hits REGEX "CCKEY_FAULT|cckey_store_test_hook|cckey_md5_count|cckey_testing_|cckey native test engine")
   if(hits)
     message(FATAL_ERROR "${bin} contains test hooks: ${hits}")
   endif()

@@ -19,6 +19,11 @@ static const cckey_backend_ops cpu = {.kind = CCKEY_BACKEND_CPU, .name = "cpu", 
 extern const cckey_gpu_ops cckey_opencl_engine;
 static const cckey_backend_ops opencl = {.kind = CCKEY_BACKEND_OPENCL, .name = "opencl", .engine = &cckey_opencl_engine};
 #endif
+#ifdef CCKEY_TESTING
+#include "../testing/testing.h"
+extern const cckey_gpu_ops cckey_native_engine;
+static const cckey_backend_ops native = {.kind = CCKEY_BACKEND_NATIVE_TEST, .name = "native", .engine = &cckey_native_engine};
+#endif
 #ifdef CCKEY_WITH_CUDA
 extern const cckey_gpu_ops cckey_cuda_engine;
 static const cckey_backend_ops cuda = {.kind = CCKEY_BACKEND_CUDA, .name = "cuda", .engine = &cckey_cuda_engine};
@@ -26,6 +31,9 @@ static const cckey_backend_ops cuda = {.kind = CCKEY_BACKEND_CUDA, .name = "cuda
 
 const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind)
 {
+#ifdef CCKEY_TESTING
+    if (kind == CCKEY_BACKEND_NATIVE_TEST) return &native;
+#endif
     switch (kind) {
     case CCKEY_BACKEND_CPU: return &cpu;
 #ifdef CCKEY_WITH_OPENCL

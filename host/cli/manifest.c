@@ -406,7 +406,8 @@ static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err
 {
     size_t scanned = m->start;   /* no '\n' in [start, scanned) */
     for (;;) {
-        char *nl = memchr(m->buf + scanned, '\n', m->end - scanned);
+        /* No memchr on an empty range: buf is still NULL before the first read. */
+        char *nl = m->end > scanned ? memchr(m->buf + scanned, '\n', m->end - scanned) : NULL;
         size_t len = nl ? (size_t)(nl - (m->buf + m->start)) : m->end - m->start;
         /* The ending is not part of the limit: a "\r" may still be one. */
         if (len > m->max_line + (!nl || (len && nl[-1] == '\r'))) {

@@ -19,4 +19,31 @@
  * the backend's real build-error path. */
 cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool corrupt, bool build);
 
+/* The memo (host/core/memo.c): the tag (64-bit material hash) a tuple gets
+ * and the set it falls into, so that a test can build a collision or fill a
+ * set; and a hook a look-up calls after an entry's material compared equal
+ * and before it copies the entry's key (the window the seqlock guards). */
+uint64_t cckey_testing_memo_tag(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n);
+size_t cckey_testing_memo_set(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n);
+extern void (*cckey_testing_memo_hook)(void);
+
+/* The native test engine (native_engine.c) as a backend kind that only
+ * test builds know: cckey_batch_config_set_backend and
+ * cckey_backend_ops_for accept it; `auto` never picks it. */
+#define CCKEY_BACKEND_NATIVE_TEST ((cckey_backend_kind)100)
+
+/* The native engine's entry points, for cckey_native_fail. */
+typedef enum cckey_native_call {
+    CCKEY_NATIVE_NONE = -1,
+    CCKEY_NATIVE_OPEN = 0,
+    CCKEY_NATIVE_ALLOC,
+    CCKEY_NATIVE_LAUNCH,
+    CCKEY_NATIVE_WAIT,
+    CCKEY_NATIVE_CALLS
+} cckey_native_call;
+
+/* Make the nth call (1-based, counted from now, in any thread) of `call`
+ * fail with CCKEY_ERR_DEVICE, once, as a driver error there would. */
+void cckey_native_fail(cckey_native_call call, unsigned nth);
+
 #endif

@@ -1,0 +1,87 @@
+/* The device pipeline on the native test engine (kernels/md5.kern as host
+ * C, host threads as work-items): the shared device edge cases, on every
+ * machine, under ASan and UBSan in the sanitizer build; and a driver error
+ * injected at each engine call site, with the CPU fallback finishing every
+ * key. The oracle is OpenSSL's MD5 (support.h). */
+#include "backends/gpu_pipeline.h"
+#include "support.h"
+#include "test_gpu_common.h"
+#include "testing/testing.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define K CCKEY_BACKEND_NATIVE_TEST
+
+GPU_COMMON_TESTS(native, K)
+
+static const char *const call_names[] = {"open", "alloc", "launch", "wait"};
+
+/* A driver error at each call site, at the first and a later call: the
+ * batch still gives every right key, says the device failed, and the next
+ * batch runs on the device again. */
+Test(native, driver_error_at_each_call_site)
+{
+    uint64_t rng = 77;
+    cckey_test_arena a = {0};
+    enum { N = 900 };
+    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
+    for (int i = 0; i < N; i++) {
+        cckey_test_tuple r = cckey_test_random_tuple(&a, &rng, 60);
+        cckey_bytes src = cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 3000));
+        t[i] = (cckey_tuple){r.device, r.name, src, r.opts, r.n};
+    }
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
+    cr_assert(keys);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 4096), CCKEY_OK);   /* many launches and waits */
+    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);     /* the device reaches them */
+    for (int call = CCKEY_NATIVE_OPEN; call < CCKEY_NATIVE_CALLS; call++) {
+        for (unsigned nth = 1; nth <= (call == CCKEY_NATIVE_OPEN || call == CCKEY_NATIVE_ALLOC ? 1u : 5u); nth += 4) {
+            /* The pipeline keeps an engine's staging between batches: only
+             * a batch that needs bigger chunks allocates. */
+            if (call == CCKEY_NATIVE_ALLOC) cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 8192), CCKEY_OK);
+            cckey_native_fail((cckey_native_call)call, nth);
+            memset(keys, 0, N * sizeof *keys);
+            cr_assert_eq(cckey_make_keys(keys, t, N, cfg), CCKEY_OK, "%s #%u: %s", call_names[call], nth,
+                         cckey_last_error());
+            const char *w = cckey_batch_config_warning(cfg);
+            cr_assert(strstr(w, "injected driver error") && strstr(w, call_names[call]), "%s #%u: warning '%s'",
+                      call_names[call], nth, w);
+            cr_assert_str_eq(cckey_batch_config_used(cfg), "native+cpu");
+            for (int i = 0; i < N; i++) {
+                char want[CCKEY_KEY_LEN + 1];
+                cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
+                cr_assert_str_eq(keys[i], want, "%s #%u: tuple %d", call_names[call], nth, i);
+            }
+            /* The device comes back. */
+            cr_assert_eq(cckey_make_keys(keys, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
+            cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
+            cr_assert_str_eq(cckey_batch_config_used(cfg), "native");
+        }
+    }
+    cckey_batch_config_free(cfg);
+    free(keys);
+    cckey_test_arena_free(&a);
+}
+
+/* Auto never picks the test engine, whatever the batch. */
+Test(native, auto_never_picks_it)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    cr_assert_not_null(b);
+    cr_assert(!cckey_backend_worth_it(b, NULL, 1u << 24, (uint64_t)64 << 30, 1));
+}
+
+/* The release backends' names stay the public ones. */
+Test(native, name_and_kind)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    cr_assert_str_eq(b->name, "native");
+    cr_assert_eq(b->kind, K);
+    cr_assert_eq(cckey_backend_available(b, NULL, NULL, 0), CCKEY_OK);
+}
