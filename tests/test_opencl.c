@@ -241,7 +241,7 @@ Test(opencl, verify_sample_catches_rare_wrong_digests)
     size_t sizes[] = {40000, 120000};
     for (size_t z = 0; z < 2; z++) {
         size_t n = sizes[z];
-        char (*src)[24] = malloc(n * sizeof *src);
+        char (*src)[32] = malloc(n * sizeof *src);
         cckey_tuple *t = malloc(n * sizeof *t);
         char (*out)[CCKEY_KEY_LEN + 1] = malloc(n * sizeof *out);
         cr_assert(src && t && out);

@@ -437,8 +437,10 @@ static cckey_status verify(plan *p, const cckey_batch_config *cfg, cckey_backend
         snprintf(sampled, sizeof sampled, "a sample of %zu of %zu digests (seed %llu)", count, m,
                  (unsigned long long)seed);
         if (st == CCKEY_OK && bad == 0) {
-            snprintf(rep->warning, sizeof rep->warning,
-                     "verify=sample: %s matched the CPU; the other digests were not checked", sampled);
+            size_t w = strlen(rep->warning);   /* after a fallback's warning, if any */
+            snprintf(rep->warning + w, sizeof rep->warning - w,
+                     "%sverify=sample: %s matched the CPU; the other digests were not checked", w ? "; " : "",
+                     sampled);
             return CCKEY_OK;
         }
     }

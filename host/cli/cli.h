@@ -54,6 +54,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
  * why value is not one of them. */
 typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format;
 #define CLI_FMT(f) (1u << (f))
+#define CLI_FMT_ALL (CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL))
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
 
 /* Split a set of flags as sh would split a command line: separated by
@@ -78,6 +79,12 @@ int cli_print_version(void);
 /* "cckey: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether s is well-formed UTF-8 (what JSON text must be). */
+bool cli_utf8_ok(const char *s);
+/* s with each byte that is not part of well-formed UTF-8 written as \xNN,
+ * into buf (truncated to cap); returns buf. For messages that go into JSON. */
+const char *cli_utf8_escape(const char *s, char *buf, size_t cap);
 
 /* A size as cckey_size_parse reads it (500M, 10G, 1TiB), in [lo, hi]. */
 bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);

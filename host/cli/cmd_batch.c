@@ -143,7 +143,9 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
         return;
     }
     if (s->error) {
-        json_t *j = json_string(s->error);
+        /* The message may quote a path that is not UTF-8: escape its bytes. */
+        char shown[2048];
+        json_t *j = json_string(cli_utf8_escape(s->error, shown, sizeof shown));
         char *txt = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
         fprintf(out, "{\"line\": %zu, \"error\": %s}%s", s->item.line, txt ? txt : "\"out of memory\"",
                 o->json ? "" : "\n");
@@ -347,7 +349,7 @@ int cckey_cmd_batch(int argc, char **argv)
         case 'o': o.output = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "keys") == 0) fmt = CLI_TEXT;   /* its older name */
-            else if (!cli_format_parse("batch", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+            else if (!cli_format_parse("batch", optarg, CLI_FMT_ALL, &fmt))
                 goto out;
             o.jsonl = fmt != CLI_TEXT;
             o.json = fmt == CLI_JSON;

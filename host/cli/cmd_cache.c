@@ -174,7 +174,7 @@ int cckey_cmd_cache(int argc, char **argv)
         case OPT_DIR: dir = optarg; break;
         case 'o': output = optarg; break;
         case OPT_FORMAT:
-            if (!cli_format_parse("cache", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt)) {
+            if (!cli_format_parse("cache", optarg, CLI_FMT_ALL, &fmt)) {
                 cli_remotes_free(&remotes);
                 return CLI_USAGE;
             }

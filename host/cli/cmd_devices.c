@@ -129,7 +129,7 @@ int cckey_cmd_devices(int argc, char **argv)
         switch (c) {
         case 'J': fmt = CLI_JSON; break;
         case 'F':
-            if (!cli_format_parse("devices", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+            if (!cli_format_parse("devices", optarg, CLI_FMT_ALL, &fmt))
                 return CLI_USAGE;
             break;
         case 'h': usage(stdout); return CLI_OK;

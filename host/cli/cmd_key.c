@@ -197,7 +197,7 @@ int cckey_cmd_key(int argc, char **argv)
         }
         case OPT_EXPLAIN: want_explain = true; break;
         case OPT_FORMAT:
-            if (!cli_format_parse("key", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+            if (!cli_format_parse("key", optarg, CLI_FMT_ALL, &fmt))
                 goto out;
             break;
         case OPT_JSON: fmt = CLI_JSON; break;

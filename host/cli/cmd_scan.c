@@ -261,8 +261,14 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
         return CLI_FAIL;
     }
     cckey_scan_result r;
-    if (cckey_scan_source(f.ptr, f.len, lang, &r) != 0) {
+    int sr = cckey_scan_source(f.ptr, f.len, lang, &r);
+    if (sr != 0) {
         cli_file_unmap(&f);
+        if (sr == CCKEY_SCAN_TOO_DEEP) {
+            cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, r.deep_line,
+                      CCKEY_SCAN_MAX_DEPTH);
+            return CLI_USAGE;
+        }
         cli_error("scan: out of memory");
         return CLI_FAIL;
     }
@@ -353,8 +359,16 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     int rc = CLI_OK;
     size_t entries = 0;
-    for (size_t i = 0; i < list.n && rc == CLI_OK; i++)
+    for (size_t i = 0; i < list.n && rc == CLI_OK; i++) {
+        /* A manifest is JSON, which cannot name such a file: skip it, say so. */
+        if (!cli_utf8_ok(list.paths[i])) {
+            char shown[PATH_MAX];
+            cli_warn("scan: skipping %s: its name is not UTF-8, which a manifest cannot hold",
+                     cli_utf8_escape(list.paths[i], shown, sizeof shown));
+            continue;
+        }
         rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
+    }
     if (rc == CLI_OK && entries == 0 && !o->quiet)
         cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
     static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
@@ -399,7 +413,7 @@ int cckey_cmd_scan(int argc, char **argv)
             break;
         }
         case OPT_FORMAT:
-            if (!cli_format_parse("scan", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &o.fmt))
+            if (!cli_format_parse("scan", optarg, CLI_FMT_ALL, &o.fmt))
                 goto out;
             fmt_given = true;
             break;

@@ -310,7 +310,7 @@ int cckey_cmd_selftest(int argc, char **argv)
             threads = (unsigned)v;
             break;
         case 'F':
-            if (!cli_format_parse("selftest", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt))
+            if (!cli_format_parse("selftest", optarg, CLI_FMT_ALL, &fmt))
                 return CLI_USAGE;
             break;
         case 'J': fmt = CLI_JSON; break;

@@ -636,7 +636,7 @@ int cckey_cmd_warm(int argc, char **argv)
             break;
         case 'q': quiet = cli_quiet = true; break;
         case OPT_FORMAT:
-            if (!cli_format_parse("warm", optarg, CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL), &fmt)) {
+            if (!cli_format_parse("warm", optarg, CLI_FMT_ALL, &fmt)) {
                 cli_remotes_free(&remotes);
                 return CLI_USAGE;
             }

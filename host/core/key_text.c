@@ -24,7 +24,7 @@ cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device,
     for (size_t i = 0; i < n_options; i++)
         opts[i] = (cckey_option){{options[2 * i], strlen(options[2 * i])}, {options[2 * i + 1], strlen(options[2 * i + 1])}};
     cckey_status st = cckey_make_key(out, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)},
-                                     (cckey_bytes){source, strlen(source)}, opts, n_options);
+                                     (cckey_bytes){source, strlen(source)}, n_options ? opts : NULL, n_options);
     if (opts != local) free(opts);
     return st;
 }

@@ -9,6 +9,9 @@
  * holds the whole material, compared byte for byte: a hit is exact, never a
  * hash match. */
 #include "internal.h"
+#ifdef CCKEY_TESTING
+#include "../testing/testing.h"
+#endif
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -157,6 +160,9 @@ static bool slot_read(memo_slot *s, uint64_t tag, size_t len, const uint64_t *ma
         return false;
     for (size_t i = 0; i < nwords; i++)
         if (atomic_load_explicit(&s->mat[i], memory_order_acquire) != mat[i]) return false;
+#ifdef CCKEY_TESTING
+    if (cckey_testing_memo_hook) cckey_testing_memo_hook();
+#endif
     for (size_t i = 0; i < KEY_WORDS; i++) key[i] = atomic_load_explicit(&s->key[i], memory_order_acquire);
     return atomic_load_explicit(&s->seq, memory_order_relaxed) == s1;
 }
@@ -190,6 +196,25 @@ static void slot_write(memo_slot *s, uint64_t tag, size_t len, const uint64_t *m
     atomic_store_explicit(&s->used, 1, memory_order_relaxed);
     atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
+
+#ifdef CCKEY_TESTING
+void (*cckey_testing_memo_hook)(void);
+
+uint64_t cckey_testing_memo_tag(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n)
+{
+    size_t len = material_len(device, name, o, n);
+    if (len > CCKEY_MEMO_MAX_MATERIAL) return 0;
+    uint64_t mat[MAT_WORDS];
+    size_t nwords = (len + 7) / 8;
+    material_write(mat, nwords, device, name, o, n);
+    return material_hash(mat, nwords);
+}
+
+size_t cckey_testing_memo_set(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n)
+{
+    return (size_t)(cckey_testing_memo_tag(device, name, o, n) >> 32) % SETS;
+}
+#endif
 
 static memo_table *memo_of(cckey_source *src)
 {

@@ -434,6 +434,8 @@ static bool is_marker(const scanner *s, size_t i)
 int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out)
 {
     *out = (cckey_scan_result){0};
+    /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
+    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
     cckey_lexed lx;
     if (cckey_lex(src, len, &lx) != 0) return -1;
     scanner s = {.t = lx.toks, .n = lx.n, .lang = lang, .out = out};

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,51 @@ static int by_path(const void *a, const void *b, void *arg)
     return strcmp(l->paths[x], l->paths[y]);
 }
 
+/* One file seen under several names (a symlink beside its target, d/e.cl
+ * and ./d/e.cl, hard links) is scanned once, under the first name in path
+ * order. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    size_t at;   /* position in path order */
+} file_id;
+
+static int by_file(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int drop_same_files(cckey_source_list *l)
+{
+    file_id *ids = malloc((l->n ? l->n : 1) * sizeof *ids);
+    bool *dup = calloc(l->n ? l->n : 1, sizeof *dup);
+    if (!ids || !dup) {
+        free(ids), free(dup);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        struct stat st;
+        if (stat(l->paths[i], &st) == 0) ids[k++] = (file_id){st.st_dev, st.st_ino, i};
+    }
+    qsort(ids, k, sizeof *ids, by_file);
+    for (size_t i = 1; i < k; i++) dup[ids[i].at] = ids[i].dev == ids[i - 1].dev && ids[i].ino == ids[i - 1].ino;
+    size_t m = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (dup[i]) {
+            free(l->paths[i]);
+            continue;
+        }
+        l->paths[m] = l->paths[i], l->langs[m++] = l->langs[i];
+    }
+    l->n = m;
+    free(ids), free(dup);
+    return 0;
+}
+
 int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, char *err, size_t err_len)
 {
     *out = (cckey_source_list){0};
@@ -151,6 +197,10 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
     }
     free(order), free(out->paths), free(out->langs);
     out->paths = paths2, out->langs = langs2, out->n = m, out->cap = out->n;
+    if (drop_same_files(out) != 0) {
+        snprintf(err, err_len, "out of memory");
+        goto fail;
+    }
     return 0;
 fail:
     cckey_source_list_free(out);

@@ -294,6 +294,38 @@ int cckey_lex(const char *src, size_t len, cckey_lexed *out)
     return 0;
 }
 
+/* The end of the comment or quoted literal at i (its last byte), counting
+ * the newlines it spans into *line; i itself when none starts there. */
+static size_t skip_opaque(const char *s, size_t n, size_t i, unsigned *line)
+{
+    char c = s[i], d = i + 1 < n ? s[i + 1] : '\0';
+    if (c == '/' && d == '/') {
+        while (i + 1 < n && s[i + 1] != '\n') i++;
+    } else if (c == '/' && d == '*') {
+        for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++) *line += s[i] == '\n';
+        i++;
+    } else if (c == '"' || c == '\'') {
+        /* As the lexer has it: a literal ends at its quote or its line. */
+        for (i++; i < n && s[i] != c && s[i] != '\n'; i++)
+            if (s[i] == '\\' && i + 1 < n && s[i + 1] != '\n') i++;
+        if (i < n && s[i] == '\n') i--;
+    }
+    return i < n ? i : n - 1;
+}
+
+unsigned cckey_lex_too_deep(const char *src, size_t len, unsigned max)
+{
+    unsigned line = 1, depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = src[i];
+        if (c == '\n') line++;
+        else if (c == '{' && ++depth > max) return line;
+        else if (c == '}' && depth) depth--;
+        else if (c == '/' || c == '"' || c == '\'') i = skip_opaque(src, len, i, &line);
+    }
+    return 0;
+}
+
 void cckey_lexed_free(cckey_lexed *l)
 {
     free(l->text);

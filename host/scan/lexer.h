@@ -35,6 +35,12 @@ typedef struct cckey_lexed {
 int cckey_lex(const char *src, size_t len, cckey_lexed *out);
 void cckey_lexed_free(cckey_lexed *l);
 
+/* The line where braces first nest deeper than max, or 0 when they never
+ * do. A quick pass over the raw text (comments and quoted literals
+ * skipped) that stops right there: a file of nothing but '{' costs a few
+ * pages, not a token and a scope per byte. */
+unsigned cckey_lex_too_deep(const char *src, size_t len, unsigned max);
+
 /* Token t is the identifier or punctuator s. */
 bool cckey_tok_is(const cckey_token *t, const char *s);
 

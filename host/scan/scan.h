@@ -31,17 +31,25 @@ typedef struct cckey_scan_result {
     size_t n, cap;
     char **warnings;     /* "LINE: text" */
     size_t n_warnings, cap_warnings;
+    unsigned deep_line;  /* CCKEY_SCAN_TOO_DEEP: where the nesting passed the limit */
 } cckey_scan_result;
 
+/* Braces nested deeper than this are refused (a scope costs memory, and no
+ * kernel source comes near it). */
+#define CCKEY_SCAN_MAX_DEPTH 4096
+#define CCKEY_SCAN_TOO_DEEP (-2)
+
 /* Find the entry points of one source, in order of appearance, each name
- * once. 0, or -1 when out of memory. */
+ * once. 0, -1 when out of memory, or CCKEY_SCAN_TOO_DEEP (out->deep_line
+ * set) when braces nest deeper than CCKEY_SCAN_MAX_DEPTH. */
 int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out);
 void cckey_scan_result_free(cckey_scan_result *r);
 
 /* Every kernel source under the given paths (files are taken as they are if
  * their extension is known; folders are searched recursively, skipping
  * hidden entries and not following links to folders), sorted by path and
- * without duplicates. On error returns -1 and says why in err. */
+ * without duplicates: one file under several names (a symlink and its
+ * target, d/e.cl and ./d/e.cl) is listed once, under its first name. On error returns -1 and says why in err. */
 typedef struct cckey_source_list {
     char **paths;
     cckey_lang *langs;

@@ -19,6 +19,14 @@
  * the backend's real build-error path. */
 cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool corrupt, bool build);
 
+/* The memo (host/core/memo.c): the tag (64-bit material hash) a tuple gets
+ * and the set it falls into, so that a test can build a collision or fill a
+ * set; and a hook a look-up calls after an entry's material compared equal
+ * and before it copies the entry's key (the window the seqlock guards). */
+uint64_t cckey_testing_memo_tag(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n);
+size_t cckey_testing_memo_set(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n);
+extern void (*cckey_testing_memo_hook)(void);
+
 /* The native test engine (native_engine.c) as a backend kind that only
  * test builds know: cckey_batch_config_set_backend and
  * cckey_backend_ops_for accept it; `auto` never picks it. */

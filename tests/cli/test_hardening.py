@@ -3,6 +3,7 @@
 about their size, files that shrink, write errors.
 
 Usage: test_hardening.py PATH/TO/cckey [unittest args]"""
+import json
 import os
 import signal
 import stat
@@ -281,6 +282,66 @@ class Settings(Tmp):
         for good in ("5", "5K", "5k", "5KiB", "5KB", "2G", "1T"):
             rc, out, err = run(["warm", "--max-size", good, "--cache-dir", cache, m])
             self.assertEqual(rc, 0, f"{good!r}: {err}")
+
+
+class Scan(Tmp):
+    KERNEL = "__kernel void k(void) {}\n"
+
+    def test_deep_nesting_is_refused_in_little_memory(self):
+        path = self.write("deep.cl", b"{" * (100 << 20))
+        # A fresh interpreter measures only its own child; the address-space
+        # limit turns the old per-brace growth into a quick failure.
+        # (Not under a sanitizer, whose shadow memory needs the address space.)
+        with open(test_cli.CCKEY, "rb") as f:
+            sanitized = any(s in f.read() for s in (b"__asan_init", b"__tsan_init"))
+        probe = ("import resource, subprocess, sys\n"
+                 "lim = lambda: " + ("None" if sanitized else
+                                     "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))") + "\n"
+                 "p = subprocess.run(sys.argv[1:], capture_output=True, preexec_fn=lim)\n"
+                 "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                 "sys.stdout.write(p.stderr.decode())\n")
+        p = subprocess.run([sys.executable, "-c", probe, test_cli.CCKEY, "scan", "--list", path],
+                           capture_output=True, timeout=300)
+        first, _, err = p.stdout.decode().partition("\n")
+        rc, rss_kb = map(int, first.split())
+        self.assertEqual(rc, 2, err)
+        self.assertIn("deep.cl:1: braces nested deeper than 4096 levels", err)
+        self.assertLess(rss_kb, 64 * 1024, "peak RSS in KiB")
+        # Just under the limit, with braces in comments and literals that do
+        # not count, a kernel after it is still found.
+        ok = self.write("ok.cl", "__kernel void a(void) " + "{" * 4096 + ' /* { */ "{" \'{\' // {\n' +
+                        "}" * 4096 + "\n" + self.KERNEL)
+        rc, out, err = run(["scan", "--list", ok])
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual([l.split(": ")[1] for l in out.splitlines()], ["a", "k"])
+
+    def test_one_file_under_two_names_is_listed_once(self):
+        os.makedirs(os.path.join(self.dir, "d"))
+        self.write("d/e.cl", self.KERNEL)
+        os.symlink("d/e.cl", os.path.join(self.dir, "link.cl"))
+        rc, out, err = run(["scan", "--list", "d/e.cl", "./d/e.cl", "."], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(len(out.splitlines()), 1, out)
+
+    def test_non_utf8_file_name_is_skipped_with_a_warning(self):
+        os.makedirs(os.path.join(self.dir, "u"))
+        self.write("u/good.cl", self.KERNEL)
+        with open(os.path.join(self.dir.encode(), b"u", b"bad\xff.cl"), "w") as f:
+            f.write(self.KERNEL)
+        rc, out, err = run(["scan", "-d", "dev", "u"], cwd=self.dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([json.loads(l)["source_file"] for l in out.splitlines()], ["u/good.cl"])
+        self.assertIn("skipping u/bad\\xff.cl: its name is not UTF-8", err)
+
+    def test_jsonl_error_with_a_non_utf8_manifest_name(self):
+        m = os.path.join(self.dir.encode(), b"m\xff.jsonl")
+        with open(m, "w") as f:
+            f.write('{"device": 1}\n')
+        p = subprocess.run([test_cli.CCKEY.encode(), b"batch", b"-k", b"--format", b"jsonl", m], capture_output=True)
+        self.assertEqual(p.returncode, 2)
+        row = json.loads(p.stdout)
+        self.assertIn("m\\xff.jsonl:1:", row["error"])
+        self.assertIn("must be a string", row["error"])
 
 
 if __name__ == "__main__":
