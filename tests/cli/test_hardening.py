@@ -293,7 +293,8 @@ class Scan(Tmp):
         # limit turns the old per-brace growth into a quick failure.
         # (Not under a sanitizer, whose shadow memory needs the address space.)
         with open(test_cli.CCKEY, "rb") as f:
-            sanitized = any(s in f.read() for s in (b"__asan_init", b"__tsan_init"))
+            binary = f.read()
+        sanitized = b"__asan_init" in binary or b"__tsan_init" in binary
         probe = ("import resource, subprocess, sys\n"
                  "lim = lambda: " + ("None" if sanitized else
                                      "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))") + "\n"
