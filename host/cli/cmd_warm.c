@@ -189,11 +189,12 @@ static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
  * tuple's, reused when the folder is the same. */
 static char *source_root(const manifest *m, const manifest_item *it, const tuple *prev)
 {
-    json_t *f = json_object_get(it->root, "source_file");
     char path[PATH_MAX * 2];
-    if (json_is_string(f)) {
-        const char *rel = json_string_value(f);
-        snprintf(path, sizeof path, rel[0] == '/' ? "%.0s%s" : "%s/%s", m->base_dir, rel);
+    if (it->source_file.ptr) {   /* never empty, never holds a NUL (the parser refuses both) */
+        const char *rel = it->source_file.ptr;
+        int n = (int)it->source_file.len;
+        if (rel[0] == '/') snprintf(path, sizeof path, "%.*s", n, rel);
+        else snprintf(path, sizeof path, "%s/%.*s", m->base_dir, n, rel);
         dirname(path);
     } else {
         snprintf(path, sizeof path, "%s", m->base_dir);
