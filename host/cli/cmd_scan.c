@@ -20,18 +20,24 @@ static void usage(FILE *f)
           "\n"
           "Find kernel sources under each PATH (folders are searched recursively; hidden\n"
           "entries are skipped) and their entry points:\n"
-          "  .cl .ocl .clc   OpenCL: __kernel / kernel functions\n"
+          "  .cl .ocl .clc .opencl  OpenCL: __kernel / kernel functions\n"
           "  .cu .cuh        CUDA: __global__ functions; extern \"C\" ones by their name, C++\n"
           "                  ones by their Itanium (mangled) name, which the scanner works\n"
           "                  out for common parameter types (builtins, size_t and the\n"
-          "                  <stdint.h> types, CUDA vector and half types, classes and\n"
+          "                  <stdint.h> and <sys/types.h> types (uint, ulong, clock_t, ...),\n"
+          "                  CUDA's vector, half and texture-object types, classes and\n"
           "                  typedefs of the same file); otherwise the source name, with a\n"
           "                  warning. Template kernels are skipped with a warning.\n"
           "  .hip            HIP: as CUDA\n"
           "  .metal          Metal: kernel / [[kernel]] functions (host_name honoured)\n"
           "Comments, string literals, preprocessor directives and dead conditional groups\n"
           "(#if 0, the #else of #if 1) are skipped; other conditionals are scanned both ways.\n"
-          "Macros are not expanded: a kernel made by a macro is not found.\n"
+          "The groups of #ifdef/#else are alternatives: a kernel header written once per\n"
+          "group is one kernel. Macros are not expanded: a kernel declared through a macro\n"
+          "(KERNEL_FQ void k(...)) is found with --kernel-macro KERNEL_FQ; a function-like\n"
+          "attribute macro between the return type and the name is skipped. Names with\n"
+          "non-ASCII characters are refused with a warning. Each file without entry points\n"
+          "gets a warning saying why.\n"
           "\n"
           "Writes one manifest line per entry x device x option set, sorted by file, then\n"
           "entries in source order:\n"
@@ -59,6 +65,8 @@ static void usage(FILE *f)
           "                         cannot say); blank lines and lines starting with '#'\n"
           "                         are skipped; '-' alone is the empty set\n"
           "  -o, --output FILE      write FILE atomically instead of standard output\n"
+          "  -k, --kernel-macro NAME  NAME marks a kernel as __kernel/__global__ does\n"
+          "                         (repeatable), e.g. hashcat's KERNEL_FQ\n"
           "      --list             list the entry points (FILE:LINE: NAME) instead\n"
           "      --format FMT       for --list: text (default); json: an array of\n"
           "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"};\n"
@@ -92,6 +100,8 @@ typedef struct scan_opts {
     cli_format fmt;          /* of --list */
     size_t listed;           /* --list entries written, for json's commas */
     size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
+    const char **macros;     /* --kernel-macro */
+    size_t n_macros;
 } scan_opts;
 
 static int add_device(scan_opts *o, const char *id, unsigned langs)
@@ -261,7 +271,8 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
         return CLI_FAIL;
     }
     cckey_scan_result r;
-    int sr = cckey_scan_source(f.ptr, f.len, lang, &r);
+    cckey_scan_options so = {o->macros, o->n_macros};
+    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, &r);
     if (sr != 0) {
         cli_file_unmap(&f);
         if (sr == CCKEY_SCAN_TOO_DEEP) {
@@ -275,6 +286,10 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
     cli_file_unmap(&f);
     if (!o->quiet)
         for (size_t i = 0; i < r.n_warnings; i++) cli_warn("%s:%s", path, r.warnings[i]);
+    if (!o->quiet && r.n == 0 && r.n_warnings == 0)
+        cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
+                 "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
+                                              : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");
     char real[PATH_MAX];
     char *rel = NULL;
     if (!o->list && realpath(path, real)) rel = relative_to(base, real);
@@ -392,12 +407,13 @@ int cckey_cmd_scan(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},  {"list", no_argument, NULL, OPT_LIST},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
+        {"kernel-macro", required_argument, NULL, 'k'},
         {NULL, 0, NULL, 0}};
     scan_opts o = {0};
     int rc = CLI_USAGE, c;
     optind = 1;
     bool fmt_given = false;
-    while ((c = cli_getopt("scan", argc, argv, "d:O:o:qh", longopts)) != -1) {
+    while ((c = cli_getopt("scan", argc, argv, "d:O:o:k:qh", longopts)) != -1) {
         switch (c) {
         case 'd':
             if (!*optarg) {
@@ -423,6 +439,20 @@ int cckey_cmd_scan(int argc, char **argv)
             rc = CLI_USAGE;
             break;
         case 'o': o.output = optarg; break;
+        case 'k': {
+            const char *p = optarg;
+            bool word = *p && !isdigit((unsigned char)*p);
+            for (; *p; p++) word &= isalnum((unsigned char)*p) || *p == '_';
+            if (!word) {
+                cli_error("scan: --kernel-macro wants an identifier, not \"%s\"", optarg);
+                goto out;
+            }
+            const char **m = realloc(o.macros, (o.n_macros + 1) * sizeof *m);
+            if (!m) goto oom;
+            o.macros = m;
+            o.macros[o.n_macros++] = optarg;
+            break;
+        }
         case OPT_LIST: o.list = true; break;
         case 'q': o.quiet = cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
@@ -449,5 +479,6 @@ out:
     for (size_t i = 0; i < o.n_sets; i++) json_decref(o.sets[i].pairs);
     free(o.devices);
     free(o.sets);
+    free(o.macros);
     return rc;
 }

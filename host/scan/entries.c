@@ -6,6 +6,7 @@
 #include "mangle.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,15 @@ typedef struct named_type {
     cckey_ctype type;
 } named_type;
 
+/* An open conditional scanned both ways: each group starts from the brace
+ * depth and statement the #if saw, and after #endif the depth is the first
+ * group's (so #ifdef A void k(float *a) { #else void k(double *a) { #endif
+ * opens one body, not two). */
+typedef struct pp_frame {
+    size_t depth, stmt, end_depth;
+    bool ended;   /* end_depth is set */
+} pp_frame;
+
 typedef struct scanner {
     const cckey_token *t;
     size_t n;
@@ -31,8 +41,44 @@ typedef struct scanner {
     named_type *types;
     size_t n_types, cap_types;
     cckey_scan_result *out;
+    pp_frame *pp;
+    size_t n_pp, cap_pp;
+    const char *const *markers;   /* extra kernel markers (--kernel-macro) */
+    size_t n_markers;
     bool oom;
 } scanner;
+
+static bool is_pp(const cckey_token *t)
+{
+    return t->kind == CCKEY_TOK_PP_IF || t->kind == CCKEY_TOK_PP_ELSE || t->kind == CCKEY_TOK_PP_ENDIF;
+}
+
+/* Depth and statement bookkeeping at a conditional's directive. */
+static void pp_directive(scanner *s, size_t i, size_t *stmt)
+{
+    cckey_tok_kind k = s->t[i].kind;
+    if (k == CCKEY_TOK_PP_IF) {
+        if (s->n_pp == s->cap_pp) {
+            size_t cap = s->cap_pp ? s->cap_pp * 2 : 16;
+            pp_frame *p = realloc(s->pp, cap * sizeof *p);
+            if (!p) {
+                s->oom = true;
+                return;
+            }
+            s->pp = p, s->cap_pp = cap;
+        }
+        /* SIZE_MAX: the statement starts inside the group (after #if). */
+        s->pp[s->n_pp++] = (pp_frame){s->depth, *stmt == i ? SIZE_MAX : *stmt, 0, false};
+    } else if (s->n_pp && k == CCKEY_TOK_PP_ELSE) {
+        pp_frame *f = &s->pp[s->n_pp - 1];
+        if (!f->ended) f->end_depth = s->depth, f->ended = true;
+        if (s->depth > f->depth) s->depth = f->depth;
+        *stmt = f->stmt == SIZE_MAX ? i + 1 : f->stmt;
+    } else if (s->n_pp && k == CCKEY_TOK_PP_ENDIF) {
+        pp_frame *f = &s->pp[--s->n_pp];
+        if (f->ended && f->end_depth <= s->cap_frames) s->depth = f->end_depth;
+    }
+}
 
 static bool is(const scanner *s, size_t i, const char *x) { return i < s->n && cckey_tok_is(&s->t[i], x); }
 static bool ident(const scanner *s, size_t i) { return i < s->n && s->t[i].kind == CCKEY_TOK_IDENT; }
@@ -220,8 +266,10 @@ static void alias(scanner *s, size_t i)
     size_t name_len;
     if (is(s, i, "using")) {
         if (ident(s, i + 1) && is(s, i + 2, "=") &&
-            cckey_parse_decl(s->t + i + 3, end - i - 3, lookup, s, &t, &name, &name_len, &why) == 0 && !name)
+            cckey_parse_decl(s->t + i + 3, end - i - 3, lookup, s, &t, &name, &name_len, &why) == 0 && !name) {
+            t.quals[t.nptr] |= t.top_quals;
             add_type(s, s->t[i + 1].p, s->t[i + 1].len, &t);
+        }
         return;
     }
     /* typedef struct [Tag] { ... } Name; */
@@ -244,8 +292,10 @@ static void alias(scanner *s, size_t i)
         }
         return;
     }
-    if (cckey_parse_decl(s->t + i + 1, end - i - 1, lookup, s, &t, &name, &name_len, &why) == 0 && name)
+    if (cckey_parse_decl(s->t + i + 1, end - i - 1, lookup, s, &t, &name, &name_len, &why) == 0 && name) {
+        t.quals[t.nptr] |= t.top_quals;   /* typedef volatile int vint: vint keeps its volatile */
         add_type(s, name, name_len, &t);
+    }
 }
 
 static void add_entry(scanner *s, const char *name, size_t name_len, const char *src, size_t src_len, unsigned line)
@@ -318,6 +368,28 @@ static bool mangle_kernel(scanner *s, const cckey_token *name, size_t open, size
     return true;
 }
 
+/* The group at open follows a word and is itself followed by another word
+ * and then a parameter list: `void LAUNCH(256) name(...)`, where LAUNCH(256)
+ * is a function-like attribute macro between the return type and the name. */
+static bool attribute_macro(const scanner *s, size_t open)
+{
+    size_t k = skip_group(s, open);
+    if (!ident(s, k) || is(s, k, "noexcept") || is(s, k, "throw") || is(s, k, "const") ||
+        is(s, k, "__attribute__") || is(s, k, "override") || is(s, k, "final"))
+        return false;
+    while (ident(s, k)) k++;
+    return is(s, k, "(");
+}
+
+/* A non-ASCII byte in a name: the lexer keeps such words whole, the
+ * finder refuses them (their spelling in a binary is not modelled). */
+static bool non_ascii(const cckey_token *t)
+{
+    for (size_t i = 0; i < t->len; i++)
+        if ((unsigned char)t->p[i] >= 0x80) return true;
+    return false;
+}
+
 /* A kernel marker (__kernel, kernel, __global__) at i, whose statement
  * began at stmt. */
 static void kernel_at(scanner *s, size_t i, size_t stmt)
@@ -356,6 +428,11 @@ static void kernel_at(scanner *s, size_t i, size_t stmt)
                     (t->len > 4 && !memcmp(t->p, "__", 2) && !memcmp(t->p + t->len - 2, "__", 2)))) {
             j = skip_group(s, j + 1) - 1;   /* __launch_bounds__(256) and friends */
         } else if (is(s, j, "(")) {
+            if (name && attribute_macro(s, j)) {
+                j = skip_group(s, j) - 1;   /* NAME(args) was an attribute macro, not the kernel */
+                name = NULL;
+                continue;
+            }
             break;
         } else if (is(s, j, "<")) {
             templated = true;
@@ -373,11 +450,16 @@ static void kernel_at(scanner *s, size_t i, size_t stmt)
     size_t k = close + 1;
     while (k < s->n && !is(s, k, "{") && !is(s, k, ";")) {
         if (is(s, k, "(")) k = skip_group(s, k);
-        else if (s->t[k].kind == CCKEY_TOK_IDENT) k++;
+        else if (s->t[k].kind == CCKEY_TOK_IDENT || is_pp(&s->t[k])) k++;   /* the other group's header too */
         else return;
     }
     if (!is(s, k, "{")) return;
 
+    if (non_ascii(name)) {
+        warn(s, name->line, "%.*s: a name with non-ASCII characters; skipped (refused rather than guessed)",
+             (int)name->len, name->p);
+        return;
+    }
     if (templated) {
         warn(s, name->line, "%.*s: a template kernel has no name until it is instantiated; skipped",
              (int)name->len, name->p);
@@ -422,6 +504,8 @@ static void kernel_at(scanner *s, size_t i, size_t stmt)
 
 static bool is_marker(const scanner *s, size_t i)
 {
+    for (size_t m = 0; m < s->n_markers; m++)
+        if (is(s, i, s->markers[m])) return true;
     switch (s->lang) {
     case CCKEY_LANG_OPENCL: return is(s, i, "__kernel") || is(s, i, "kernel");
     case CCKEY_LANG_METAL: return is(s, i, "kernel");
@@ -433,15 +517,26 @@ static bool is_marker(const scanner *s, size_t i)
 
 int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out)
 {
+    return cckey_scan_source_opts(src, len, lang, NULL, out);
+}
+
+int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                           cckey_scan_result *out)
+{
     *out = (cckey_scan_result){0};
     /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
     if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
     cckey_lexed lx;
     if (cckey_lex(src, len, &lx) != 0) return -1;
     scanner s = {.t = lx.toks, .n = lx.n, .lang = lang, .out = out};
+    if (opts) s.markers = opts->kernel_macros, s.n_markers = opts->n_kernel_macros;
     size_t stmt = 0;
     for (size_t i = 0; i < s.n && !s.oom; i++) {
-        if (is(&s, i, "{")) {
+        if (is_pp(&s.t[i])) {
+            bool at_start = stmt == i;
+            pp_directive(&s, i, &stmt);
+            if (at_start && s.t[i].kind != CCKEY_TOK_PP_ELSE) stmt = i + 1;
+        } else if (is(&s, i, "{")) {
             push_frame(&s, stmt, i);
             stmt = i + 1;
         } else if (is(&s, i, "}")) {
@@ -458,6 +553,7 @@ int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_r
     }
     free(s.frames);
     free(s.types);
+    free(s.pp);
     cckey_lexed_free(&lx);
     if (s.oom) {
         cckey_scan_result_free(out);

@@ -13,7 +13,7 @@ static const struct {
     const char *ext;
     cckey_lang lang;
 } exts[] = {
-    {".cl", CCKEY_LANG_OPENCL}, {".ocl", CCKEY_LANG_OPENCL}, {".clc", CCKEY_LANG_OPENCL},
+    {".cl", CCKEY_LANG_OPENCL}, {".ocl", CCKEY_LANG_OPENCL}, {".clc", CCKEY_LANG_OPENCL}, {".opencl", CCKEY_LANG_OPENCL},
     {".cu", CCKEY_LANG_CUDA},   {".cuh", CCKEY_LANG_CUDA},   {".hip", CCKEY_LANG_HIP},
     {".metal", CCKEY_LANG_METAL},
 };
@@ -164,7 +164,7 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
         } else {
             cckey_lang lang = cckey_lang_of_path(paths[i]);
             if (!lang) {
-                snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .cu .cuh .hip .metal)",
+                snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .opencl .cu .cuh .hip .metal)",
                          paths[i]);
                 goto fail;
             }

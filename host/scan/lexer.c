@@ -25,6 +25,7 @@ typedef struct lexer {
     /* Conditional groups: one frame per open #if. */
     struct cond {
         bool parent_active, active, taken;   /* taken: a branch known true was seen */
+        bool both;                           /* scanned both ways: its directives are tokens */
     } *conds;
     size_t n_conds, cap_conds;
     bool oom;
@@ -56,8 +57,10 @@ static void emit(lexer *L, cckey_tok_kind kind, size_t start, size_t end)
     o->toks[o->n++] = (cckey_token){kind, L->s + start, end - start, line_at(L, start)};
 }
 
-static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$'; }
-static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+/* Bytes of UTF-8 sequences belong to words (C++ and CUDA allow such
+ * identifiers), so a name is never cut at its first non-ASCII letter. */
+static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$' || (unsigned char)c >= 0x80; }
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$' || (unsigned char)c >= 0x80; }
 
 /* Skip a comment starting at i (which holds '/'); returns the offset after
  * it, or i when there is none. */
@@ -129,7 +132,17 @@ static int eval_condition(const lexer *L, size_t i, size_t end)
     return *e ? -1 : v != 0;
 }
 
-static void push_cond(lexer *L, int value)
+/* A conditional's directive as a token (see CCKEY_TOK_PP_IF), whatever the
+ * group's own state: it marks where groups start and end. */
+static void emit_pp(lexer *L, cckey_tok_kind kind, size_t at)
+{
+    bool saved = L->n_conds ? L->conds[L->n_conds - 1].active : true;
+    if (L->n_conds) L->conds[L->n_conds - 1].active = L->conds[L->n_conds - 1].parent_active;
+    emit(L, kind, at, at + 1);
+    if (L->n_conds) L->conds[L->n_conds - 1].active = saved;
+}
+
+static void push_cond(lexer *L, int value, size_t at)
 {
     if (L->n_conds == L->cap_conds) {
         size_t cap = L->cap_conds ? L->cap_conds * 2 : 16;
@@ -141,7 +154,8 @@ static void push_cond(lexer *L, int value)
         L->conds = c, L->cap_conds = cap;
     }
     bool parent = active(L);
-    L->conds[L->n_conds++] = (struct cond){parent, parent && value != 0, value == 1};
+    L->conds[L->n_conds++] = (struct cond){parent, parent && value != 0, value == 1, parent && value == -1};
+    if (L->conds[L->n_conds - 1].both) emit_pp(L, CCKEY_TOK_PP_IF, at);
 }
 
 /* A directive from the '#' at i to the end of its line (comments inside it
@@ -162,18 +176,21 @@ static size_t directive(lexer *L, size_t i)
     size_t wl = j - w;
     const char *word = L->s + w;
 #define IS(x) (wl == sizeof(x) - 1 && memcmp(word, x, wl) == 0)
-    if (IS("if")) push_cond(L, eval_condition(L, j, end));
-    else if (IS("ifdef") || IS("ifndef")) push_cond(L, -1);
+    if (IS("if")) push_cond(L, eval_condition(L, j, end), i);
+    else if (IS("ifdef") || IS("ifndef")) push_cond(L, -1, i);
     else if (L->n_conds && (IS("elif") || IS("elifdef") || IS("elifndef"))) {
         struct cond *c = &L->conds[L->n_conds - 1];
         int v = c->taken ? 0 : IS("elif") ? eval_condition(L, j, end) : -1;
         c->active = c->parent_active && v != 0;
         if (v == 1) c->taken = true;
+        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
     } else if (L->n_conds && IS("else")) {
         struct cond *c = &L->conds[L->n_conds - 1];
         c->active = c->parent_active && !c->taken;
         c->taken = true;
+        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
     } else if (L->n_conds && IS("endif")) {
+        if (L->conds[L->n_conds - 1].both) emit_pp(L, CCKEY_TOK_PP_ENDIF, i);
         L->n_conds--;
     }
 #undef IS

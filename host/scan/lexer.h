@@ -13,7 +13,14 @@ typedef enum cckey_tok_kind {
     CCKEY_TOK_NUMBER,
     CCKEY_TOK_STRING,   /* the whole literal, prefix and quotes included */
     CCKEY_TOK_CHAR,
-    CCKEY_TOK_PUNCT     /* one character, or "::" */
+    CCKEY_TOK_PUNCT,    /* one character, or "::" */
+    /* The directives of a conditional scanned both ways (#ifdef X ...
+     * #else ... #endif): the finder treats the groups as alternatives, so a
+     * kernel header written once per group does not open two bodies. Text
+     * "#" (matching nothing a finder looks for). */
+    CCKEY_TOK_PP_IF,
+    CCKEY_TOK_PP_ELSE,
+    CCKEY_TOK_PP_ENDIF
 } cckey_tok_kind;
 
 typedef struct cckey_token {

@@ -20,6 +20,12 @@ static const known known_types[] = {
     {"nv_bfloat162", NULL, "__nv_bfloat162"}, {"__half", NULL, "__half"}, {"__half2", NULL, "__half2"},
     {"__nv_bfloat16", NULL, "__nv_bfloat16"}, {"__nv_bfloat162", NULL, "__nv_bfloat162"},
     {"dim3", NULL, "dim3"},
+    /* <sys/types.h> and <time.h>, which CUDA's headers bring in. */
+    {"uint", "j", NULL},        {"ushort", "t", NULL},        {"ulong", "m", NULL},
+    {"u_char", "h", NULL},      {"u_short", "t", NULL},       {"u_int", "j", NULL},
+    {"u_long", "m", NULL},      {"clock_t", "l", NULL},       {"time_t", "l", NULL},
+    {"off_t", "l", NULL},       {"int_fast8_t", "a", NULL},   {"uint_fast8_t", "h", NULL},
+    {"intmax_t", "l", NULL},    {"uintmax_t", "m", NULL},     {"cudaError_t", NULL, "cudaError"},
 };
 
 bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
@@ -157,7 +163,10 @@ int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, v
         if (out->nptr == CCKEY_CTYPE_MAX_PTR) return *why = "too many pointer levels", -1;
         out->nptr++;
     }
-    if (!out->ref) out->quals[out->nptr] = 0;   /* top-level qualifiers are not part of the type */
+    if (!out->ref) {   /* top-level qualifiers are not part of a parameter's type */
+        out->top_quals = out->quals[out->nptr];
+        out->quals[out->nptr] = 0;
+    }
     bool is_void = !out->nptr && !out->ref && !strcmp(out->builtin, "v");
     if (is_void && *name) return *why = "a void parameter", -1;
     return is_void ? 1 : 0;

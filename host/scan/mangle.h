@@ -23,6 +23,10 @@ typedef struct cckey_ctype {
      * function's type). */
     unsigned char quals[CCKEY_CTYPE_MAX_PTR + 1];
     unsigned char ref;    /* 0, 1 for &, 2 for && */
+    /* The top-level qualifiers dropped from quals[nptr]: a parameter's are
+     * not part of its type, but a typedef's are (typedef volatile int vint;
+     * vint *p is a pointer to volatile int). */
+    unsigned char top_quals;
 } cckey_ctype;
 
 /* Resolves a type name written in a parameter: fills out and returns true

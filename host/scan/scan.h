@@ -7,7 +7,7 @@
 
 typedef enum cckey_lang {
     CCKEY_LANG_NONE = 0,
-    CCKEY_LANG_OPENCL,   /* .cl .ocl .clc: __kernel / kernel functions */
+    CCKEY_LANG_OPENCL,   /* .cl .ocl .clc .opencl: __kernel / kernel functions */
     CCKEY_LANG_CUDA,     /* .cu .cuh: __global__ functions */
     CCKEY_LANG_HIP,      /* .hip: __global__ functions, named as CUDA's */
     CCKEY_LANG_METAL     /* .metal: kernel / [[kernel]] functions */
@@ -43,6 +43,15 @@ typedef struct cckey_scan_result {
  * once. 0, -1 when out of memory, or CCKEY_SCAN_TOO_DEEP (out->deep_line
  * set) when braces nest deeper than CCKEY_SCAN_MAX_DEPTH. */
 int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out);
+/* The same, with options: kernel_macros are words that mark a kernel as
+ * __kernel / __global__ do (hashcat's KERNEL_FQ), for suites that declare
+ * kernels through a macro defined in another file. */
+typedef struct cckey_scan_options {
+    const char *const *kernel_macros;
+    size_t n_kernel_macros;
+} cckey_scan_options;
+int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                           cckey_scan_result *out);
 void cckey_scan_result_free(cckey_scan_result *r);
 
 /* Every kernel source under the given paths (files are taken as they are if
