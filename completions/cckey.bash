@@ -32,6 +32,7 @@ _cckey()
         --backend|-b) COMPREPLY=($(compgen -W "auto cpu opencl cuda" -- "$cur")); return 0 ;;
         --cache-dir|--output|-o|--source-file|-f|--options-file)
             COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        --nvcc) COMPREPLY=($(compgen -W "none" -- "$cur") $(compgen -f -- "$cur")); return 0 ;;
     esac
 
     case $cmd in

@@ -3,6 +3,7 @@
  * `cckey warm` read. */
 #include "cli.h"
 #include "../scan/scan.h"
+#include "scan_exact.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,7 +68,23 @@ static void usage(FILE *f)
           "  -o, --output FILE      write FILE atomically instead of standard output\n"
           "  -k, --kernel-macro NAME  NAME marks a kernel as __kernel/__global__ does\n"
           "                         (repeatable), e.g. hashcat's KERNEL_FQ\n"
+          "      --exact            ask the compilers instead of reading the text: each\n"
+          "                         file is built with each option set and the toolchain\n"
+          "                         names the entry points (OpenCL: the first OpenCL\n"
+          "                         device's CL_PROGRAM_KERNEL_NAMES; CUDA and HIP: the\n"
+          "                         .entry names of `nvcc -x cu -ptx`, or of NVRTC's PTX\n"
+          "                         when nvcc is not on PATH or in /usr/local/cuda/bin;\n"
+          "                         Metal: none here). Mangled names, template instances\n"
+          "                         and macro-declared kernels come out as the compiler\n"
+          "                         has them; each option set gets its own entries. A\n"
+          "                         file that does not compile is a warning naming its\n"
+          "                         first error and lists nothing (exit status stays 0).\n"
+          "                         The source's folder is searched for headers first\n"
+          "  -j, --jobs N           compiler runs at once for --exact (default: the cores)\n"
+          "      --nvcc PATH        the nvcc --exact runs; none: NVRTC instead\n"
           "      --list             list the entry points (FILE:LINE: NAME) instead\n"
+          "                         (with --exact: each once, whichever sets hold it;\n"
+          "                         LINE is 0 where the source shows no such name)\n"
           "      --format FMT       for --list: text (default); json: an array of\n"
           "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"};\n"
           "                         jsonl: one such object a line\n"
@@ -102,6 +119,9 @@ typedef struct scan_opts {
     size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
     const char **macros;     /* --kernel-macro */
     size_t n_macros;
+    bool exact;              /* --exact: ask the compilers */
+    unsigned jobs;           /* --jobs: compiler runs at once (0: the cores) */
+    const char *nvcc;        /* --nvcc */
 } scan_opts;
 
 static int add_device(scan_opts *o, const char *id, unsigned langs)
@@ -261,8 +281,8 @@ static char *relative_to(const char *base, const char *target)
     return out;
 }
 
-static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
-                     size_t *entries)
+/* The text scan of one file, its warnings printed. */
+static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan_result *r)
 {
     cli_file f;
     char why[256];
@@ -270,26 +290,32 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
         cli_error("scan: %s: %s", path, why);
         return CLI_FAIL;
     }
-    cckey_scan_result r;
     cckey_scan_options so = {o->macros, o->n_macros};
-    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, &r);
+    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, r);
+    cli_file_unmap(&f);
     if (sr != 0) {
-        cli_file_unmap(&f);
         if (sr == CCKEY_SCAN_TOO_DEEP) {
-            cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, r.deep_line,
+            cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, r->deep_line,
                       CCKEY_SCAN_MAX_DEPTH);
             return CLI_USAGE;
         }
         cli_error("scan: out of memory");
         return CLI_FAIL;
     }
-    cli_file_unmap(&f);
     if (!o->quiet)
-        for (size_t i = 0; i < r.n_warnings; i++) cli_warn("%s:%s", path, r.warnings[i]);
-    if (!o->quiet && r.n == 0 && r.n_warnings == 0)
+        for (size_t i = 0; i < r->n_warnings; i++) cli_warn("%s:%s", path, r->warnings[i]);
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
                                               : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");
+    return CLI_OK;
+}
+
+/* One file's entries r as manifest lines or --list items. in_set (--exact):
+ * which option sets' builds hold each entry; NULL: all of them. */
+static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
+                     const cckey_scan_result *r, const bool *in_set)
+{
     char real[PATH_MAX];
     char *rel = NULL;
     if (!o->list && realpath(path, real)) rel = relative_to(base, real);
@@ -297,9 +323,9 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
     int rc = CLI_OK;
     bool taken = o->list;
     for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> lang) & 1;
-    if (!taken) o->skipped[lang] += r.n;
-    for (size_t e = 0; e < r.n && rc == CLI_OK; e++) {
-        const cckey_entry *en = &r.entries[e];
+    if (!taken) o->skipped[lang] += r->n;
+    for (size_t e = 0; e < r->n && rc == CLI_OK; e++) {
+        const cckey_entry *en = &r->entries[e];
         if (o->list && o->fmt != CLI_TEXT) {
             json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
                                   "source_name", en->source_name, "language", cckey_lang_name(lang));
@@ -323,6 +349,7 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
         for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
             if (!((o->devices[d].langs >> lang) & 1)) continue;
             for (size_t s = 0; s < o->n_sets; s++) {
+                if (in_set && !in_set[e * o->n_sets + s]) continue;
                 json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
                                          "source_file", shown, "options", o->sets[s].pairs, "language",
                                          cckey_lang_name(lang));
@@ -338,10 +365,50 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
             }
         }
     }
-    *entries += r.n;
     free(rel);
+    return rc;
+}
+
+static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
+                     size_t *entries)
+{
+    cckey_scan_result r;
+    int rc = scan_text(o, path, lang, &r);
+    if (rc != CLI_OK) return rc;
+    rc = emit_file(o, path, lang, base, out, &r, NULL);
+    *entries += r.n;
     cckey_scan_result_free(&r);
     return rc;
+}
+
+/* --exact: every file built with every option set (see scan_exact.h); NULL
+ * with *rc set when that fails. */
+static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
+{
+    scan_exact_set *sets = calloc(o->n_sets, sizeof *sets);
+    scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
+    bool ok = sets && files;
+    for (size_t s = 0; ok && s < o->n_sets; s++) {
+        json_t *pairs = o->sets[s].pairs, *p;
+        size_t i;
+        ok = (sets[s].opts = calloc(json_array_size(pairs) + 1, sizeof *sets[s].opts)) != NULL;
+        json_array_foreach(pairs, i, p) {
+            if (!ok) break;
+            json_t *k = json_array_get(p, 0), *v = json_array_get(p, 1);
+            sets[s].opts[i] = (cckey_option){{json_string_value(k), json_string_length(k)},
+                                             {json_string_value(v), json_string_length(v)}};
+        }
+        sets[s].n = json_array_size(pairs);
+    }
+    scan_exact_in in = {.files = list, .sets = sets, .n_sets = o->n_sets, .macros = o->macros,
+                        .n_macros = o->n_macros, .jobs = o->jobs, .quiet = o->quiet, .nvcc = o->nvcc};
+    if (!ok) cli_error("scan: out of memory");
+    *rc = ok ? scan_exact_run(&in, files) : CLI_FAIL;
+    for (size_t s = 0; sets && s < o->n_sets; s++) free(sets[s].opts);
+    free(sets);
+    if (*rc == CLI_OK) return files;
+    free(files);
+    return NULL;
 }
 
 static int run(scan_opts *o, char **paths, size_t n_paths)
@@ -374,6 +441,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     int rc = CLI_OK;
     size_t entries = 0;
+    scan_exact_file *exact = o->exact ? exact_scan(o, &list, &rc) : NULL;
     for (size_t i = 0; i < list.n && rc == CLI_OK; i++) {
         /* A manifest is JSON, which cannot name such a file: skip it, say so. */
         if (!cli_utf8_ok(list.paths[i])) {
@@ -382,8 +450,15 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
                      cli_utf8_escape(list.paths[i], shown, sizeof shown));
             continue;
         }
-        rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
+        if (!exact) {
+            rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
+            continue;
+        }
+        rc = emit_file(o, list.paths[i], list.langs[i], base, out.f, &exact[i].r, exact[i].in_set);
+        entries += exact[i].r.n;
     }
+    if (exact) scan_exact_free(exact, list.n);
+    free(exact);
     if (rc == CLI_OK && entries == 0 && !o->quiet)
         cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
     static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
@@ -400,7 +475,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
 
 int cckey_cmd_scan(int argc, char **argv)
 {
-    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON };
+    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON, OPT_EXACT, OPT_NVCC };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},
         {"options-file", required_argument, NULL, OPT_OPTIONS_FILE},
@@ -408,12 +483,14 @@ int cckey_cmd_scan(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"kernel-macro", required_argument, NULL, 'k'},
+        {"exact", no_argument, NULL, OPT_EXACT},   {"jobs", required_argument, NULL, 'j'},
+        {"nvcc", required_argument, NULL, OPT_NVCC},
         {NULL, 0, NULL, 0}};
     scan_opts o = {0};
     int rc = CLI_USAGE, c;
     optind = 1;
     bool fmt_given = false;
-    while ((c = cli_getopt("scan", argc, argv, "d:O:o:k:qh", longopts)) != -1) {
+    while ((c = cli_getopt("scan", argc, argv, "d:O:o:k:j:qh", longopts)) != -1) {
         switch (c) {
         case 'd':
             if (!*optarg) {
@@ -454,6 +531,23 @@ int cckey_cmd_scan(int argc, char **argv)
             break;
         }
         case OPT_LIST: o.list = true; break;
+        case OPT_EXACT: o.exact = true; break;
+        case OPT_NVCC:
+            if (strcmp(optarg, "none") != 0 && access(optarg, X_OK) != 0) {
+                cli_error("scan: --nvcc %s: %s", optarg, *optarg ? strerror(errno) : "give a path or none");
+                goto out;
+            }
+            o.nvcc = optarg;
+            break;
+        case 'j': {
+            unsigned long j;
+            if (!cli_parse_uint(optarg, 1, 1024, &j)) {
+                cli_error("scan: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
+                goto out;
+            }
+            o.jobs = (unsigned)j;
+            break;
+        }
         case 'q': o.quiet = cli_quiet = true; break;
         case 'h': usage(stdout); rc = CLI_OK; goto out;
         default: goto out;

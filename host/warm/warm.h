@@ -63,6 +63,15 @@ typedef struct cckey_compiler {
     void (*version)(void *impl, int dev, char *buf, size_t len);
     int (*build)(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
                  const char *const *names, size_t n_names, bool *present, cckey_build *out);
+    /* For `cckey scan --exact`: the entry points the compiler itself finds
+     * in src built with flags (OpenCL: CL_PROGRAM_KERNEL_NAMES, on device
+     * dev; NVRTC: the .entry names of its PTX, dev ignored, the options'
+     * architecture or NVRTC's default). file names the source in the
+     * compiler's messages. 0 with out->binary holding the names, each ended
+     * by '\n' (binary_len bytes, NUL-terminated), or -1 with out->error and
+     * out->log. */
+    int (*entries)(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
+                   cckey_build *out);
 } cckey_compiler;
 
 /* A compiler's devices by identity, with the find() and names() that both
@@ -80,6 +89,21 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
 int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);
 /* 0 when NVRTC loads here (for cckey --version), or -1 with why. */
 int cckey_nvrtc_probe(char *why, size_t why_len);
+
+/* The .entry names of PTX text (mangled, template instances included),
+ * each ended by '\n', NUL-terminated, malloc'ed; *n_out their bytes. NULL
+ * when out of memory. */
+char *cckey_ptx_entries(const char *ptx, size_t len, size_t *n_out);
+/* A whole file, NUL-terminated (*n its length without the NUL); NULL with
+ * errno when it cannot be read. */
+char *cckey_read_file(const char *path, size_t *n);
+/* nvcc's path: on PATH, else under /usr/local/cuda/bin; false when neither. */
+bool cckey_nvcc_find(char *buf, size_t len);
+/* `nvcc -x cu -ptx FLAGS PATH` (which, unlike NVRTC, takes host code too),
+ * its output and messages in files under tmpdir named after job: out as
+ * for cckey_compiler.entries, the log being nvcc's standard error. */
+int cckey_nvcc_entries(const char *nvcc, const char *path, const cckey_flags *flags, const char *tmpdir,
+                       size_t job, cckey_build *out);
 
 /* CUDA without a driver: a device identity that matches no local device
  * ("NAME|DRIVER") still finds this pseudo-device when NVRTC is usable; a

@@ -209,17 +209,19 @@ static bool has_entry(const char *bin, size_t len, const char *name, bool ptx)
     return false;
 }
 
-static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
-                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+/* src compiled by NVRTC under the name file: the program, or NULL with
+ * out->error (and out->log, the compiler's log, either way). dev < 0: no
+ * device, so the options' architecture or NVRTC's default. */
+static void *compile(cuda_state *s, int dev, const char *src, size_t len, const char *file,
+                     const cckey_flags *flags, cckey_build *out)
 {
-    cuda_state *s = impl;
     memset(out, 0, sizeof *out);
     char *text = malloc(len + 1);   /* NVRTC reads a C string */
     const char **argv = calloc(flags->argc + 1, sizeof *argv);
     if (!text || !argv) {
         free(text), free(argv);
         snprintf(out->error, sizeof out->error, "out of memory");
-        return -1;
+        return NULL;
     }
     memcpy(text, src, len);
     text[len] = '\0';
@@ -229,20 +231,20 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
         free(text), free(argv);
         snprintf(out->error, sizeof out->error, "no CUDA device here has this identity; give its architecture "
                  "(option arch=sm_XX, e.g. cckey scan -O arch=sm_90) to compile with NVRTC alone");
-        return -1;
+        return NULL;
     }
-    if (!flags->has_arch) {
+    if (!flags->has_arch && dev >= 0) {
         snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", s->major[dev], s->minor[dev]);
         argv[argc++] = arch;
     }
     for (size_t i = 0; i < flags->argc; i++) argv[argc++] = flags->argv[i];
     void *prog = NULL;
-    int r = s->create(&prog, text, "kernel.cu", 0, NULL, NULL);
+    int r = s->create(&prog, text, file, 0, NULL, NULL);
     free(text);
     if (r != 0) {
         free(argv);
         snprintf(out->error, sizeof out->error, "nvrtcCreateProgram: %s", s->error(r));
-        return -1;
+        return NULL;
     }
     r = s->compile(prog, (int)argc, argv);
     free(argv);
@@ -254,8 +256,44 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     if (r != 0) {
         snprintf(out->error, sizeof out->error, "nvrtcCompileProgram: %s", s->error(r));
         s->destroy(&prog);
+        return NULL;
+    }
+    return prog;
+}
+
+/* The PTX's .entry names: NVRTC keeps the PTX for real architectures too. */
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
+                   cckey_build *out)
+{
+    (void)dev;
+    cuda_state *s = impl;
+    void *prog = compile(s, -1, src, len, file, flags, out);
+    if (!prog) return -1;
+    size_t n = 0;
+    char *ptx = s->ptx_size(prog, &n) == 0 && n ? malloc(n) : NULL;
+    if (!ptx || s->ptx(prog, ptx) != 0) {
+        free(ptx);
+        s->destroy(&prog);
+        snprintf(out->error, sizeof out->error, "reading NVRTC's PTX failed");
         return -1;
     }
+    s->destroy(&prog);
+    out->binary = cckey_ptx_entries(ptx, n - 1, &out->binary_len);
+    free(ptx);
+    if (!out->binary) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+{
+    cuda_state *s = impl;
+    void *prog = compile(s, dev, src, len, "kernel.cu", flags, out);
+    if (!prog) return -1;
+    size_t n = 0;
     /* A cubin when the target is a real architecture (sm_XY); PTX when the
      * options asked for a virtual one (compute_XY). */
     bool ptx = !(s->cubin_size && s->cubin && s->cubin_size(prog, &n) == 0 && n > 0);
@@ -286,6 +324,6 @@ int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len)
         snprintf(why, why_len, "%s", state.why);
         return -1;
     }
-    *out = (cckey_compiler){"CUDA", "NVRTC", &state, find, names, version, build};
+    *out = (cckey_compiler){"CUDA", "NVRTC", &state, find, names, version, build, entries};
     return 0;
 }

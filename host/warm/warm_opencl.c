@@ -77,23 +77,24 @@ static char *build_log(cl_state *s, cl_program p, cl_device_id d)
     return log;
 }
 
-static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
-                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+/* src built for device dev with flags: the program, or NULL with out->error
+ * (and out->log, the build log, either way). */
+static cl_program compile(cl_state *s, int dev, const char *src, size_t len, const cckey_flags *flags,
+                          cckey_build *out)
 {
-    cl_state *s = impl;
     const cckey_cl_api *cl = s->cl;
     memset(out, 0, sizeof *out);
     cl_int err = CL_SUCCESS;
     cl_context ctx = context_of(s, dev, &err);
     if (!ctx) {
         snprintf(out->error, sizeof out->error, "clCreateContext: %s", cckey_cl_status_name(err));
-        return -1;
+        return NULL;
     }
     cl_device_id d = s->devs[dev].device;
     cl_program p = cl->CreateProgramWithSource(ctx, 1, &src, &len, &err);
     if (!p) {
         snprintf(out->error, sizeof out->error, "clCreateProgramWithSource: %s", cckey_cl_status_name(err));
-        return -1;
+        return NULL;
     }
     err = cl->BuildProgram(p, 1, &d, flags->joined, NULL, NULL);
     out->log = build_log(s, p, d);
@@ -101,8 +102,51 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
         snprintf(out->error, sizeof out->error, "clBuildProgram with \"%s\": %s", flags->joined,
                  cckey_cl_status_name(err));
         cl->ReleaseProgram(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* CL_PROGRAM_KERNEL_NAMES is "a;b;c": the names each ended by '\n'. */
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
+                   cckey_build *out)
+{
+    (void)file;   /* OpenCL's build log names no file */
+    cl_state *s = impl;
+    cl_program p = compile(s, dev, src, len, flags, out);
+    if (!p) return -1;
+    size_t n = 0;
+    cl_int err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n);
+    char *names = err == CL_SUCCESS ? malloc(n + 2) : NULL;
+    if (err == CL_SUCCESS && !names) err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS) err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, n, names, NULL);
+    s->cl->ReleaseProgram(p);
+    if (err != CL_SUCCESS) {
+        free(names);
+        snprintf(out->error, sizeof out->error, "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES): %s",
+                 cckey_cl_status_name(err));
         return -1;
     }
+    names[n] = '\0';
+    size_t w = 0;   /* in place: w never passes i */
+    for (size_t i = 0; names[i]; i++) {
+        if (names[i] != ';') names[w++] = names[i];
+        else if (w && names[w - 1] != '\n') names[w++] = '\n';
+    }
+    if (w && names[w - 1] != '\n') names[w++] = '\n';
+    names[w] = '\0';
+    out->binary = names;
+    out->binary_len = w;
+    return 0;
+}
+
+static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+{
+    cl_state *s = impl;
+    const cckey_cl_api *cl = s->cl;
+    cl_program p = compile(s, dev, src, len, flags, out);
+    if (!p) return -1;
     for (size_t i = 0; i < n_names; i++) {
         cl_int e;
         cl_kernel k = cl->CreateKernel(p, entry_names[i], &e);
@@ -110,7 +154,7 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
         if (k) cl->ReleaseKernel(k);
     }
     size_t size = 0;
-    err = cl->GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+    cl_int err = cl->GetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
     if (err == CL_SUCCESS && size == 0) err = CL_INVALID_BINARY;
     unsigned char *bin = err == CL_SUCCESS ? malloc(size) : NULL;
     if (err == CL_SUCCESS && !bin) err = CL_OUT_OF_HOST_MEMORY;
@@ -149,7 +193,7 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
         state.cl = cl;
     }
     pthread_mutex_unlock(&state.lock);
-    *out = (cckey_compiler){"OpenCL", "OpenCL", &state, find, names, version, build};
+    *out = (cckey_compiler){"OpenCL", "OpenCL", &state, find, names, version, build, entries};
     return 0;
 }
 #endif

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""The text scan against the compilers, on fixtures in the shapes real suites
+"""Both scans against the compilers, on fixtures in the shapes real suites
 have (tests/data/scan_suite): #ifdef/#else duplicated headers, macro-declared
 kernels (--kernel-macro), function-like attribute macros, cv-qualifiers in
-typedefs, common CUDA/system typedefs, .opencl files, non-ASCII names.
+typedefs, common CUDA/system typedefs, .opencl files, non-ASCII names; and,
+for `scan --exact`, template instances, namespaces, types from headers,
+names pasted by macros, host code; and on the example suite (examples/).
 
 Usage: test_scan_suite.py PATH/TO/cckey FIXTURES_DIR [unittest args]
 
 Oracles: OpenCL: the OpenCL runtime (PoCL) through ctypes, which builds each
 file and reports CL_PROGRAM_KERNEL_NAMES; CUDA: `nvcc -ptx`, whose .entry
 lines are the kernels' exact (mangled) names. Each oracle skips with a reason
-where it is absent. Prints precision and recall over all fixtures."""
+where it is absent. Prints precision and recall of both modes over all
+fixtures and the examples."""
 import ctypes
 import ctypes.util
 import json
@@ -23,15 +26,16 @@ import unittest
 
 CCKEY = None
 FIXTURES = None
-TOTALS = {"tp": 0, "fp": 0, "fn": 0}
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kernels")
+TOTALS = {}   # (mode, language) -> {"tp", "fp", "fn"}
 MACROS = {"macro_kernels.cl": ["KERNEL_FQ"]}
 
 
-def scan(path, macros=()):
-    args = [CCKEY, "scan", "--list", "--format", "jsonl", path]
+def scan(path, macros=(), extra=()):
+    args = [CCKEY, "scan", "--list", "--format", "jsonl", path] + list(extra)
     for m in macros:
         args += ["--kernel-macro", m]
-    p = subprocess.run(args, capture_output=True, timeout=120)
+    p = subprocess.run(args, capture_output=True, timeout=600)
     assert p.returncode == 0, p.stderr
     names = [json.loads(l)["name"] for l in p.stdout.decode().splitlines() if l.strip()]
     return names, p.stderr.decode("utf-8", "replace")
@@ -44,15 +48,29 @@ def nvcc():
     return None
 
 
-def cuda_entries(path):
-    """The .entry names nvcc itself emits for path (None when it fails)."""
+def cuda_entries(path, flags=(), errors=None):
+    """The .entry names nvcc itself emits for path (None when it fails; then
+    errors, a list, gets nvcc's messages)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "k.ptx")
-        p = subprocess.run([nvcc(), "-ptx", "-arch=sm_90", path, "-o", out], capture_output=True, timeout=300)
+        p = subprocess.run([nvcc(), "-ptx", "-arch=sm_90"] + list(flags) + [path, "-o", out], capture_output=True,
+                           timeout=300)
         if p.returncode != 0:
+            if errors is not None:
+                errors.append(p.stderr.decode("utf-8", "replace"))
             return None
         with open(out) as f:
             return re.findall(r"\.entry\s+([A-Za-z0-9_$]+)\s*\(", f.read())
+
+
+def have_nvrtc():
+    for n in ("libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"):
+        try:
+            ctypes.CDLL(n)
+            return True
+        except OSError:
+            pass
+    return False
 
 
 class OpenCL:
@@ -79,14 +97,25 @@ class OpenCL:
         if not self.ctx:
             raise OSError("clCreateContext failed")
 
-    def kernel_names(self, src):
+    def kernel_names(self, src, options=b"", log=None):
+        """The program's CL_PROGRAM_KERNEL_NAMES; None when it does not build
+        (then log, a list, gets the build log)."""
         cl = self.cl
         err = ctypes.c_int()
         s = ctypes.c_char_p(src)
         cl.clCreateProgramWithSource.restype = ctypes.c_void_p
         prog = cl.clCreateProgramWithSource(ctypes.c_void_p(self.ctx), 1, ctypes.byref(s), None, ctypes.byref(err))
         dev = (ctypes.c_void_p * 1)(self.dev)
-        if cl.clBuildProgram(ctypes.c_void_p(prog), 1, dev, b"", None, None) != 0:
+        if cl.clBuildProgram(ctypes.c_void_p(prog), 1, dev, options, None, None) != 0:
+            if log is not None:
+                CL_PROGRAM_BUILD_LOG = 0x1183
+                n = ctypes.c_size_t()
+                cl.clGetProgramBuildInfo(ctypes.c_void_p(prog), ctypes.c_void_p(self.dev), CL_PROGRAM_BUILD_LOG, 0,
+                                         None, ctypes.byref(n))
+                b = ctypes.create_string_buffer(n.value + 1)
+                cl.clGetProgramBuildInfo(ctypes.c_void_p(prog), ctypes.c_void_p(self.dev), CL_PROGRAM_BUILD_LOG,
+                                         n, b, None)
+                log.append(b.value.decode("utf-8", "replace"))
             cl.clReleaseProgram(ctypes.c_void_p(prog))
             return None
         size = ctypes.c_size_t()
@@ -102,11 +131,29 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
-def tally(found, truth):
+def tally(found, truth, mode="text", lang="?"):
     f, t = set(found), set(truth)
-    TOTALS["tp"] += len(f & t)
-    TOTALS["fp"] += len(f - t)
-    TOTALS["fn"] += len(t - f)
+    c = TOTALS.setdefault((mode, lang), {"tp": 0, "fp": 0, "fn": 0})
+    c["tp"] += len(f & t)
+    c["fp"] += len(f - t)
+    c["fn"] += len(t - f)
+
+
+def suite(exts, without=()):
+    """The fixtures and the example kernels with these extensions."""
+    out = []
+    for d in (FIXTURES, EXAMPLES):
+        for root, _, files in os.walk(d):
+            out += [os.path.join(root, f) for f in sorted(files)
+                    if os.path.splitext(f)[1] in exts and f not in without]
+    return sorted(out)
+
+
+def manifest(args):
+    """scan's manifest lines for args, and its standard error."""
+    p = subprocess.run([CCKEY, "scan"] + args, capture_output=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()], p.stderr.decode("utf-8", "replace")
 
 
 class TextScanOpenCL(unittest.TestCase):
@@ -125,7 +172,6 @@ class TextScanOpenCL(unittest.TestCase):
             truth = self.ocl.kernel_names(f.read())
         self.assertIsNotNone(truth, "the fixture builds")
         found, _ = scan(fixture(name), MACROS.get(name, ()))
-        tally(found, truth)
         self.assertEqual(sorted(found), sorted(truth))
 
     def test_duplicated_header_across_ifdef_else(self):
@@ -164,7 +210,6 @@ class TextScanCuda(unittest.TestCase):
         truth = cuda_entries(fixture(name))
         self.assertIsNotNone(truth, "the fixture compiles")
         found, err = scan(fixture(name))
-        tally(found, truth)
         self.assertEqual(sorted(found), sorted(truth), err)
 
     def test_cv_qualifiers_in_typedefs(self):
@@ -185,11 +230,207 @@ class TextScanCuda(unittest.TestCase):
             self.assertIsNone(cuda_entries(fixture("nonascii.cu")))
 
 
+class ExactOpenCL(unittest.TestCase):
+    """scan --exact on OpenCL: what the runtime itself reports."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            cls.ocl = OpenCL()
+        except OSError as e:
+            cls.ocl = None
+            cls.why = str(e)
+
+    def setUp(self):
+        if not self.ocl:
+            self.skipTest("no OpenCL runtime: %s" % self.why)
+
+    def truth(self, path, options=b""):
+        with open(path, "rb") as f:
+            return self.ocl.kernel_names(f.read(), options + b" -I" + os.path.dirname(path).encode())
+
+    def test_fixtures_and_examples(self):
+        files = suite((".cl", ".opencl"))
+        self.assertGreaterEqual(len(files), 7)
+        for path in files:
+            with self.subTest(path=os.path.basename(path)):
+                truth = self.truth(path)
+                self.assertIsNotNone(truth, "the file builds")
+                exact, err = scan(path, extra=["--exact"])
+                text, _ = scan(path, MACROS.get(os.path.basename(path), ()))
+                tally(exact, truth, "exact", "OpenCL")
+                tally(text, truth, "text", "OpenCL")
+                self.assertEqual(sorted(exact), sorted(truth), err)
+                self.assertEqual(len(exact), len(set(exact)), "each entry once")
+
+    def test_macro_pasted_names_that_text_cannot_see(self):
+        path = fixture("exact_macros.cl")
+        exact, _ = scan(path, extra=["--exact"])
+        text, _ = scan(path)
+        self.assertEqual(sorted(exact), sorted(self.truth(path)))
+        self.assertIn("add_uint", exact)
+        self.assertNotIn("add_uint", text)
+
+    def test_each_option_set_gets_its_own_entries(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "sets.cl")
+            with open(path, "w") as f:
+                f.write("__kernel void always(__global int *p) { p[0] = 1; }\n"
+                        "#ifdef WITH_EXTRA\n__kernel void extra(__global int *p) { p[0] = 2; }\n#endif\n"
+                        "#if BLOCK > 32\n__kernel void wide(__global int *p) { p[0] = BLOCK; }\n#endif\n")
+            sets = ["-DBLOCK=16", "-DWITH_EXTRA,-DBLOCK=16", "-DBLOCK=64"]
+            args = ["--exact", "-d", "devA", "-d", "devB", path]
+            for s in sets:
+                args += ["-O", s]
+            lines, _ = manifest(args)
+            for s in sets:
+                flags = " ".join(s.split(",")).encode()
+                truth = self.truth(path, flags)
+                pairs = [[f.split("=", 1)[0], f.split("=", 1)[1] if "=" in f else ""] for f in s.split(",")]
+                for dev in ("devA", "devB"):
+                    got = [l["name"] for l in lines if l["options"] == pairs and l["device"] == dev]
+                    self.assertEqual(sorted(got), sorted(truth), s)
+            self.assertEqual(len(lines), 2 * (1 + 2 + 2))
+
+    def test_a_file_that_does_not_compile_is_a_warning(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            good, bad = os.path.join(tmp, "good.cl"), os.path.join(tmp, "bad.cl")
+            with open(good, "w") as f:
+                f.write("__kernel void fine(__global int *p) { p[0] = 1; }\n")
+            with open(bad, "w") as f:
+                f.write("__kernel void ok(__global int *p) { p[0] = 1; }\n"
+                        "__kernel void broken(__global int *p) { p[0] = undefined_thing; }\n")
+            log = []
+            with open(bad, "rb") as f:
+                self.assertIsNone(self.ocl.kernel_names(f.read(), log=log), "the oracle refuses it too")
+            first = next(l for l in log[0].splitlines() if "error" in l)
+            # The message, without the name of the runtime's own copy of the file.
+            what = re.search(r":\d+:\d+: (.*)", first).group(1).strip()
+            p = subprocess.run([CCKEY, "scan", "--exact", "--list", tmp], capture_output=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.decode().split(), [good + ":1:", "fine"])
+            err = p.stderr.decode()
+            self.assertRegex(err, r"warning: scan: %s: does not compile: .*%s:2:\d+: " % (re.escape(bad), re.escape(bad)))
+            self.assertIn(what, err)
+            q = subprocess.run([CCKEY, "scan", "--exact", "--list", "-q", tmp], capture_output=True, timeout=300)
+            self.assertEqual((q.returncode, q.stdout, q.stderr), (0, p.stdout, b""))
+
+    def test_same_shape_as_the_text_scan(self):
+        # On the examples both scans are right, so the manifests are equal
+        # line for line, and --format json carries the same objects.
+        d = os.path.join(EXAMPLES, "opencl")
+        text, _ = manifest(["-d", "dev", "-O", "", "-O", "-cl-fast-relaxed-math", d])
+        exact, _ = manifest(["--exact", "-j", "3", "-d", "dev", "-O", "", "-O", "-cl-fast-relaxed-math", d])
+        self.assertEqual(exact, text)
+        a = subprocess.run([CCKEY, "scan", "--list", "--format", "json", d], capture_output=True, check=True)
+        b = subprocess.run([CCKEY, "scan", "--exact", "--list", "--format", "json", d], capture_output=True,
+                           check=True)
+        self.assertEqual(json.loads(b.stdout), json.loads(a.stdout))
+
+    def test_the_manifest_feeds_warm(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            m = os.path.join(tmp, "m.jsonl")
+            subprocess.run([CCKEY, "scan", "--exact", fixture("exact_macros.cl"), "-o", m], check=True,
+                           capture_output=True, timeout=300)
+            with open(m) as f:
+                names = [json.loads(l)["name"] for l in f]
+            self.assertEqual(sorted(names), sorted(self.truth(fixture("exact_macros.cl"))) * 1)
+            p = subprocess.run([CCKEY, "warm", m, "--cache-dir", os.path.join(tmp, "c"), "-q", "--format", "json"],
+                               capture_output=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["compiled"], len(names))
+
+
+class ExactCuda(unittest.TestCase):
+    """scan --exact on CUDA: nvcc's (or NVRTC's) .entry names."""
+
+    def setUp(self):
+        if not nvcc():
+            self.skipTest("nvcc not installed (the oracle)")
+
+    def test_fixtures_and_examples(self):
+        files = suite((".cu",), without=("nonascii.cu",))
+        self.assertGreaterEqual(len(files), 9)
+        for path in files:
+            with self.subTest(path=os.path.basename(path)):
+                truth = cuda_entries(path)
+                self.assertIsNotNone(truth, "the file compiles")
+                exact, err = scan(path, extra=["--exact"])
+                text, _ = scan(path)
+                tally(exact, truth, "exact", "CUDA")
+                tally(text, truth, "text", "CUDA")
+                self.assertEqual(sorted(exact), sorted(truth), err)
+
+    def test_templates_namespaces_header_types_and_pasted_names(self):
+        exact, _ = scan(fixture("exact_templates.cu"), extra=["--exact"])
+        self.assertIn("_Z5scaleIdLi4EEvPT_", exact)          # a template instance
+        self.assertIn("_ZN7physics4stepEP8Particlef", exact)  # namespace, a type from a header
+        self.assertIn("_Z9hash_keysPKyP6float4", exact)       # typedefs from a header
+        exact, _ = scan(fixture("exact_host.cu"), extra=["--exact"])
+        self.assertEqual(sorted(exact), sorted(cuda_entries(fixture("exact_host.cu"))))
+        self.assertEqual(len(exact), 2)   # instantiated by the host code's launches
+
+    def test_nvrtc_without_nvcc(self):
+        if not have_nvrtc():
+            self.skipTest("NVRTC not installed")
+        for name in ("exact_templates.cu", "exact_macros.cu", "cv_typedef.cu", "attr_macro.cu"):
+            with self.subTest(name=name):
+                got, err = scan(fixture(name), extra=["--exact", "--nvcc", "none"])
+                self.assertEqual(sorted(got), sorted(cuda_entries(fixture(name))), err)
+        for name in sorted(os.listdir(os.path.join(EXAMPLES, "cuda"))):
+            path = os.path.join(EXAMPLES, "cuda", name)
+            with self.subTest(name=name):
+                got, err = scan(path, extra=["--exact", "--nvcc", "none"])
+                self.assertEqual(sorted(got), sorted(cuda_entries(path)), err)
+        # Host code: NVRTC cannot, and says so, naming the file.
+        got, err = scan(fixture("exact_host.cu"), extra=["--exact", "--nvcc", "none"])
+        self.assertEqual(got, [])
+        self.assertIn("exact_host.cu: does not compile: ", err)
+        self.assertIn("cstdio", err)
+
+    def test_a_file_that_does_not_compile_is_a_warning(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            good, bad = os.path.join(tmp, "good.cu"), os.path.join(tmp, "bad.cu")
+            with open(good, "w") as f:
+                f.write('extern "C" __global__ void fine(int *p) { p[0] = 1; }\n')
+            with open(bad, "w") as f:
+                f.write("__global__ void ok(int *p) { p[0] = 1; }\n"
+                        "__global__ void broken(int *p) { p[0] = undefined_thing; }\n"
+                        "__global__ void worse(int *p) { p[0] = also_undefined; }\n")
+            errors = []
+            self.assertIsNone(cuda_entries(bad, errors=errors))
+            first = next(l for l in errors[0].splitlines() if "error" in l).strip()
+            self.assertIn("undefined_thing", first)
+            p = subprocess.run([CCKEY, "scan", "--exact", "--list", tmp], capture_output=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.decode().split(), [good + ":1:", "fine"])
+            err = p.stderr.decode()
+            self.assertIn("scan: %s: does not compile: %s" % (bad, first), err)
+            self.assertNotIn("also_undefined", err)   # the first error only
+
+    def test_jobs_do_not_change_the_output(self):
+        args = [CCKEY, "scan", "--exact", "-d", "d", "-O", "", "-O", "-DTILE=8", EXAMPLES, fixture("exact_macros.cu")]
+        one = subprocess.run(args + ["-j", "1"], capture_output=True, timeout=600)
+        four = subprocess.run(args + ["-j", "4"], capture_output=True, timeout=600)
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertEqual((four.returncode, four.stdout, four.stderr), (0, one.stdout, one.stderr))
+        self.assertEqual(len(one.stdout.splitlines()), 2 * (12 + 4))
+
+
 def report():
-    tp, fp, fn = TOTALS["tp"], TOTALS["fp"], TOTALS["fn"]
-    if tp + fp and tp + fn:
-        print("text scan on the fixtures: precision %.2f, recall %.2f (%d found, %d wrong, %d missed)"
-              % (tp / (tp + fp), tp / (tp + fn), tp, fp, fn))
+    rows = []
+    for mode in ("text", "exact"):
+        for lang in ("OpenCL", "CUDA", "all"):
+            keys = [k for k in TOTALS if k[0] == mode and (lang == "all" or k[1] == lang)]
+            tp, fp, fn = (sum(TOTALS[k][x] for k in keys) for x in ("tp", "fp", "fn"))
+            if tp + fp and tp + fn:
+                rows.append("| %s | %s | %.2f | %.2f | %d | %d | %d |"
+                            % (mode, lang, tp / (tp + fp), tp / (tp + fn), tp, fp, fn))
+    if rows:
+        print("precision and recall on the fixtures and examples, against the compilers:")
+        print("| mode | language | precision | recall | right | wrong | missed |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

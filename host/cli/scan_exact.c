@@ -1,0 +1,384 @@
+/* `cckey scan --exact` (see scan_exact.h): each file built with each option
+ * set by the toolchain that will compile it, which then names its entry
+ * points: OpenCL's CL_PROGRAM_KERNEL_NAMES, the .entry names of nvcc's (or,
+ * without nvcc, NVRTC's) PTX. Macro-declared kernels, template instances
+ * and typedef'd parameters come out right because nothing is guessed. */
+#include "scan_exact.h"
+#include "cli.h"
+#include "parallel_for.h"
+#include "../warm/warm.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER };
+
+typedef struct job {
+    int state;
+    char *names;      /* JOB_OK: each ended by '\n' */
+    char why[640];    /* JOB_FAILED: the first error */
+} job;
+
+typedef struct exact {
+    const scan_exact_in *in;
+    cckey_compiler opencl, cuda;
+    bool have_opencl, have_cuda;
+    char opencl_why[512], cuda_why[600];
+    char nvcc[PATH_MAX];   /* "" when NVRTC builds CUDA */
+    char tmpdir[PATH_MAX];
+    job *jobs;
+} exact;
+
+static bool is_cuda(cckey_lang l) { return l == CCKEY_LANG_CUDA || l == CCKEY_LANG_HIP; }
+
+bool scan_exact_first_error(const char *log, char *buf, size_t len)
+{
+    const char *first = NULL;
+    for (const char *p = log; p && *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *a = p, *b = p + n;
+        while (a < b && isspace((unsigned char)*a)) a++;
+        while (b > a && isspace((unsigned char)b[-1])) b--;
+        if (a < b) {
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)(b - a), a);
+            if (strstr(line, "error")) {
+                snprintf(buf, len, "%s", line);
+                return true;
+            }
+            if (!first) first = a;
+        }
+        p += n + (p[n] == '\n');
+    }
+    if (!first) return false;
+    size_t n = strcspn(first, "\n");
+    while (n && isspace((unsigned char)first[n - 1])) n--;
+    snprintf(buf, len, "%.*s", (int)n, first);
+    return true;
+}
+
+/* OpenCL runtimes compile a copy of the source (PoCL: a temporary file in
+ * its cache folder) and name that in their messages: the first
+ * "NAME:LINE:COLUMN" in msg names path instead. */
+static void name_the_file(char *msg, size_t cap, const char *path)
+{
+    for (char *p = msg; (p = strchr(p, ':')); p++) {
+        char *q = p + 1;
+        if (!isdigit((unsigned char)*q)) continue;
+        while (isdigit((unsigned char)*q)) q++;
+        if (*q != ':' || !isdigit((unsigned char)q[1])) continue;
+        char *start = p;
+        while (start > msg && !isspace((unsigned char)start[-1])) start--;
+        if (start == p) return;
+        size_t head = (size_t)(start - msg), plen = strlen(path), tail = strlen(p);
+        if (head + plen + tail >= cap) return;
+        memmove(msg + head + plen, p, tail + 1);
+        memcpy(msg + head, path, plen);
+        return;
+    }
+}
+
+/* The source's folder, searched first for its headers as warm does. */
+static int flags_for(const char *path, const scan_exact_set *set, bool cuda, cckey_flags *out, char *why,
+                     size_t why_len)
+{
+    cckey_flags plain;
+    if (cckey_flags_make(set->opts, set->n, cuda, &plain, why, why_len) != 0) return -1;
+    char real[PATH_MAX];
+    const char *dir = realpath(path, real) ? dirname(real) : ".";
+    int r = cckey_flags_include(&plain, &dir, 1, cuda, out, why, why_len);
+    cckey_flags_free(&plain);
+    return r;
+}
+
+static void build_one(void *arg, size_t i)
+{
+    exact *x = arg;
+    const scan_exact_in *in = x->in;
+    size_t f = i / in->n_sets;
+    const char *path = in->files->paths[f];
+    cckey_lang lang = in->files->langs[f];
+    bool cuda = is_cuda(lang);
+    job *j = &x->jobs[i];
+    if (lang == CCKEY_LANG_METAL || (cuda ? !x->have_cuda : !x->have_opencl)) {
+        j->state = JOB_NO_COMPILER;
+        return;
+    }
+    j->state = JOB_FAILED;
+    cckey_flags flags;
+    if (flags_for(path, &in->sets[i % in->n_sets], cuda, &flags, j->why, sizeof j->why) != 0) return;
+    cckey_build b = {0};
+    int r;
+    if (cuda && x->nvcc[0]) {
+        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, &b);
+    } else {
+        size_t len;
+        char *src = cckey_read_file(path, &len);
+        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
+        if (src) r = c->entries(c->impl, 0, src, len, path, &flags, &b);
+        else r = -1, snprintf(b.error, sizeof b.error, "cannot read it: %s", strerror(errno));
+        free(src);
+    }
+    cckey_flags_free(&flags);
+    if (r == 0) {
+        j->state = JOB_OK;
+        j->names = b.binary;
+        b.binary = NULL;
+    } else if (!scan_exact_first_error(b.log, j->why, sizeof j->why)) {
+        snprintf(j->why, sizeof j->why, "%s", b.error);
+    } else if (!cuda) {
+        name_the_file(j->why, sizeof j->why, path);
+    }
+    cckey_build_clear(&b);
+}
+
+/* The compilers the files need; why each missing one is missing. */
+static void find_compilers(exact *x)
+{
+    bool want_cl = false, want_cuda = false;
+    for (size_t f = 0; f < x->in->files->n; f++) {
+        cckey_lang l = x->in->files->langs[f];
+        want_cl |= l == CCKEY_LANG_OPENCL;
+        want_cuda |= is_cuda(l);
+    }
+    if (want_cl) {
+        /* As in warm: PoCL's own cache would keep every scanned program. */
+        setenv("POCL_KERNEL_CACHE", "0", 0);
+        x->have_opencl = cckey_compiler_opencl(&x->opencl, x->opencl_why, sizeof x->opencl_why) == 0;
+    }
+    if (!want_cuda) return;
+    const char *given = x->in->nvcc;
+    bool nvcc = given ? strcmp(given, "none") != 0 : cckey_nvcc_find(x->nvcc, sizeof x->nvcc);
+    if (nvcc && given) snprintf(x->nvcc, sizeof x->nvcc, "%s", given);
+    if (nvcc) {
+        x->have_cuda = true;
+        return;
+    }
+    x->nvcc[0] = '\0';
+    char why[512];
+    x->have_cuda = cckey_compiler_cuda(&x->cuda, why, sizeof why) == 0;
+    snprintf(x->cuda_why, sizeof x->cuda_why, "%s, and %s", given ? "--nvcc none" : "nvcc not found", why);
+}
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    remove(p);
+    return 0;
+}
+
+/* The identifier a (possibly mangled) entry name was written as:
+ * _Z6kernelIfEvPT_ and _ZN2ns6kernelEPf are "kernel". */
+static void ident_of(const char *name, char *buf, size_t len)
+{
+    const char *p = name, *last = NULL;
+    size_t last_n = 0;
+    if (strncmp(p, "_Z", 2) == 0) {
+        p += 2 + (p[2] == 'L');
+        if (*p == 'N')
+            for (p++; *p == 'r' || *p == 'V' || *p == 'K';) p++;
+        while (isdigit((unsigned char)*p)) {
+            char *e;
+            size_t n = strtoul(p, &e, 10);
+            if (n == 0 || strnlen(e, n) < n) break;
+            last = e, last_n = n, p = e + n;
+        }
+    }
+    if (last) snprintf(buf, len, "%.*s", (int)last_n, last);
+    else snprintf(buf, len, "%s", name);
+}
+
+/* The line of the first "ident(" or "ident<" in src (a definition, or the
+ * declaration before it), 0 when there is none. */
+static unsigned line_of(const char *src, size_t len, const char *ident)
+{
+    size_t n = strlen(ident);
+    const char *end = src + len;
+    for (const char *p = src; n && (p = memmem(p, (size_t)(end - p), ident, n)); p++) {
+        if (p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        const char *q = p + n;
+        while (q < end && isspace((unsigned char)*q)) q++;
+        if (q < end && (*q == '(' || *q == '<')) {
+            unsigned line = 1;
+            for (const char *c = src; c < p; c++) line += *c == '\n';
+            return line;
+        }
+    }
+    return 0;
+}
+
+typedef struct named {
+    cckey_entry e;
+    size_t order;
+    size_t first_set;
+} named;
+
+static int by_line(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    unsigned lx = x->e.line ? x->e.line : UINT_MAX, ly = y->e.line ? y->e.line : UINT_MAX;
+    if (lx != ly) return lx < ly ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Where each name is in the source: the text scan's line when it found the
+ * entry (or one of the same identifier: a template's instances), else the
+ * identifier's first definition-like use. */
+static void place(named *nm, const char *src, size_t len, const cckey_scan_result *text)
+{
+    char ident[512];
+    ident_of(nm->e.name, ident, sizeof ident);
+    nm->e.source_name = strdup(ident);
+    for (size_t i = 0; i < text->n && !nm->e.line; i++)
+        if (strcmp(text->entries[i].name, nm->e.name) == 0) nm->e.line = text->entries[i].line;
+    for (size_t i = 0; i < text->n && !nm->e.line; i++)
+        if (strcmp(text->entries[i].source_name, ident) == 0) nm->e.line = text->entries[i].line;
+    if (!nm->e.line && src) nm->e.line = line_of(src, len, ident);
+}
+
+/* One file's entry points from its jobs' name lists. */
+static int collect(const exact *x, size_t f, scan_exact_file *out)
+{
+    const scan_exact_in *in = x->in;
+    size_t n_sets = in->n_sets, cap = 0, n = 0;
+    named *all = NULL;
+    for (size_t s = 0; s < n_sets; s++) {
+        const job *j = &x->jobs[f * n_sets + s];
+        for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1) {
+            size_t l = strcspn(p, "\n");
+            bool seen = false;
+            for (size_t k = 0; k < n && !seen; k++) seen = strlen(all[k].e.name) == l && !memcmp(all[k].e.name, p, l);
+            if (seen) continue;
+            if (n == cap) {
+                named *a = realloc(all, (cap = cap ? 2 * cap : 16) * sizeof *a);
+                if (!a) goto oom;
+                all = a;
+            }
+            all[n] = (named){.e = {.name = strndup(p, l)}, .order = n, .first_set = s};
+            if (!all[n++].e.name) goto oom;
+        }
+    }
+    size_t len = 0;
+    char *src = n ? cckey_read_file(in->files->paths[f], &len) : NULL;
+    cckey_scan_result text = {0};
+    cckey_scan_options so = {in->macros, in->n_macros};
+    if (src && cckey_scan_source_opts(src, len, in->files->langs[f], &so, &text) != 0) text = (cckey_scan_result){0};
+    for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
+    cckey_scan_result_free(&text);
+    free(src);
+    qsort(all, n, sizeof *all, by_line);
+    out->r.entries = malloc((n ? n : 1) * sizeof *out->r.entries);
+    out->in_set = calloc((n ? n : 1) * n_sets, sizeof *out->in_set);
+    if (!out->r.entries || !out->in_set) goto oom;
+    for (size_t k = 0; k < n; k++) {
+        out->r.entries[k] = all[k].e;
+        if (!all[k].e.source_name) goto oom;
+        for (size_t s = 0; s < n_sets; s++) {
+            const job *j = &x->jobs[f * n_sets + s];
+            const char *name = all[k].e.name;
+            size_t l = strlen(name);
+            for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1)
+                if (strcspn(p, "\n") == l && !memcmp(p, name, l)) out->in_set[k * n_sets + s] = true;
+        }
+    }
+    out->r.n = out->r.cap = n;
+    free(all);
+    return 0;
+oom:
+    for (size_t k = 0; k < n; k++) free(all[k].e.name), free(all[k].e.source_name);
+    free(all);
+    free(out->r.entries);
+    free(out->in_set);
+    *out = (scan_exact_file){0};
+    return -1;
+}
+
+/* Failures, in file order: one warning per file when every set failed the
+ * same way, else one per set; and per language, the files no compiler here
+ * could list. */
+static void warn_failures(const exact *x)
+{
+    const scan_exact_in *in = x->in;
+    size_t no_compiler[CCKEY_LANG_METAL + 1] = {0};
+    for (size_t f = 0; f < in->files->n; f++) {
+        const job *j = &x->jobs[f * in->n_sets];
+        if (j->state == JOB_NO_COMPILER) {
+            no_compiler[in->files->langs[f]]++;
+            continue;
+        }
+        /* Every set alike: one warning for the file. */
+        bool same = true;
+        for (size_t s = 1; s < in->n_sets; s++)
+            same &= j[s].state == j->state && !strcmp(j[s].why, j->why) &&
+                    (j->state != JOB_OK || !j[s].names[0] == !j->names[0]);
+        for (size_t s = 0; s < (same ? 1 : in->n_sets); s++) {
+            char with[48] = "";
+            if (!same) snprintf(with, sizeof with, " with option set %zu", s + 1);
+            if (j[s].state != JOB_OK)
+                cli_warn("scan: %s: does not compile%s: %s", in->files->paths[f], with, j[s].why);
+            else if (!j[s].names[0])
+                cli_warn("scan: %s: the compiler reports no entry points%s", in->files->paths[f], with);
+        }
+    }
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
+    for (int l = 1; l <= CCKEY_LANG_METAL; l++) {
+        if (!no_compiler[l]) continue;
+        const char *why = l == CCKEY_LANG_METAL ? "no Metal compiler here"
+                        : l == CCKEY_LANG_OPENCL ? x->opencl_why : x->cuda_why;
+        cli_warn("scan: --exact: %zu %s file%s not listed: %s (without --exact they are scanned by text)",
+                 no_compiler[l], label[l], no_compiler[l] == 1 ? "" : "s", why);
+    }
+}
+
+int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
+{
+    exact x = {.in = in};
+    size_t n_jobs = in->files->n * in->n_sets;
+    memset(out, 0, in->files->n * sizeof *out);
+    x.jobs = calloc(n_jobs ? n_jobs : 1, sizeof *x.jobs);
+    if (!x.jobs) goto oom;
+    find_compilers(&x);
+    if (x.have_cuda && x.nvcc[0]) {
+        const char *t = getenv("TMPDIR");
+        snprintf(x.tmpdir, sizeof x.tmpdir, "%s/cckey-scan-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(x.tmpdir)) {
+            cli_error("scan: cannot make a temporary folder for nvcc's output (%s): %s", x.tmpdir, strerror(errno));
+            free(x.jobs);
+            return CLI_FAIL;
+        }
+    }
+    unsigned jobs = in->jobs;
+    if (!jobs) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = c > 0 ? (unsigned)c : 1;
+    }
+    cli_parallel_for(n_jobs, jobs, build_one, &x);
+    if (x.tmpdir[0]) nftw(x.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    if (!in->quiet) warn_failures(&x);
+    int rc = CLI_OK;
+    for (size_t f = 0; f < in->files->n && rc == CLI_OK; f++)
+        if (collect(&x, f, &out[f]) != 0) rc = CLI_FAIL;
+    for (size_t i = 0; i < n_jobs; i++) free(x.jobs[i].names);
+    free(x.jobs);
+    if (rc == CLI_OK) return CLI_OK;
+    scan_exact_free(out, in->files->n);
+oom:
+    cli_error("scan: out of memory");
+    return CLI_FAIL;
+}
+
+void scan_exact_free(scan_exact_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        cckey_scan_result_free(&f[i].r);
+        free(f[i].in_set);
+        f[i] = (scan_exact_file){0};
+    }
+}
