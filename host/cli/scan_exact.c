@@ -10,7 +10,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <regex.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -337,6 +340,67 @@ static void warn_failures(const exact *x)
     }
 }
 
+/* The OpenCL runtime's compiler prints its own error count ("1 error
+ * generated.", clang's) to our standard error, beside the warning that
+ * already names the first error. While builds run, standard error goes
+ * through a pipe that drops those lines and passes on everything else. */
+typedef struct stderr_filter {
+    int saved, pipe_r;
+    pthread_t th;
+    bool on;
+} stderr_filter;
+
+static void *forward(void *p)
+{
+    stderr_filter *f = p;
+    FILE *in = fdopen(f->pipe_r, "r");
+    regex_t count;
+    bool have_re = regcomp(&count, "^[0-9]+ (errors?|warnings?)( and [0-9]+ (errors?|warnings?))? generated\\.$",
+                           REG_EXTENDED | REG_NOSUB) == 0;
+    char line[4096];
+    while (in && fgets(line, sizeof line, in)) {
+        size_t n = strlen(line);
+        char bare[4096];
+        snprintf(bare, sizeof bare, "%.*s", (int)(n && line[n - 1] == '\n' ? n - 1 : n), line);
+        if (have_re && regexec(&count, bare, 0, NULL, 0) == 0) continue;
+        for (size_t done = 0; done < n;) {
+            ssize_t w = write(f->saved, line + done, n - done);
+            if (w <= 0 && errno != EINTR) break;
+            if (w > 0) done += (size_t)w;
+        }
+    }
+    if (have_re) regfree(&count);
+    if (in) fclose(in);
+    else close(f->pipe_r);
+    return NULL;
+}
+
+static void filter_begin(stderr_filter *f)
+{
+    int p[2];
+    f->on = false;
+    fflush(stderr);
+    if (pipe2(p, O_CLOEXEC) != 0) return;   /* nvcc and the runtime's helpers need neither end */
+    f->saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    f->pipe_r = p[0];
+    if (f->saved < 0 || dup2(p[1], STDERR_FILENO) < 0 || pthread_create(&f->th, NULL, forward, f) != 0) {
+        if (f->saved >= 0) dup2(f->saved, STDERR_FILENO), close(f->saved);
+        close(p[0]), close(p[1]);
+        return;
+    }
+    close(p[1]);
+    f->on = true;
+}
+
+static void filter_end(stderr_filter *f)
+{
+    if (!f->on) return;
+    fflush(stderr);
+    dup2(f->saved, STDERR_FILENO);   /* the pipe's last writer closes: forward() sees its end */
+    pthread_join(f->th, NULL);
+    close(f->saved);
+}
+
 int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
 {
     exact x = {.in = in};
@@ -359,7 +423,10 @@ int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = c > 0 ? (unsigned)c : 1;
     }
+    stderr_filter filter = {0};
+    if (x.have_opencl) filter_begin(&filter);
     cli_parallel_for(n_jobs, jobs, build_one, &x);
+    filter_end(&filter);
     if (x.tmpdir[0]) nftw(x.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     if (!in->quiet) warn_failures(&x);
     int rc = CLI_OK;
