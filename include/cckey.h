@@ -104,7 +104,8 @@ typedef enum cckey_status {
     CCKEY_ERR_THREAD = 8,        /**< a thread could not be started */
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
     CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
-    CCKEY_ERR_CANCELLED = 11     /**< a progress callback asked to stop */
+    CCKEY_ERR_CANCELLED = 11,    /**< a progress callback asked to stop */
+    CCKEY_ERR_STALE = 12         /**< an entry's recorded headers or toolchain differ (a miss) */
 } cckey_status;
 
 /**
@@ -480,8 +481,9 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * key with each ':' replaced by '-' and xy is the first byte, in hex, of
  * md5(key) (the key's own prefix is the device digest, so a one-device cache
  * would otherwise fall into one folder). An entry is a 192-byte header (magic,
- * format version, full key, payload length, MD5 over header and payload)
- * followed by the payload.
+ * format version 2, full key, payload length, MD5 over the whole entry), a
+ * section of typed records (what the build read: see cckey_store_put_meta)
+ * and the payload. Entries of format version 1 are misses.
  *
  * Many threads and processes may use one folder at once: a write goes to a
  * temporary file in the entry's folder, is fsync'ed and renamed over the
@@ -661,6 +663,104 @@ CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *key
  *         the entries before the damage are kept, each checked); CCKEY_ERR_IO.
  */
 CCKEY_API cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_import_report *out);
+
+/* ------------------------------------------------------------------------ */
+/* Entries that cannot serve a stale binary: headers and toolchain           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A key names the source, the device, the entry point and the options, not
+ * the headers the source includes nor the compiler that built it. So an
+ * entry may record what else its build read (cckey_store_put_meta): each
+ * included file, by path and content digest, and the toolchain (compiler,
+ * version, flags as passed). cckey_store_get_checked re-checks that list
+ * before serving, as ccache's direct mode does:
+ *  - a recorded header whose content changed, or that is gone, is a miss;
+ *  - so is a file that now exists where the build searched and found none
+ *    (a new header earlier in the search path would have been read instead);
+ *  - so is another compiler, version or flag list than the one recorded.
+ * Such a miss is CCKEY_ERR_STALE, for that entry alone; the entry stays until
+ * the next put for its key replaces it. Other entries are untouched: a header
+ * edit invalidates exactly the entries whose builds read it.
+ *
+ * Paths are recorded relative to roots, folders the caller names both when it
+ * records and when it looks up: roots[0] is the source's own folder, then the
+ * include folders in the order the compiler searches them. `#include "f"`
+ * searches the including file's folder, then the roots; `#include <f>` the
+ * roots only; a file found in none is the compiler's own (covered by its
+ * version). So absolute paths never decide a hit; contents do, and a suite
+ * moved to another folder or machine still hits.
+ *
+ * Content digests are remembered per run in a cckey_dep_memo, keyed by path,
+ * size, modification time and inode, so re-checking a large suite reads each
+ * header once.
+ */
+
+/** A file a build read (present = 1), or probed for and did not find (0). */
+typedef struct cckey_dep {
+    uint32_t root;        /**< index into the roots, or CCKEY_DEP_ABSOLUTE */
+    const char *path;     /**< relative to that root; NUL-terminated */
+    int present;          /**< 1: it existed with this size and digest; 0: it did not exist */
+    uint64_t size;        /**< 0 when absent */
+    uint8_t md5[16];      /**< MD5 of its content; zeros when absent */
+} cckey_dep;
+#define CCKEY_DEP_ABSOLUTE 0xFFFFFFFFu
+
+/** What an entry records besides its payload (cckey_store_put_meta). */
+typedef struct cckey_entry_meta {
+    const char *compiler;          /**< e.g. "NVRTC", "OpenCL"; NULL: not recorded */
+    const char *version;           /**< as the compiler reports it; NULL: not recorded */
+    const char *const *options;    /**< the flags as passed; NULL: not recorded */
+    size_t n_options;
+    const cckey_dep *deps;         /**< the files read (see cckey_deps_scan) */
+    size_t n_deps;
+} cckey_entry_meta;
+
+/** Per-run memo of file digests. Opaque; safe to share between threads. */
+typedef struct cckey_dep_memo cckey_dep_memo;
+CCKEY_API cckey_status cckey_dep_memo_new(cckey_dep_memo **out);
+CCKEY_API void cckey_dep_memo_free(cckey_dep_memo *m);
+
+/** What a checked look-up compares an entry's records with. */
+typedef struct cckey_lookup {
+    const char *compiler;          /**< the toolchain here; NULL: not checked */
+    const char *version;           /**< NULL: not checked */
+    const char *const *options;    /**< the flags that would be passed; NULL: not checked */
+    size_t n_options;
+    const char *const *roots;      /**< as described above; recorded roots past n_roots are a miss */
+    size_t n_roots;
+    cckey_dep_memo *memo;          /**< may be NULL (then every file is read) */
+} cckey_lookup;
+
+/**
+ * Follow the #include lines of source (and of the files they name,
+ * recursively) through roots, as described above, and list every file read
+ * and every probe that missed. Lines in conditional groups are followed too
+ * (a superset is safe: it can only cause a miss); `#include MACRO` is not
+ * followed. memo may be NULL.
+ * @param deps  receives a new array (free with cckey_deps_free).
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
+ *         CCKEY_ERR_IO when a found file cannot be read.
+ */
+CCKEY_API cckey_status cckey_deps_scan(const void *source, size_t len, const char *const *roots, size_t n_roots,
+                                       cckey_dep_memo *memo, cckey_dep **deps, size_t *n);
+CCKEY_API void cckey_deps_free(cckey_dep *deps, size_t n);
+
+/**
+ * cckey_store_put, recording meta (NULL: nothing) with the entry.
+ */
+CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
+                                            const cckey_entry_meta *meta);
+
+/**
+ * cckey_store_get that serves the entry only when its records match lk
+ * (NULL: no check, as cckey_store_get). An entry with a critical record of a
+ * kind this library does not know is a miss too.
+ * @return as cckey_store_get, plus CCKEY_ERR_STALE (a miss; the detail
+ *         names the first difference in cckey_last_error()).
+ */
+CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                               size_t *len);
 
 /* ------------------------------------------------------------------------ */
 /* Remote caches layered under a store                                        */

@@ -122,6 +122,7 @@ typedef struct cli_progress {
     bool enabled, drawn;
     double start, last;
     const char *what;
+    const char *note;   /* shown after the counts when not NULL, e.g. "3 compiled, 1 failed" */
 } cli_progress;
 void cli_progress_init(cli_progress *p, const char *what);
 /* done/total in units; total 0 when unknown. */

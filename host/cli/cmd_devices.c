@@ -1,6 +1,7 @@
 /* cckey devices: every backend, every device, and the identifier to put in
  * a manifest's `device` field. */
 #include "cli.h"
+#include "../warm/warm.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -14,7 +15,7 @@ static void usage(FILE *f)
     fputs("usage: cckey devices [--format text|json|jsonl]\n"
           "\n"
           "List the backends (cpu, opencl, cuda), their devices, and why a backend is\n"
-          "unavailable. Each device shows the identifier recommended for a manifest's\n"
+          "unavailable; then whether NVRTC, which cckey warm compiles CUDA with, is usable. Each device shows the identifier recommended for a manifest's\n"
           "\"device\" field: NAME|DRIVER_VERSION (OpenCL: CL_DEVICE_NAME|CL_DRIVER_VERSION;\n"
           "CUDA: the device name and the NVIDIA driver version, e.g. NVIDIA H200|580.159.04).\n"
           "'*' marks the device a backend uses (OpenCL: CCKEY_OPENCL_DEVICE=INDEX|NAME picks\n"
@@ -65,6 +66,13 @@ static void print_text(const listing *ls, size_t nl)
             printf("       device id: %s\n", d->id);
         }
     }
+    /* Not a backend: the compiler `cckey warm` uses for CUDA, which needs no
+     * GPU or driver when the architecture is given. */
+    char what[512];
+    if (cckey_nvrtc_usable(what, sizeof what))
+        printf("nvrtc    available: %s (cckey warm compiles CUDA kernels, without a GPU given arch=sm_XX)\n", what);
+    else
+        printf("nvrtc    unavailable: %s\n", what);
 }
 
 static int print_json(const listing *ls, size_t nl, cli_format fmt)
@@ -93,6 +101,9 @@ static int print_json(const listing *ls, size_t nl, cli_format fmt)
         json_array_append_new(arr, o);
     }
     json_object_set_new(root, "backends", arr);
+    char what[512];
+    bool nvrtc = cckey_nvrtc_usable(what, sizeof what);
+    json_object_set_new(root, "nvrtc", json_pack("{s:b,s:s}", "available", nvrtc, nvrtc ? "version" : "reason", what));
     int rc = CLI_OK;
     if (fmt == CLI_JSONL) {
         size_t i;

@@ -72,6 +72,8 @@ void manifest_files_clear(manifest_files *files)
         free(files->paths[i]);
         cli_file_unmap(&files->files[i]);
     }
+    for (size_t i = 0; i < files->n_copies; i++) free(files->copies[i]);
+    free(files->copies);
     free(files->paths);
     free(files->files);
     free(files->index);
@@ -241,6 +243,25 @@ static int grow_files(manifest_files *files)
     return 0;
 }
 
+/* Replace f's mapping by a heap copy, owned by files (see MANIFEST_MAX_MAPS). */
+static int to_heap(manifest_files *files, cli_file *f)
+{
+    if (files->n_copies == files->copies_cap) {
+        size_t cap = files->copies_cap ? files->copies_cap * 2 : 1024;
+        void **c = realloc(files->copies, cap * sizeof *c);
+        if (!c) return -1;
+        files->copies = c, files->copies_cap = cap;
+    }
+    void *copy = malloc(f->len);
+    if (!copy) return -1;
+    memcpy(copy, f->ptr, f->len);
+    size_t len = f->len;
+    cli_file_unmap(f);
+    files->copies[files->n_copies++] = copy;
+    *f = (cli_file){.ptr = copy, .len = len};
+    return 0;
+}
+
 int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
                      size_t err_len)
 {
@@ -271,6 +292,12 @@ int manifest_resolve(manifest_item *item, manifest_files *files, const char *lab
                  item->source_col, path, why);
         manifest_item_clear(item);
         return MANIFEST_BAD;
+    }
+    if (files->n >= MANIFEST_MAX_MAPS && f.map && to_heap(files, &f) != 0) {
+        snprintf(err, err_len, "%s:%zu:%zu: out of memory", label, item->line, item->source_col);
+        cli_file_unmap(&f);
+        manifest_item_clear(item);
+        return MANIFEST_IO;
     }
     files->paths[files->n] = item->source_path;
     item->source_path = NULL;   /* the table owns it now */

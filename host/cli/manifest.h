@@ -43,7 +43,14 @@ typedef struct manifest_files {
     size_t *index;        /* open addressing over paths: entry + 1, 0 empty */
     size_t index_cap;
     uint64_t bytes;   /* total bytes mapped */
+    void **copies;    /* files past MANIFEST_MAX_MAPS, read onto the heap */
+    size_t n_copies, copies_cap;
 } manifest_files;
+
+/* Each mapping takes one of the process's memory areas (vm.max_map_count,
+ * 65530 by default), so a manifest naming 10^5 files cannot keep them all
+ * mapped: past this many, files are copied to the heap and unmapped. */
+#define MANIFEST_MAX_MAPS 16384
 
 enum { MANIFEST_ITEM = 1, MANIFEST_EOF = 0, MANIFEST_BAD = -1, MANIFEST_IO = -2 };
 

@@ -77,9 +77,11 @@ void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_
                 elapsed);
         /* A time left only once there is enough behind us to guess from. */
         if (frac > 0.02 && frac < 1) fprintf(stderr, ", about %.0f s left", elapsed * (1 - frac) / frac);
+        if (p->note) fprintf(stderr, "  (%s)", p->note);
         fputs("\033[K", stderr);
     } else {
-        fprintf(stderr, "\r%s %llu items  %.0f s\033[K", p->what, (unsigned long long)items, elapsed);
+        fprintf(stderr, "\r%s %llu items  %.0f s%s%s%s\033[K", p->what, (unsigned long long)items, elapsed,
+                p->note ? "  (" : "", p->note ? p->note : "", p->note ? ")" : "");
     }
     fflush(stderr);
 }

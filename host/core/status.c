@@ -21,6 +21,7 @@ const char *cckey_strerror(cckey_status status)
     case CCKEY_ERR_NOT_FOUND: return "not found";
     case CCKEY_ERR_CORRUPT: return "corrupt data";
     case CCKEY_ERR_CANCELLED: return "cancelled";
+    case CCKEY_ERR_STALE: return "stale entry (a header or the toolchain changed)";
     }
     return "unknown status";
 }

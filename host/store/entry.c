@@ -47,7 +47,7 @@ void cckey_store_shard_of(char shard[3], const char *key)
     shard[0] = hex[0], shard[1] = hex[1], shard[2] = '\0';
 }
 
-static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t len)
+static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint32_t rec_len, uint64_t len)
 {
     memset(hdr, 0, CCKEY_ENTRY_HEADER);
     memcpy(hdr, CCKEY_ENTRY_MAGIC, 8);
@@ -55,14 +55,17 @@ static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint
     cckey_put_le32(hdr + 12, CCKEY_ENTRY_HEADER);
     cckey_put_le64(hdr + 16, len);
     memcpy(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN);
+    cckey_put_le32(hdr + CCKEY_ENTRY_RECLEN_AT, rec_len);
 }
 
-void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *payload, uint64_t len)
+void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *records, uint32_t rec_len,
+                        const void *payload, uint64_t len)
 {
-    header_fields(hdr, key, len);
+    header_fields(hdr, key, rec_len, len);
     cckey_md5_ctx ctx;
     cckey_md5_init(&ctx);
     cckey_md5_update(&ctx, hdr, CCKEY_ENTRY_HEADER);
+    cckey_md5_update(&ctx, records, rec_len);
     cckey_md5_update(&ctx, payload, (size_t)len);
     cckey_md5_final(&ctx, hdr + CCKEY_ENTRY_SUM_AT);
 }
@@ -83,9 +86,56 @@ static bool read_at(int fd, void *buf, size_t len, uint64_t off, int *err)
     return true;
 }
 
-cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len)
+/* Read n bytes at off into dst (or scratch, when dst is NULL) and add them
+ * to the checksum; CCKEY_OK or why not. */
+static cckey_status read_summed(int fd, uint8_t *dst, uint64_t n, uint64_t off, cckey_md5_ctx *ctx)
+{
+    uint8_t *scratch = NULL;
+    size_t step = CCKEY_STORE_CHUNK;
+    if (!dst && n && !(scratch = malloc(step))) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    int err = 0;
+    for (uint64_t at = 0; at < n;) {
+        size_t k = n - at < step ? (size_t)(n - at) : step;
+        uint8_t *p = dst ? dst + at : scratch;
+        if (!read_at(fd, p, k, off + at, &err)) {
+            free(scratch);
+            if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
+            return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry (shrank while read)");
+        }
+        cckey_md5_update(ctx, p, k);
+        at += k;
+    }
+    free(scratch);
+    return CCKEY_OK;
+}
+
+/* The fixed header's checks; fills *rec_len and *plen. */
+static cckey_status check_header(const uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t size,
+                                 uint32_t *rec_len, uint64_t *plen)
+{
+    if (memcmp(hdr, CCKEY_ENTRY_MAGIC, 8) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry (bad magic)");
+    if (cckey_get_le32(hdr + 8) != CCKEY_ENTRY_VERSION)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry format version %u, not %u (a miss: rebuilt on the next put)",
+                          cckey_get_le32(hdr + 8), CCKEY_ENTRY_VERSION);
+    if (cckey_get_le32(hdr + 12) != CCKEY_ENTRY_HEADER) return cckey_fail(CCKEY_ERR_CORRUPT, "bad header size");
+    if (memcmp(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
+    *rec_len = cckey_get_le32(hdr + CCKEY_ENTRY_RECLEN_AT);
+    *plen = cckey_get_le64(hdr + 16);
+    if (*rec_len > CCKEY_ENTRY_MAX_RECORDS) return cckey_fail(CCKEY_ERR_CORRUPT, "record section too large");
+    uint64_t body = size - CCKEY_ENTRY_HEADER;
+    if (*rec_len > body || *plen != body - *rec_len)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry of %llu bytes, header says %llu (truncated?)",
+                          (unsigned long long)size,
+                          (unsigned long long)(CCKEY_ENTRY_HEADER + (uint64_t)*rec_len + *plen));
+    if (*plen > SIZE_MAX - 1) return cckey_fail(CCKEY_ERR_NO_MEMORY, "entry too large for this process");
+    return CCKEY_OK;
+}
+
+cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len, cckey_records *rec)
 {
     if (payload) *payload = NULL;
+    if (rec) *rec = (cckey_records){0};
     struct stat st;
     if (fstat(fd, &st) != 0) return cckey_fail(CCKEY_ERR_IO, "stat: %s", strerror(errno));
     uint64_t size = (uint64_t)st.st_size;
@@ -98,21 +148,13 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
         if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
         return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry (shrank while read)");
     }
-    uint64_t plen = cckey_get_le64(hdr + 16);
-    if (memcmp(hdr, CCKEY_ENTRY_MAGIC, 8) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry (bad magic)");
-    if (cckey_get_le32(hdr + 8) != CCKEY_ENTRY_VERSION)
-        return cckey_fail(CCKEY_ERR_CORRUPT, "entry format version %u, not %u", cckey_get_le32(hdr + 8),
-                          CCKEY_ENTRY_VERSION);
-    if (cckey_get_le32(hdr + 12) != CCKEY_ENTRY_HEADER) return cckey_fail(CCKEY_ERR_CORRUPT, "bad header size");
-    if (memcmp(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
-        return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
-    if (plen != size - CCKEY_ENTRY_HEADER)
-        return cckey_fail(CCKEY_ERR_CORRUPT, "payload of %llu bytes, header says %llu (truncated?)",
-                          (unsigned long long)(size - CCKEY_ENTRY_HEADER), (unsigned long long)plen);
-    if (plen > SIZE_MAX - 1) return cckey_fail(CCKEY_ERR_NO_MEMORY, "entry too large for this process");
+    uint32_t rlen = 0;
+    uint64_t plen = 0;
+    cckey_status s = check_header(hdr, key, size, &rlen, &plen);
+    if (s != CCKEY_OK) return s;
 
     /* Recompute the checksum over the header as written (sum zeroed). */
-    header_fields(want, key, plen);
+    header_fields(want, key, rlen, plen);
     memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
     if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0)
         return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
@@ -121,35 +163,27 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     cckey_md5_init(&ctx);
     cckey_md5_update(&ctx, want, CCKEY_ENTRY_HEADER);
 
-    uint8_t *out = NULL, *scratch = NULL;
-    size_t step = CCKEY_STORE_CHUNK;
-    if (payload) {
-        out = malloc(plen ? (size_t)plen : 1);
-        if (!out) return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)plen);
-    } else {
-        scratch = malloc(step);
-        if (!scratch) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    uint8_t *records = malloc(rlen ? rlen : 1), *out = NULL;
+    if (!records) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    if (payload && !(out = malloc(plen ? (size_t)plen : 1))) {
+        free(records);
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)plen);
     }
-    for (uint64_t off = 0; off < plen;) {
-        size_t n = plen - off < step ? (size_t)(plen - off) : step;
-        uint8_t *dst = out ? out + off : scratch;
-        if (!read_at(fd, dst, n, CCKEY_ENTRY_HEADER + off, &err)) {
-            free(out), free(scratch);
-            if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
-            return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry (shrank while read)");
-        }
-        cckey_md5_update(&ctx, dst, n);
-        off += n;
-    }
-    free(scratch);
+    s = read_summed(fd, records, rlen, CCKEY_ENTRY_HEADER, &ctx);
+    if (s == CCKEY_OK) s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx);
     uint8_t sum[CCKEY_MD5_DIGEST];
     cckey_md5_final(&ctx, sum);
-    if (memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0) {
-        free(out);
-        return cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
+    if (s == CCKEY_OK && memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0)
+        s = cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
+    if (s == CCKEY_OK) s = cckey_records_check_form(records, rlen);
+    if (s != CCKEY_OK) {
+        free(out), free(records);
+        return s;
     }
     if (payload) *payload = out;
     if (len) *len = (size_t)plen;
+    if (rec) *rec = (cckey_records){records, rlen};
+    else free(records);
     return CCKEY_OK;
 }
 

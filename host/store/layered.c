@@ -36,7 +36,7 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    cckey_status st = cckey_entry_read(fd, key, NULL, NULL);
+    cckey_status st = cckey_entry_read(fd, key, NULL, NULL, NULL);
     struct stat sb;
     if (st == CCKEY_OK && fstat(fd, &sb) != 0) st = cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
     if (st == CCKEY_OK) {
@@ -71,7 +71,7 @@ static cckey_status install_once(cckey_store *s, const char *key, const void *en
     }
     int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
     cckey_status st = rfd < 0 ? cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno))
-                              : cckey_entry_read(rfd, key, payload, len);
+                              : cckey_entry_read(rfd, key, payload, len, NULL);
     if (rfd >= 0) close(rfd);
     if (st == CCKEY_OK && rename(tmp, path) != 0) {
         *errp = errno;
@@ -119,16 +119,18 @@ bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_
     return cckey_remotes_fetch(s->remotes, key, accept, &f);
 }
 
-void cckey_store_push_written(cckey_store *s, const char *key, const void *payload, size_t len)
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                              const void *payload, size_t len)
 {
     if (!cckey_remotes_writable(s->remotes)) return;
     /* The entry file as put wrote it, made again in memory (reading the
      * file back would cost a read and a checksum per put). */
-    uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + len);
+    uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + rec_len + len);
     if (!entry) return;
-    cckey_entry_header(entry, key, payload, len);
-    if (len) memcpy(entry + CCKEY_ENTRY_HEADER, payload, len);
-    cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + len, false);
+    cckey_entry_header(entry, key, rec, rec_len, payload, len);
+    if (rec_len) memcpy(entry + CCKEY_ENTRY_HEADER, rec, rec_len);
+    if (len) memcpy(entry + CCKEY_ENTRY_HEADER + rec_len, payload, len);
+    cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + rec_len + len, false);
     free(entry);
 }
 

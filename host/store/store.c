@@ -140,28 +140,40 @@ int cckey_store_open_entry(const char *path)
     return fd;
 }
 
-cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, void **buf, size_t *len)
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len)
 {
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
     int fd = cckey_store_open_entry(path);
-    if (fd < 0) {
-        if (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE) {
-            if (s->remotes && cckey_store_fetch_remote(s, key, buf, len)) return CCKEY_OK;
+    if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE)) {
+        if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-        }
-        return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+        if (!lk) return CCKEY_OK;
+        /* Now in the folder: its records are checked below like any entry's. */
+        free(*buf);
+        *buf = NULL;
+        fd = cckey_store_open_entry(path);
+        if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE))
+            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
     }
-    cckey_status st = cckey_entry_read(fd, key, buf, len);
+    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    cckey_records rec;
+    cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
     if (st == CCKEY_ERR_IO && errno == ESTALE) {
         /* The entry was replaced or removed on the server while we read
          * it (NFS): a miss, not a failure. */
         close(fd);
         return cckey_fail(CCKEY_ERR_NOT_FOUND, "entry went stale while read");
     }
+    if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk)) != CCKEY_OK) {
+        free(*buf);   /* stale: a miss; the entry stays for the next put to replace */
+        *buf = NULL;
+    }
+    free(rec.bytes);
     if (st == CCKEY_ERR_CORRUPT) {
         struct stat seen;
         if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
@@ -236,15 +248,37 @@ int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096],
     return fd;
 }
 
-static cckey_status put_once(cckey_store *s, const char *key, const void *data, size_t len, char shard_dir[4096],
-                             char path[4096], int *errp);
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
+                             size_t len, char shard_dir[4096], char path[4096], int *errp);
 
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
+{
+    return cckey_store_put_meta(s, key, data, len, NULL);
+}
+
+/* The new entry, written to a temporary file and renamed over the old. */
+static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                                const void *data, size_t len);
+
+cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
+                                  const cckey_entry_meta *meta)
 {
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
     if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
-    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER;
+    uint8_t *rec;
+    uint32_t rec_len;
+    cckey_status st = cckey_records_encode(meta, &rec, &rec_len);
+    if (st != CCKEY_OK) return st;
+    st = write_entry(s, key, rec, rec_len, data, len);
+    free(rec);
+    return st;
+}
+
+static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                                const void *data, size_t len)
+{
+    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER + rec_len;
     if (s->max_bytes && total > s->max_bytes)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
@@ -255,22 +289,22 @@ cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, 
      * or EBUSY: write the entry again, a few times, before giving up. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        st = put_once(s, key, data, len, shard_dir, path, &err);
+        st = put_once(s, key, rec, rec_len, data, len, shard_dir, path, &err);
         if (st == CCKEY_OK || attempt == 3 || !cckey_store_retryable(err)) break;
     }
     if (st != CCKEY_OK) return st;
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_written(s, key, data, len);
+    if (s->remotes) cckey_store_push_written(s, key, rec, rec_len, data, len);
     return CCKEY_OK;
 }
 
 bool cckey_store_retryable(int err) { return err == ENOENT || err == ESTALE || err == EBUSY || err == EINTR; }
 
 /* One write of the entry to a temporary file, renamed over path. */
-static cckey_status put_once(cckey_store *s, const char *key, const void *data, size_t len, char shard_dir[4096],
-                             char path[4096], int *errp)
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
+                             size_t len, char shard_dir[4096], char path[4096], int *errp)
 {
     char tmp[4200];
     int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
@@ -280,8 +314,8 @@ static cckey_status put_once(cckey_store *s, const char *key, const void *data, 
     }
     hook(CCKEY_STORE_STAGE_OPENED);
     uint8_t hdr[CCKEY_ENTRY_HEADER];
-    cckey_entry_header(hdr, key, data, len);
-    bool ok = cckey_store_write_all(fd, hdr, sizeof hdr);
+    cckey_entry_header(hdr, key, rec, rec_len, data, len);
+    bool ok = cckey_store_write_all(fd, hdr, sizeof hdr) && cckey_store_write_all(fd, rec, rec_len);
     for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
         size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
         ok = cckey_store_write_all(fd, (const uint8_t *)data + off, step);

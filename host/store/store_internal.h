@@ -11,20 +11,96 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* Entry header, little-endian:
+/* Entry format, version 2. All integers little-endian. An entry file is the
+ * fixed header, then the record section, then the payload:
  *   0   8  magic "CCKEYBIN"
- *   8   4  format version
- *   12  4  header size (CCKEY_ENTRY_HEADER)
- *   16  8  payload length
- *   24  16 MD5 of the header (this field zeroed) followed by the payload
+ *   8   4  format version (2)
+ *   12  4  header size (CCKEY_ENTRY_HEADER, 192)
+ *   16  8  payload length P
+ *   24  16 MD5 of the header (this field zeroed), the records and the payload
  *   40  131 the key
- *   171 21 zeros
- * The checksum covers the header too, so a flipped byte anywhere is caught. */
+ *   171 1  zero
+ *   172 4  record section length R (at most CCKEY_ENTRY_MAX_RECORDS)
+ *   176 16 zeros (reserved)
+ *   192 R  records
+ *   192+R P payload
+ * The checksum covers everything, so a flipped byte anywhere is caught.
+ *
+ * Records are typed and self-delimiting (type-length-value), back to back,
+ * with no padding:
+ *   0 2 type     (CCKEY_REC_*; 0 is invalid)
+ *   2 2 flags    bit 0 CCKEY_REC_CRITICAL: a checked look-up that does not
+ *                know this type must not serve the entry (a miss). Other
+ *                bits are zero. Unknown non-critical records are skipped.
+ *   4 4 length L of the value
+ *   8 L value
+ * A type may repeat (one DEPENDENCY record per file). Writers append records
+ * and never reorder them, so a record may cover the bytes before it (e.g. an
+ * authenticating record placed last covers header fields, earlier records
+ * and payload). New kinds of records are new types, not a new version:
+ *   1 TOOL_COMPILER  the compiler's name, UTF-8 ("NVRTC", "OpenCL")
+ *   2 TOOL_VERSION   its version as it reports it, UTF-8
+ *   3 TOOL_OPTIONS   the flags as passed to it, each followed by a NUL
+ *   4 DEPENDENCY     a file the build read besides the source (critical):
+ *                      0 4 root: index into the look-up's roots (0 = the
+ *                          source's folder, then the include folders), or
+ *                          0xFFFFFFFF for an absolute path
+ *                      4 1 1 = the file existed with this content,
+ *                          0 = it did not exist (a search-path probe that
+ *                          missed: if it appears, the build would differ)
+ *                      5 3 zeros
+ *                      8 8 its size (0 when absent)
+ *                      16 16 MD5 of its content (zeros when absent)
+ *                      32 .. its path relative to the root, no NUL
+ *   5..  free; the next kind of record takes the next number.
+ * Version 1 entries (a 192-byte header with no record section) are misses:
+ * a look-up removes them like any entry that fails its checks, and the next
+ * put writes a version 2 entry. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
-#define CCKEY_ENTRY_VERSION 1u
+#define CCKEY_ENTRY_VERSION 2u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
 #define CCKEY_ENTRY_KEY_AT 40u
+#define CCKEY_ENTRY_RECLEN_AT 172u
+#define CCKEY_ENTRY_MAX_RECORDS (64u << 20)
+
+enum {
+    CCKEY_REC_TOOL_COMPILER = 1,
+    CCKEY_REC_TOOL_VERSION = 2,
+    CCKEY_REC_TOOL_OPTIONS = 3,
+    CCKEY_REC_DEPENDENCY = 4,
+};
+#define CCKEY_REC_CRITICAL 1u
+#define CCKEY_REC_HEAD 8u
+#define CCKEY_DEP_FIXED 32u
+
+/* A file's state now: whether it exists, and its size and content MD5. */
+typedef struct cckey_file_digest {
+    bool exists;
+    uint64_t size;
+    uint8_t md5[16];
+} cckey_file_digest;
+/* The state of root/rel (rel alone when root is NULL), through the memo
+ * (may be NULL). *content (when not NULL) receives the bytes read (malloc'ed,
+ * NUL-terminated) when the file exists. CCKEY_ERR_IO when it exists but
+ * cannot be read. */
+cckey_status cckey_dep_read(cckey_dep_memo *m, const char *root, const char *rel, size_t rel_len,
+                            cckey_file_digest *out, char **content);
+#define cckey_dep_digest(m, root, rel, rel_len, out) cckey_dep_read(m, root, rel, rel_len, out, NULL)
+
+/* An entry's record section, as read (malloc'ed bytes). */
+typedef struct cckey_records {
+    uint8_t *bytes;
+    uint32_t len;
+} cckey_records;
+
+/* Records are well formed: each fits, no type 0, no unknown flag bits. */
+cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len);
+/* Encode meta (may be NULL: no records) into a malloc'ed section. */
+cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len);
+/* CCKEY_OK when the records match the look-up (toolchain and every
+ * dependency); CCKEY_ERR_STALE with the first difference otherwise. */
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk);
 
 /* Entry file name: the key with ':' -> '-'. Temporary files start with this. */
 #define CCKEY_TEMP_PREFIX ".tmp-"
@@ -44,7 +120,8 @@ struct cckey_store {
 
 /* Hit and miss counters (counters.c): cckey_store_get counts around this;
  * close flushes to DIR/stats; reading sums the folder's and this handle's. */
-cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, void **buf, size_t *len);
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                       size_t *len);
 void cckey_store_flush_counters(cckey_store *s);
 void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses);
 
@@ -70,14 +147,16 @@ bool cckey_store_name_to_key(char key[CCKEY_KEY_LEN + 1], const char *name);
 /* The shard folder name of a key: two hex digits and a NUL. */
 void cckey_store_shard_of(char shard[3], const char *key);
 
-/* Fill a header for key and payload (computes the checksum). */
-void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *payload, uint64_t len);
+/* Fill a header for key, records and payload (computes the checksum). */
+void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *records, uint32_t rec_len,
+                        const void *payload, uint64_t len);
 
 /* Read and check the entry open on fd, which must be named for key. On
- * CCKEY_OK *payload (malloc'ed, non-NULL) and *len hold the payload; when
+ * CCKEY_OK *payload (malloc'ed, non-NULL) and *len hold the payload, and
+ * *rec (when rec is not NULL; free rec->bytes) the record section; when
  * payload is NULL only the checks run. CCKEY_ERR_CORRUPT says why in
  * cckey_last_error(). */
-cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len);
+cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len, cckey_records *rec);
 
 /* Remove path only if it is still the file described by seen: a concurrent
  * writer may have renamed a good entry over the bad one since we opened it.
@@ -130,7 +209,8 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 
 /* Remote layering (layered.c): on a local miss, and after a local put. */
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
-void cckey_store_push_written(cckey_store *s, const char *key, const void *payload, size_t len);
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                              const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */

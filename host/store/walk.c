@@ -107,7 +107,7 @@ static int verify_one(void *user, int kind, const char *path, const char *name, 
         if (errno != ENOENT) r->unreadable++;   /* ENOENT: evicted meanwhile */
         return 0;
     }
-    cckey_status v = cckey_entry_read(fd, key, NULL, NULL);
+    cckey_status v = cckey_entry_read(fd, key, NULL, NULL, NULL);
     if (v == CCKEY_OK) r->ok++;
     else if (v == CCKEY_ERR_CORRUPT) {
         struct stat seen;

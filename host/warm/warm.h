@@ -29,6 +29,15 @@ typedef struct cckey_flags {
 } cckey_flags;
 int cckey_flags_make(const cckey_option *opts, size_t n, bool cuda, cckey_flags *out, char *why, size_t why_len);
 void cckey_flags_free(cckey_flags *f);
+/* f with an include flag for each of dirs put first (-IDIR for OpenCL,
+ * --include-path=DIR for NVRTC): the source's own folder, so that its
+ * headers are found wherever warm runs. 0, or -1 with why. */
+int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n, bool cuda, cckey_flags *out,
+                        char *why, size_t why_len);
+/* The folders named by f's own include flags (-IDIR, -I DIR is one pair
+ * "-I" + "DIR" and so "-IDIR", --include-path=DIR), in order, as pointers
+ * into f; at most max. Their count. */
+size_t cckey_flags_include_dirs(const cckey_flags *f, const char **dirs, size_t max);
 
 /* One build's outcome. */
 typedef struct cckey_build {
@@ -45,9 +54,13 @@ void cckey_build_clear(cckey_build *b);
  * of names[] whether the binary holds that entry point. Thread-safe. */
 typedef struct cckey_compiler {
     const char *what;   /* "OpenCL", "CUDA" */
+    const char *tool;   /* the compiler recorded in entries: "OpenCL", "NVRTC" */
     void *impl;
     int (*find)(void *impl, const char *ident, size_t len);
     void (*names)(void *impl, char *buf, size_t len);
+    /* The compiler's version for device dev, as it reports it, recorded in
+     * each entry so that an upgrade is a miss. */
+    void (*version)(void *impl, int dev, char *buf, size_t len);
     int (*build)(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
                  const char *const *names, size_t n_names, bool *present, cckey_build *out);
 } cckey_compiler;
@@ -67,5 +80,13 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
 int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);
 /* 0 when NVRTC loads here (for cckey --version), or -1 with why. */
 int cckey_nvrtc_probe(char *why, size_t why_len);
+
+/* CUDA without a driver: a device identity that matches no local device
+ * ("NAME|DRIVER") still finds this pseudo-device when NVRTC is usable; a
+ * build for it needs the architecture in the options (arch=sm_XX), and is the
+ * same NVRTC call a GPU machine makes for that key. */
+#define CCKEY_WARM_REMOTE_DEV CCKEY_WARM_MAX_DEVS
+/* Whether NVRTC can be loaded, and its version ("NVRTC 12.8") or why not. */
+bool cckey_nvrtc_usable(char *what, size_t len);
 
 #endif

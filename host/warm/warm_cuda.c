@@ -1,7 +1,8 @@
 /* Building CUDA kernels for `cckey warm`: NVRTC to a cubin for the device's
  * architecture. NVRTC and the driver (for the device list and compute
- * capability) are dlopen'ed, so a build runs where neither exists and then
- * reports CUDA as unavailable. */
+ * capability) are dlopen'ed. The driver is optional: given a device identity
+ * and the architecture (arch=sm_XX), NVRTC alone makes the same cubin a GPU
+ * machine would, so a CPU-only machine can warm caches for a GPU fleet. */
 #include "warm.h"
 #include "../backends/gpu_devices.h"
 
@@ -20,6 +21,7 @@ typedef int (*nvrtc_size_fn)(void *, size_t *);
 typedef int (*nvrtc_get_fn)(void *, char *);
 typedef int (*nvrtc_destroy_fn)(void **);
 typedef const char *(*nvrtc_error_fn)(int);
+typedef int (*nvrtc_version_fn)(int *, int *);
 
 typedef struct cuda_state {
     nvrtc_create_fn create;
@@ -28,7 +30,9 @@ typedef struct cuda_state {
     nvrtc_get_fn log, cubin, ptx;
     nvrtc_destroy_fn destroy;
     nvrtc_error_fn error;
+    int nvrtc_major, nvrtc_minor;
     cckey_warm_devices devices;
+    char driver_why[256];   /* why there are no local devices, when there are none */
     int major[MAX_DEVS], minor[MAX_DEVS];
     bool ready;
     char why[512];
@@ -83,13 +87,12 @@ static void driver_version(char *buf, size_t len, int cu_version)
     fclose(f);
 }
 
-static void load(void)
+/* The local devices, when a driver is here; else driver_why says why not. */
+static void load_driver(cuda_state *s)
 {
-    cuda_state *s = &state;
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!cuda) {
-        snprintf(s->why, sizeof s->why, "no CUDA driver (libcuda.so.1): CUDA kernels compile only on a machine "
-                 "with an NVIDIA GPU");
+        snprintf(s->driver_why, sizeof s->driver_why, "no CUDA driver (libcuda.so.1)");
         return;
     }
     int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
@@ -101,7 +104,7 @@ static void load(void)
     int count = 0, version = 0;
     if (!cu_init || !cu_count || !cu_get || !cu_name || !cu_attr || !cu_version || cu_init(0) != 0 ||
         cu_count(&count) != 0 || count == 0) {
-        snprintf(s->why, sizeof s->why, "the CUDA driver reports no usable device");
+        snprintf(s->driver_why, sizeof s->driver_why, "the CUDA driver reports no usable device");
         return;
     }
     cu_version(&version);
@@ -126,6 +129,11 @@ static void load(void)
             snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s|%s", name, drv);
         }
     }
+}
+
+static void load(void)
+{
+    cuda_state *s = &state;
     void *h = open_nvrtc();
     if (!h) {
         snprintf(s->why, sizeof s->why, "NVRTC (libnvrtc.so) not found; set CCKEY_NVRTC_LIBRARY to its path");
@@ -143,22 +151,46 @@ static void load(void)
     SYM(destroy, nvrtc_destroy_fn, "nvrtcDestroyProgram");
     SYM(error, nvrtc_error_fn, "nvrtcGetErrorString");
 #undef SYM
+    nvrtc_version_fn ver = (nvrtc_version_fn)dlsym(h, "nvrtcVersion");
     if (!s->create || !s->compile || !s->log_size || !s->log || !s->ptx_size || !s->ptx || !s->destroy ||
-        !s->error) {
+        !s->error || !ver || ver(&s->nvrtc_major, &s->nvrtc_minor) != 0) {
         snprintf(s->why, sizeof s->why, "libnvrtc lacks the functions cckey needs (too old?)");
         return;
     }
+    load_driver(s);
     s->ready = true;
+}
+
+bool cckey_nvrtc_usable(char *what, size_t len)
+{
+    pthread_once(&once, load);
+    if (!state.ready) snprintf(what, len, "%s", state.why);
+    else snprintf(what, len, "NVRTC %d.%d", state.nvrtc_major, state.nvrtc_minor);
+    return state.ready;
 }
 
 static int find(void *impl, const char *ident, size_t len)
 {
-    return cckey_warm_find(&((const cuda_state *)impl)->devices, ident, len);
+    int dev = cckey_warm_find(&((const cuda_state *)impl)->devices, ident, len);
+    /* Another machine's GPU, named NAME|DRIVER: NVRTC alone, given the
+     * architecture (checked per build, as it is in the options). */
+    if (dev < 0 && len > 2 && memchr(ident, '|', len) && ident[0] != '|' && ident[len - 1] != '|')
+        dev = CCKEY_WARM_REMOTE_DEV;
+    return dev;
 }
 
 static void names(void *impl, char *buf, size_t len)
 {
-    cckey_warm_names(&((const cuda_state *)impl)->devices, buf, len);
+    const cuda_state *s = impl;
+    cckey_warm_names(&s->devices, buf, len);
+    if (s->devices.n == 0) snprintf(buf, len, "none (%s)", s->driver_why);
+}
+
+static void version(void *impl, int dev, char *buf, size_t len)
+{
+    (void)dev;
+    const cuda_state *s = impl;
+    snprintf(buf, len, "NVRTC %d.%d", s->nvrtc_major, s->nvrtc_minor);
 }
 
 /* The entry is in the cubin's string table (NUL-delimited), or is a PTX
@@ -193,6 +225,12 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     text[len] = '\0';
     char arch[64];
     size_t argc = 0;
+    if (!flags->has_arch && dev == CCKEY_WARM_REMOTE_DEV) {
+        free(text), free(argv);
+        snprintf(out->error, sizeof out->error, "no CUDA device here has this identity; give its architecture "
+                 "(option arch=sm_XX, e.g. cckey scan -O arch=sm_90) to compile with NVRTC alone");
+        return -1;
+    }
     if (!flags->has_arch) {
         snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", s->major[dev], s->minor[dev]);
         argv[argc++] = arch;
@@ -248,6 +286,6 @@ int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len)
         snprintf(why, why_len, "%s", state.why);
         return -1;
     }
-    *out = (cckey_compiler){"CUDA", &state, find, names, build};
+    *out = (cckey_compiler){"CUDA", "NVRTC", &state, find, names, version, build};
     return 0;
 }

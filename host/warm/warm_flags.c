@@ -99,3 +99,52 @@ fail:
     cckey_flags_free(out);
     return -1;
 }
+
+int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n, bool cuda, cckey_flags *out,
+                        char *why, size_t why_len)
+{
+    memset(out, 0, sizeof *out);
+    out->has_arch = f->has_arch;
+    out->argv = calloc(n + f->argc + 1, sizeof *out->argv);
+    size_t total = 1;
+    for (size_t i = 0; out->argv && i < n + f->argc; i++) {
+        char *a = NULL;
+        if (i < n) {
+            if (!cuda && strpbrk(dirs[i], " \t\n\r\v\f\"'\\")) {
+                snprintf(why, why_len, "the folder \"%s\" holds white space, a quote or a backslash, which the "
+                         "OpenCL build options string cannot carry", dirs[i]);
+                cckey_flags_free(out);
+                return -1;
+            }
+            size_t len = strlen(dirs[i]) + 20;
+            if ((a = malloc(len))) snprintf(a, len, "%s%s", cuda ? "--include-path=" : "-I", dirs[i]);
+        } else {
+            a = strdup(f->argv[i - n]);
+        }
+        if (!a) break;
+        out->argv[out->argc++] = a;
+        total += strlen(a) + 1;
+    }
+    if (out->argc == n + f->argc && (out->joined = malloc(total))) {
+        out->joined[0] = '\0';
+        for (size_t i = 0; i < out->argc; i++) {
+            if (i) strcat(out->joined, " ");
+            strcat(out->joined, out->argv[i]);
+        }
+        return 0;
+    }
+    snprintf(why, why_len, "out of memory");
+    cckey_flags_free(out);
+    return -1;
+}
+
+size_t cckey_flags_include_dirs(const cckey_flags *f, const char **dirs, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->argc && n < max; i++) {
+        const char *a = f->argv[i];
+        if (strncmp(a, "-I", 2) == 0 && a[2]) dirs[n++] = a + 2;
+        else if (strncmp(a, "--include-path=", 15) == 0 && a[15]) dirs[n++] = a + 15;
+    }
+    return n;
+}

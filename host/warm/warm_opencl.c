@@ -41,6 +41,17 @@ static void names(void *impl, char *buf, size_t len)
     cckey_warm_names(&((const cl_state *)impl)->devices, buf, len);
 }
 
+/* The platform's version names the compiler inside the runtime (e.g.
+ * "OpenCL 3.0 PoCL 6.0+debian ..."); the device's version its OpenCL C. */
+static void version(void *impl, int dev, char *buf, size_t len)
+{
+    cl_state *s = impl;
+    char plat[256] = "", devv[256] = "";
+    s->cl->GetPlatformInfo(s->devs[dev].platform, CL_PLATFORM_VERSION, sizeof plat - 1, plat, NULL);
+    s->cl->GetDeviceInfo(s->devs[dev].device, CL_DEVICE_VERSION, sizeof devv - 1, devv, NULL);
+    snprintf(buf, len, "%s | %s", plat, devv);
+}
+
 static cl_context context_of(cl_state *s, int dev, cl_int *err)
 {
     pthread_mutex_lock(&s->lock);
@@ -138,7 +149,7 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
         state.cl = cl;
     }
     pthread_mutex_unlock(&state.lock);
-    *out = (cckey_compiler){"OpenCL", &state, find, names, build};
+    *out = (cckey_compiler){"OpenCL", "OpenCL", &state, find, names, version, build};
     return 0;
 }
 #endif

@@ -1,6 +1,12 @@
 // Row-wise softmax over a [rows x cols] matrix, one block per row.
 // Block size must be a power of two (the launch uses 256 unless BLOCK is set).
 
+// NVRTC compiles without the host's <math.h>, where INFINITY lives; nvcc
+// brings it in. This keeps the file buildable by both.
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
 #ifndef BLOCK
 #define BLOCK 256
 #endif

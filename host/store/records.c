@@ -1,0 +1,201 @@
+/* An entry's record section: writing it from cckey_entry_meta, checking its
+ * form on every read, and matching it against a look-up. The layout is in
+ * store_internal.h. */
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A growing byte buffer; ok turns false on the first failed allocation. */
+typedef struct sink {
+    uint8_t *p;
+    size_t len, cap;
+    bool ok;
+} sink;
+
+static uint8_t *reserve(sink *k, size_t n)
+{
+    if (!k->ok) return NULL;
+    if (k->len + n > k->cap) {
+        size_t cap = k->cap ? k->cap : 256;
+        while (cap < k->len + n) cap *= 2;
+        uint8_t *p = realloc(k->p, cap);
+        if (!p) return k->ok = false, NULL;
+        k->p = p, k->cap = cap;
+    }
+    uint8_t *at = k->p + k->len;
+    k->len += n;
+    return at;
+}
+
+/* One record's head; the caller then appends exactly vlen value bytes. */
+static void head(sink *k, uint16_t type, uint16_t flags, size_t vlen)
+{
+    uint8_t *h = reserve(k, CCKEY_REC_HEAD);
+    if (!h) return;
+    h[0] = (uint8_t)type, h[1] = (uint8_t)(type >> 8), h[2] = (uint8_t)flags, h[3] = (uint8_t)(flags >> 8);
+    cckey_put_le32(h + 4, (uint32_t)vlen);
+}
+
+static void bytes(sink *k, const void *p, size_t n)
+{
+    uint8_t *at = reserve(k, n);
+    if (at && n) memcpy(at, p, n);
+}
+
+static void text(sink *k, uint16_t type, const char *s)
+{
+    if (!s) return;
+    head(k, type, 0, strlen(s));
+    bytes(k, s, strlen(s));
+}
+
+cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len)
+{
+    *out = NULL, *len = 0;
+    if (!meta) return CCKEY_OK;
+    sink k = {.ok = true};
+    text(&k, CCKEY_REC_TOOL_COMPILER, meta->compiler);
+    text(&k, CCKEY_REC_TOOL_VERSION, meta->version);
+    if (meta->options) {
+        size_t n = 0;
+        for (size_t i = 0; i < meta->n_options; i++) n += strlen(meta->options[i]) + 1;
+        head(&k, CCKEY_REC_TOOL_OPTIONS, 0, n);
+        for (size_t i = 0; i < meta->n_options; i++) bytes(&k, meta->options[i], strlen(meta->options[i]) + 1);
+    }
+    for (size_t i = 0; i < meta->n_deps; i++) {
+        const cckey_dep *d = &meta->deps[i];
+        if (!d->path) {
+            free(k.p);
+            return cckey_fail(CCKEY_ERR_INVALID_ARG, "dependency %zu has no path", i);
+        }
+        size_t pl = strlen(d->path);
+        head(&k, CCKEY_REC_DEPENDENCY, CCKEY_REC_CRITICAL, CCKEY_DEP_FIXED + pl);
+        uint8_t *f = reserve(&k, CCKEY_DEP_FIXED);
+        if (f) {
+            memset(f, 0, CCKEY_DEP_FIXED);
+            cckey_put_le32(f, d->root);
+            f[4] = d->present ? 1 : 0;
+            cckey_put_le64(f + 8, d->present ? d->size : 0);
+            if (d->present) memcpy(f + 16, d->md5, 16);
+        }
+        bytes(&k, d->path, pl);
+    }
+    if (!k.ok || k.len > CCKEY_ENTRY_MAX_RECORDS) {
+        free(k.p);
+        return k.ok ? cckey_fail(CCKEY_ERR_INVALID_ARG, "records larger than %u bytes", CCKEY_ENTRY_MAX_RECORDS)
+                    : cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    }
+    *out = k.p, *len = (uint32_t)k.len;
+    return CCKEY_OK;
+}
+
+/* Walks the records: *type, *flags, *val and *vlen of the one at *off, then
+ * advances; false at the end (or on a record that does not fit). */
+static bool next_record(const uint8_t *rec, uint32_t len, uint32_t *off, unsigned *type, unsigned *flags,
+                        const uint8_t **val, uint32_t *vlen)
+{
+    if (len - *off < CCKEY_REC_HEAD) return false;
+    const uint8_t *h = rec + *off;
+    *type = h[0] | (unsigned)h[1] << 8, *flags = h[2] | (unsigned)h[3] << 8;
+    *vlen = cckey_get_le32(h + 4);
+    if (*vlen > len - *off - CCKEY_REC_HEAD) return false;
+    *val = h + CCKEY_REC_HEAD;
+    *off += CCKEY_REC_HEAD + *vlen;
+    return true;
+}
+
+cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len)
+{
+    uint32_t off = 0, vlen;
+    unsigned type, flags;
+    const uint8_t *val;
+    while (off < len) {
+        if (!next_record(rec, len, &off, &type, &flags, &val, &vlen))
+            return cckey_fail(CCKEY_ERR_CORRUPT, "a record overruns the record section");
+        if (type == 0 || (flags & ~CCKEY_REC_CRITICAL))
+            return cckey_fail(CCKEY_ERR_CORRUPT, "a record of type %u with flags %#x", type, flags);
+        if (type == CCKEY_REC_DEPENDENCY && vlen < CCKEY_DEP_FIXED)
+            return cckey_fail(CCKEY_ERR_CORRUPT, "a dependency record of %u bytes", vlen);
+    }
+    return CCKEY_OK;
+}
+
+static bool same_text(const uint8_t *val, uint32_t vlen, const char *want)
+{
+    return strlen(want) == vlen && memcmp(val, want, vlen) == 0;
+}
+
+static bool same_options(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk)
+{
+    uint32_t at = 0;
+    for (size_t i = 0; i < lk->n_options; i++) {
+        size_t n = strlen(lk->options[i]) + 1;
+        if (vlen - at < n || memcmp(val + at, lk->options[i], n) != 0) return false;
+        at += (uint32_t)n;
+    }
+    return at == vlen;
+}
+
+/* One dependency record against the file system now. */
+static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk)
+{
+    uint32_t root = cckey_get_le32(val);
+    bool present = val[4] == 1;
+    uint64_t size = cckey_get_le64(val + 8);
+    int plen = (int)(vlen - CCKEY_DEP_FIXED);
+    const char *rel = (const char *)val + CCKEY_DEP_FIXED;
+    if (root != CCKEY_DEP_ABSOLUTE && root >= lk->n_roots)
+        return cckey_fail(CCKEY_ERR_STALE, "%.*s was found in include folder %u; this look-up names %zu", plen, rel,
+                          root, lk->n_roots);
+    cckey_file_digest now;
+    cckey_status st = cckey_dep_digest(lk->memo, root == CCKEY_DEP_ABSOLUTE ? NULL : lk->roots[root], rel,
+                                       (size_t)plen, &now);
+    if (st != CCKEY_OK) return st;
+    if (!present && now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s appeared since the build", plen, rel);
+    if (present && !now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s is gone", plen, rel);
+    if (present && (now.size != size || memcmp(now.md5, val + 16, 16) != 0))
+        return cckey_fail(CCKEY_ERR_STALE, "%.*s changed since the build", plen, rel);
+    return CCKEY_OK;
+}
+
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk)
+{
+    bool seen_compiler = false, seen_version = false, seen_options = false;
+    uint32_t off = 0, vlen;
+    unsigned type, flags;
+    const uint8_t *val;
+    while (next_record(rec, len, &off, &type, &flags, &val, &vlen)) {
+        switch (type) {
+        case CCKEY_REC_TOOL_COMPILER:
+            seen_compiler = true;
+            if (lk->compiler && !same_text(val, vlen, lk->compiler))
+                return cckey_fail(CCKEY_ERR_STALE, "built by %.*s, not %s", (int)vlen, (const char *)val,
+                                  lk->compiler);
+            break;
+        case CCKEY_REC_TOOL_VERSION:
+            seen_version = true;
+            if (lk->version && !same_text(val, vlen, lk->version))
+                return cckey_fail(CCKEY_ERR_STALE, "built by compiler version %.*s, not %s", (int)vlen,
+                                  (const char *)val, lk->version);
+            break;
+        case CCKEY_REC_TOOL_OPTIONS:
+            seen_options = true;
+            if (lk->options && !same_options(val, vlen, lk))
+                return cckey_fail(CCKEY_ERR_STALE, "built with other compiler flags");
+            break;
+        case CCKEY_REC_DEPENDENCY: {
+            cckey_status st = match_dep(val, vlen, lk);
+            if (st != CCKEY_OK) return st;
+            break;
+        }
+        default:
+            if (flags & CCKEY_REC_CRITICAL)
+                return cckey_fail(CCKEY_ERR_STALE, "a critical record of type %u, unknown to this cckey", type);
+        }
+    }
+    if ((lk->compiler && !seen_compiler) || (lk->version && !seen_version) || (lk->options && !seen_options))
+        return cckey_fail(CCKEY_ERR_STALE, "the entry does not record its toolchain");
+    return CCKEY_OK;
+}
