@@ -105,7 +105,9 @@ typedef enum cckey_status {
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
     CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
     CCKEY_ERR_CANCELLED = 11,    /**< a progress callback asked to stop */
-    CCKEY_ERR_STALE = 12         /**< an entry's recorded headers or toolchain differ (a miss) */
+    CCKEY_ERR_STALE = 12,        /**< an entry's recorded headers or toolchain differ (a miss) */
+    CCKEY_ERR_COLLISION = 13     /**< an entry's key matches but its tuple fingerprint does not: a
+                                      possible MD5 collision (a miss) */
 } cckey_status;
 
 /**
@@ -714,6 +716,10 @@ typedef struct cckey_entry_meta {
     size_t n_options;
     const cckey_dep *deps;         /**< the files read (see cckey_deps_scan) */
     size_t n_deps;
+    /** The tuple the key was made from: recorded as its SHA-256 fingerprint
+     *  (over device, name, source, canonical options and deps), which a
+     *  look-up with the tuple checks. NULL: no fingerprint. */
+    const cckey_tuple *tuple;
 } cckey_entry_meta;
 
 /** Per-run memo of file digests. Opaque; safe to share between threads. */
@@ -730,6 +736,11 @@ typedef struct cckey_lookup {
     const char *const *roots;      /**< as described above; recorded roots past n_roots are a miss */
     size_t n_roots;
     cckey_dep_memo *memo;          /**< may be NULL (then every file is read) */
+    /** The tuple looked up (NULL: not checked). An entry whose recorded
+     *  fingerprint differs from this tuple's, or that records none, is a
+     *  miss, CCKEY_ERR_COLLISION: its key matches by MD5 only, as a crafted
+     *  collision would. */
+    const cckey_tuple *tuple;
 } cckey_lookup;
 
 /**
@@ -802,7 +813,13 @@ typedef struct cckey_remote_settings {
     /** Called (from any thread) with a one-line message; may be NULL. */
     void (*warn)(void *user, const char *message);
     void *warn_user;
-    uint64_t reserved[6];         /**< 0 (start from = {0}); room to grow */
+    /** A secret shared by the trusted writers (NULL: none). With it, every
+     *  entry sent is signed (HMAC-SHA-256 record), and every entry received
+     *  must carry a good signature or is refused (an error, then a miss).
+     *  Copied; needs a build with libcrypto (else CCKEY_ERR_UNAVAILABLE). */
+    const void *secret;
+    size_t secret_len;
+    uint64_t reserved[4];         /**< 0 (start from = {0}); room to grow */
 } cckey_remote_settings;
 
 /** Remote traffic, counted per handle and kept per folder. */
