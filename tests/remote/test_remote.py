@@ -655,6 +655,49 @@ class PoisoningTests(Base):
                               capture_output=True, check=True).stdout[:-1]
 
     @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_records_match_hashlib_sha256_and_hmac(self):
+        """The fingerprint and signature records, recomputed by hashlib and
+        hmac from the tuples of the manifest and the documented bytes."""
+        import hashlib
+        import hmac
+        import struct
+        redis = Redis(self.tmp)
+        secret = b"team secret"
+        manifest = self.many_builds(3)
+        try:
+            rc, out, err = self.warm(self.cache("a"), "--remote", redis.url(), manifest=manifest,
+                                     env={"CCKEY_REMOTE_KEY": secret.decode()})
+            self.assertEqual(rc, 0, err)
+            local = entries(self.cache("a"))
+            self.assertEqual(len(local), 3)
+            with open(manifest) as f:
+                tuples = [json.loads(l) for l in f]
+            for t in tuples:
+                dev, name, src = (t[k].encode() for k in ("device", "name", "source"))
+                key = ":".join(hashlib.md5(x).hexdigest() for x in (dev, name, src, b""))
+                entry_name = key.replace(":", "-")
+                self.assertIn(entry_name, local)
+                head, recs, payload = parse_entry(local[entry_name])
+                self.assertEqual(head[40:40 + len(key)], key.encode())
+                deps = b"".join(struct.pack("<HHI", ty, fl, len(v)) + v for ty, fl, v in recs if ty == 4)
+                want = hashlib.sha256(b"cckey-fingerprint-1\0" + b"".join(
+                    struct.pack("<Q", len(x)) + x for x in (dev, name, src)) + struct.pack("<Q", 0) +
+                    struct.pack("<Q", len(deps)) + deps).digest()
+                self.assertEqual([v for ty, _, v in recs if ty == REC_FINGERPRINT], [want])
+                self.assertNotIn(REC_SIGNATURE, [r[0] for r in recs])   # the local copy is unsigned
+                # The remote copy: the same records, then the signature.
+                rhead, rrecs, rpayload = parse_entry(self.get_remote(redis, entry_name))
+                self.assertEqual((rrecs[:-1], rpayload), (recs, payload))
+                self.assertEqual(rrecs[-1][:2], [REC_SIGNATURE, 0])
+                signed = b"".join(struct.pack("<HHI", ty, fl, len(v)) + v for ty, fl, v in recs)
+                mac = hmac.new(secret, b"cckey-entry-mac-1\0" + key.encode() +
+                               struct.pack("<QQ", len(signed), len(payload)) + signed + payload,
+                               hashlib.sha256).digest()
+                self.assertEqual(rrecs[-1][2], mac)
+        finally:
+            redis.stop()
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
     def test_signed_remote_refuses_tampered_unsigned_and_foreign_entries(self):
         redis = Redis(self.tmp)
         key = {"CCKEY_REMOTE_KEY": "team secret"}
