@@ -121,11 +121,7 @@ TestSuite(poisoning, .init = store_setup, .fini = store_teardown);
 
 static const char MISSING_DEP[] = "/nonexistent-cckey-fp-test/absent.h";
 
-static void entry_path(cckey_store *s, const char *key, char path[4096])
-{
-    char shard_dir[4096];
-    cckey_store_paths_of(s, key, shard_dir, path, 4096);
-}
+static void entry_path(const char *key, char path[4096]) { cckey_test_entry_path(path, 4096, store_dir, key); }
 
 /* The FINGERPRINT record's value in the entry file at path, or NULL. */
 static const uint8_t *fingerprint_record(const uint8_t *f, size_t len)
@@ -214,7 +210,7 @@ Test(poisoning, the_record_is_sha256_of_the_tuple_and_a_matching_lookup_hits)
     cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     cr_assert_eq(put(s, &x, &x.good, "GOOD"), CCKEY_OK, "%s", cckey_last_error());
     char path[4096];
-    entry_path(s, x.key, path);
+    entry_path(x.key, path);
     size_t len;
     uint8_t *f = (uint8_t *)cckey_test_read_file(path, &len);
     cr_assert_not_null(f);
@@ -277,7 +273,7 @@ Test(poisoning, an_entry_without_a_fingerprint_or_with_a_forged_one_is_refused)
      * bit flipped, its MD5 checksum made right again: never served. */
     cr_assert_eq(put(s, &x, &x.good, "GOOD"), CCKEY_OK);
     char path[4096];
-    entry_path(s, x.key, path);
+    entry_path(x.key, path);
     size_t len;
     uint8_t *orig = (uint8_t *)cckey_test_read_file(path, &len);
     cr_assert_not_null(orig);
