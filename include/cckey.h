@@ -723,8 +723,8 @@ typedef struct cckey_entry_meta {
      *  (FINGERPRINT record: over device, name, source, the options in
      *  canonical order and the DEPENDENCY records written from deps), which
      *  a look-up with the tuple checks. NULL: no fingerprint (such an entry
-     *  is then a miss for every look-up that has the tuple). Ignored by a
-     *  build configured with -DCCKEY_WITH_CRYPTO=OFF. */
+     *  is then a miss for every look-up that has the tuple). A library
+     *  built without libcrypto refuses a tuple: CCKEY_ERR_UNAVAILABLE. */
     const cckey_tuple *tuple;
 } cckey_entry_meta;
 
@@ -747,8 +747,9 @@ typedef struct cckey_lookup {
      *  entry whose record differs, or that has none, is a miss,
      *  CCKEY_ERR_COLLISION (its key matches by MD5 only, as a crafted
      *  collision would), and is removed from the folder. Checked before
-     *  everything else, and for entries just copied from a remote too. Not
-     *  checked by a build configured with -DCCKEY_WITH_CRYPTO=OFF. */
+     *  everything else, and for entries just copied from a remote too. A
+     *  library built without libcrypto refuses a tuple (CCKEY_ERR_UNAVAILABLE,
+     *  nothing served). */
     const cckey_tuple *tuple;
 } cckey_lookup;
 
@@ -780,7 +781,8 @@ CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, con
  *         names the first difference in cckey_last_error()) and
  *         CCKEY_ERR_COLLISION (lk->tuple given and the entry's fingerprint
  *         differs or is absent: a miss, the entry removed). Both count as
- *         misses in the folder's counters.
+ *         misses in the folder's counters. CCKEY_ERR_UNAVAILABLE: lk->tuple
+ *         given to a library built without libcrypto.
  */
 CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
                                                size_t *len);
@@ -832,8 +834,8 @@ typedef struct cckey_remote_settings {
      *  the entry is written to the folder; an unsigned, tampered or
      *  foreign-signed entry is refused (counted as an error, reported, and
      *  the look-up is a miss). Entries in the local folder are not checked
-     *  against it. Copied; a build configured with -DCCKEY_WITH_CRYPTO=OFF
-     *  refuses it (CCKEY_ERR_UNAVAILABLE). */
+     *  against it. Copied; a library built without libcrypto refuses it
+     *  (CCKEY_ERR_UNAVAILABLE). */
     const void *secret;
     size_t secret_len;
     uint64_t reserved[4];         /**< 0 (start from = {0}); room to grow */

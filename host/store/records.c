@@ -100,6 +100,10 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, u
     }
 #else
     (void)deps_from;
+    if (meta->tuple) {   /* asked for, and readers with libcrypto would refuse the entry without it */
+        free(k.p);
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
+    }
 #endif
     if (!k.ok || k.len > CCKEY_ENTRY_MAX_RECORDS) {
         free(k.p);
@@ -212,6 +216,9 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
         cckey_status st = match_fingerprint(rec, len, lk->tuple);
         if (st != CCKEY_OK) return st;
     }
+#else
+    if (lk->tuple)   /* never served unchecked when the caller asked for the check */
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
 #endif
     bool seen_compiler = false, seen_version = false, seen_options = false;
     uint32_t off = 0, vlen;
