@@ -276,7 +276,7 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
     cckey_scan_result_free(&text);
     free(src);
-    qsort(all, n, sizeof *all, by_line);
+    if (n) qsort(all, n, sizeof *all, by_line);   /* all is NULL when n is 0 */
     out->r.entries = malloc((n ? n : 1) * sizeof *out->r.entries);
     out->in_set = calloc((n ? n : 1) * n_sets, sizeof *out->in_set);
     if (!out->r.entries || !out->in_set) goto oom;
