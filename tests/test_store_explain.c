@@ -86,12 +86,8 @@ static char *entry_path(void)
 {
     char key[CCKEY_KEY_LEN + 1];
     key_of(key);
-    char hex[CCKEY_HEX_LEN + 1];
-    cckey_test_md5_hex(key, CCKEY_KEY_LEN, hex);   /* the shard folder: MD5 of the key */
     static char path[512];
-    for (char *c = key; *c; c++)
-        if (*c == ':') *c = '-';
-    snprintf(path, sizeof path, "%s/%.2s/%s", store_dir, hex, key);
+    cckey_test_entry_path(path, sizeof path, store_dir, key);
     return path;
 }
 

@@ -74,18 +74,21 @@ static void tag_cache_dir(const char *dir)
     close(fd);
 }
 
-cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes)
+/* Both opens: check dir, make it (unless read-only), fill a handle. */
+static cckey_status open_handle(cckey_store **out, const char *dir, uint64_t max_bytes, bool read_only)
 {
     if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!dir || !*dir) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no store folder given");
     if (strlen(dir) > 3000) return cckey_fail(CCKEY_ERR_INVALID_ARG, "store folder path too long");
     bool created = false;
-    int err = make_dirs(dir, &created);
+    int err = read_only ? 0 : make_dirs(dir, &created);
     struct stat st;
     if (err == 0 && stat(dir, &st) != 0) err = errno;
-    if (err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
-    if (!S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
+    /* Read-only, a folder that is not there holds nothing: every look-up misses. */
+    bool missing = read_only && err == ENOENT;
+    if (err && !missing) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
+    if (!missing && !S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
     cckey_store *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = strdup(dir))) {
         free(s);
@@ -93,36 +96,23 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
     }
     size_t n = strlen(s->dir);
     while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
+    s->read_only = read_only;
     /* No limit given: the folder's own (cckey.conf max_size), if any. */
-    s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
+    if (!read_only) s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
     pthread_mutex_init(&s->lock, NULL);
     if (created) tag_cache_dir(s->dir);
     *out = s;
     return CCKEY_OK;
 }
 
+cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes)
+{
+    return open_handle(out, dir, max_bytes, false);
+}
+
 cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir)
 {
-    if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out is NULL");
-    *out = NULL;
-    if (!dir || !*dir) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no store folder given");
-    if (strlen(dir) > 3000) return cckey_fail(CCKEY_ERR_INVALID_ARG, "store folder path too long");
-    struct stat st;
-    /* A folder that is not there holds nothing: every look-up misses. */
-    bool there = stat(dir, &st) == 0;
-    if (!there && errno != ENOENT) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(errno));
-    if (there && !S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
-    cckey_store *s = calloc(1, sizeof *s);
-    if (!s || !(s->dir = strdup(dir))) {
-        free(s);
-        return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
-    }
-    size_t n = strlen(s->dir);
-    while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
-    s->read_only = true;
-    pthread_mutex_init(&s->lock, NULL);
-    *out = s;
-    return CCKEY_OK;
+    return open_handle(out, dir, 0, true);
 }
 
 cckey_status cckey_store_writable(const cckey_store *s, const char *who)
