@@ -624,6 +624,8 @@ static const char *const miss_json[] = {"hit", "absent", "header_changed", "tool
 static const char *const miss_words[] = {"cached", "not in the store", "a header changed", "the toolchain changed",
                                          "the entry is corrupt", "the entry needs a newer cckey",
                                          "the look-up failed"};
+_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_ERROR + 1, "a reason for every cckey_miss");
+_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_ERROR + 1, "a reason for every cckey_miss");
 
 static const char *result_of(const warm *w, const tuple *t)
 {

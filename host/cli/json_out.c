@@ -11,6 +11,7 @@
 void cli_put_json_string(FILE *out, const char *s, size_t len)
 {
     fputc('"', out);
+    if (!s) s = "";   /* an empty field may have no bytes at all */
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
         unsigned char c = *p;
