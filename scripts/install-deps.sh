@@ -5,7 +5,7 @@ packages=(
   build-essential cmake pkg-config clang libclang-rt-dev   # clang: libFuzzer targets (CI)
   libjansson-dev          # manifest parsing
   libcriterion-dev        # tests
-  libssl-dev              # OpenSSL's MD5: test oracle and benchmark baseline only
+  libssl-dev              # libcrypto: entry fingerprints and signatures (SHA-256, HMAC); MD5 test oracle
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
   valgrind                # CI: memcheck of the MD5 lane manager

@@ -91,9 +91,10 @@ static void usage(FILE *f)
           "                       jsonl: one TUPLE a line, in manifest order:\n"
           "                       {\"line\", \"name\", \"device\", \"key\", \"status\": hit|miss,\n"
           "                       \"reason\" (of a miss): absent|header_changed|\n"
-          "                       toolchain_changed|corrupt|unknown_record|error, \"detail\"\n"
-          "                       (which header, which version...), \"result\": cached|\n"
-          "                       compiled|failed|evicted|not_compiled, \"error\" (failed)}.\n"
+          "                       toolchain_changed|corrupt|unknown_record|collision|error,\n"
+          "                       \"detail\" (which header, which version...), \"result\":\n"
+          "                       cached|compiled|failed|evicted|not_compiled, \"error\"\n"
+          "                       (failed)}.\n"
           "                       With --force, status and reason say what the local store\n"
           "                       held (remotes are not asked). Failures still go to\n"
           "                       standard error\n"
@@ -455,14 +456,15 @@ static void run_group(warm *w, group *g)
                            names, g->n, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
-        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps};
+        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps, NULL};
         for (size_t i = 0; i < g->n; i++) {
             tuple *t = &w->t[g->members[i]];
             if (!owned[i] || strlen(owned[i]) != t->item.tuple.name.len) {
                 fail(t, "the entry point's name holds a NUL byte");
             } else if (!present[i]) {
                 fail(t, "the built program has no entry point \"%s\"", names[i]);
-            } else if (cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta) != CCKEY_OK) {
+            } else if ((meta.tuple = &t->item.tuple,
+                        cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta)) != CCKEY_OK) {
                 fail(t, "storing the binary: %s", cckey_last_error());
             } else {
                 t->state = T_COMPILED;
@@ -539,11 +541,17 @@ static void look_up(void *arg, size_t i)
     toolchain k;
     toolchain_make(w, t, &k);
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
-    if (cckey_store_get_explained(w->probe, t->key, &lk, &buf, &len, &t->miss) == CCKEY_OK) {
+    lk.tuple = &t->item.tuple;
+    cckey_status st = cckey_store_get_explained(w->probe, t->key, &lk, &buf, &len, &t->miss);
+    if (st == CCKEY_OK) {
         if (!w->force) t->state = T_CACHED;
         cckey_store_free_buffer(buf);
     } else if (t->miss != CCKEY_MISS_ABSENT) {
         t->miss_detail = strdup(cckey_last_error());   /* this thread's: taken now */
+        /* Not served: compiled again, and the put replaces the entry. */
+        if (st == CCKEY_ERR_COLLISION && !w->check)
+            cli_warn("warm: %s:%zu: %s (key %.40s...); compiling it", w->manifest, t->item.line, t->miss_detail,
+                     t->key);
     }
     toolchain_free(&k);
 }
@@ -620,12 +628,12 @@ static const tuple *rep_of(const warm *w, const tuple *t) { return t->is_dup ? &
 
 /* Reasons for a miss, indexed by cckey_miss: as JSON, and in words. */
 static const char *const miss_json[] = {"hit", "absent", "header_changed", "toolchain_changed", "corrupt",
-                                        "unknown_record", "error"};
+                                        "unknown_record", "error", "collision"};
 static const char *const miss_words[] = {"cached", "not in the store", "a header changed", "the toolchain changed",
                                          "the entry is corrupt", "the entry needs a newer cckey",
-                                         "the look-up failed"};
-_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_ERROR + 1, "a reason for every cckey_miss");
-_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_ERROR + 1, "a reason for every cckey_miss");
+                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)"};
+_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
+_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
 
 static const char *result_of(const warm *w, const tuple *t)
 {

@@ -186,7 +186,9 @@ static cckey_status check_entry(cckey_store *s, int fd, const char *path, const 
     }
     free(rec.bytes);
     if (!path || s->read_only) return st;
-    if (st == CCKEY_ERR_CORRUPT) {
+    /* A fingerprint mismatch may be a planted binary: removed, so that a
+     * later look-up without the tuple (cckey_store_get) cannot serve it. */
+    if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_COLLISION) {
         struct stat seen;
         if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
     } else if (st == CCKEY_OK) {
