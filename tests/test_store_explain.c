@@ -52,7 +52,8 @@ static void put(cckey_store *s)
     cckey_dep *d;
     size_t n;
     cr_assert_eq(cckey_deps_scan(SRC, strlen(SRC), roots, 1, NULL, &d, &n), CCKEY_OK);
-    cckey_entry_meta meta = {"OpenCL", "PoCL 3.1", FLAGS, 1, d, n};
+    cckey_entry_meta meta = {.compiler = "OpenCL", .version = "PoCL 3.1", .options = FLAGS, .n_options = 1,
+                             .deps = d, .n_deps = n};
     char key[CCKEY_KEY_LEN + 1];
     key_of(key);
     cr_assert_eq(cckey_store_put_meta(s, key, SRC, strlen(SRC), &meta), CCKEY_OK);
