@@ -40,8 +40,9 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* What the CLI's reader does per line, minus the tuple checks: find the
- * end, drop a CR, skip blank lines, refuse raw NULs, parse, and read every
- * field the parse handed out. */
+ * end, drop a CR, skip blank lines, parse, and read every field the parse
+ * handed out. (A raw NUL always fails the parse; the reader looks for one
+ * only then, to say so.) */
 static int walk_ours(const char *buf, size_t len, parse_walk_sum *s)
 {
     mj_parser ps = {0};
@@ -55,7 +56,6 @@ static int walk_ours(const char *buf, size_t len, parse_walk_sum *s)
         at = end + 1;
         if (n && line[n - 1] == '\r') n--;
         if (!n) continue;
-        if (memchr(line, '\0', n)) { rc = -1; break; }
         if (n > out_cap) {
             free(out);
             out_cap = n * 2;

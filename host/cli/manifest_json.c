@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,7 +533,21 @@ static int value(ctx *c, val *v, int mode)
 int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off, char *what,
              size_t what_len)
 {
-    memset(res, 0, sizeof *res);
+    /* Zeroed up to the unknown names, which count by n_unknown. */
+    memset(res, 0, offsetof(mj_line, unknown));
+    int fast = mj_parse_plain(p, line, len, out, res);
+    if (fast == 1) return 0;
+    if (fast == -2) {
+        *bad_off = 0;
+        return -2;
+    }
+    return mj_parse_strict(p, line, len, out, res, bad_off, what, what_len);
+}
+
+int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off,
+                    char *what, size_t what_len)
+{
+    memset(res, 0, offsetof(mj_line, unknown));
     p->n_keys = 0;
     ctx c = {.p = p, .s = (const uint8_t *)line, .len = len, .out = out, .what = what, .what_len = what_len,
              .res = res};
