@@ -163,3 +163,20 @@ cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, siz
     }
     return t;
 }
+
+void cckey_test_store_key(char key[CCKEY_KEY_LEN + 1], int i)
+{
+    char name[32];
+    snprintf(name, sizeof name, "kernel_%d", i);
+    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){name, strlen(name)}, (cckey_bytes){"src", 3},
+                       NULL, 0);
+}
+
+void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key)
+{
+    char h[CCKEY_HEX_LEN + 1], name[CCKEY_KEY_LEN + 1];
+    cckey_test_md5_hex(key, CCKEY_KEY_LEN, h);
+    for (int i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
+    name[CCKEY_KEY_LEN] = '\0';
+    snprintf(out, cap, "%s/%.2s/%s", dir, h, name);
+}

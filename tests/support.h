@@ -25,6 +25,14 @@ void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1
 void cckey_test_ref_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device, cckey_bytes name,
                         cckey_bytes source, const cckey_option *options, size_t n);
 
+/* The store suites' stock tuple i: the reference key of device "dev",
+ * name "kernel_<i>", source "src" and no options. */
+void cckey_test_store_key(char key[CCKEY_KEY_LEN + 1], int i);
+/* Where a store in dir keeps key's entry, from the documented layout
+ * (shard = first two hex digits of md5(key), ':' written as '-'), with
+ * OpenSSL's MD5: the suites check the layout, not the library's idea of it. */
+void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key);
+
 /* A pool of heap blocks freed together, for random tuples' fields. */
 typedef struct cckey_test_arena {
     void **blocks;

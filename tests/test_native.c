@@ -69,6 +69,43 @@ Test(native, driver_error_at_each_call_site)
     cckey_test_arena_free(&a);
 }
 
+/* A chunk size that is no multiple of the alignment (the setter takes any
+ * size in range) still leaves the message table aligned: the batch stays
+ * on the device, with no fallback. */
+Test(native, odd_chunk_sizes_keep_the_message_table_aligned)
+{
+    uint64_t rng = 78;
+    cckey_test_arena a = {0};
+    enum { N = 400 };
+    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
+    for (int i = 0; i < N; i++) {
+        cckey_test_tuple r = cckey_test_random_tuple(&a, &rng, 60);
+        cckey_bytes src = cckey_test_random_bytes(&a, &rng, 1 + cckey_test_below(&rng, 2000));
+        t[i] = (cckey_tuple){r.device, r.name, src, r.opts, r.n};
+    }
+    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
+    cr_assert(keys);
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);
+    static const size_t sizes[] = {4099, 5001, 8190};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, sizes[k]), CCKEY_OK);
+        cr_assert_eq(cckey_make_keys(keys, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
+        cr_assert_str_eq(cckey_batch_config_warning(cfg), "", "chunk %zu", sizes[k]);
+        cr_assert_str_eq(cckey_batch_config_used(cfg), "native");
+        for (int i = 0; i < N; i++) {
+            char want[CCKEY_KEY_LEN + 1];
+            cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
+            cr_assert_str_eq(keys[i], want, "chunk %zu: tuple %d", sizes[k], i);
+        }
+    }
+    cckey_batch_config_free(cfg);
+    free(keys);
+    cckey_test_arena_free(&a);
+}
+
 /* Auto never picks the test engine, whatever the batch. */
 Test(native, auto_never_picks_it)
 {

@@ -22,24 +22,6 @@ static void remove_tree(const char *path) { cr_assert(cckey_test_remove_tree(pat
 
 TestSuite(store, .init = make_dir, .fini = NULL);
 
-static void key_of(char key[CCKEY_KEY_LEN + 1], int i)
-{
-    char name[32];
-    snprintf(name, sizeof name, "kernel_%d", i);
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){name, strlen(name)}, (cckey_bytes){"src", 3},
-                       NULL, 0);
-}
-
-/* The entry's path, from the documented layout, computed with OpenSSL. */
-static void entry_path(char *out, size_t cap, const char *key)
-{
-    char h[33], name[CCKEY_KEY_LEN + 1];
-    cckey_test_md5_hex(key, CCKEY_KEY_LEN, h);
-    for (int i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
-    name[CCKEY_KEY_LEN] = '\0';
-    snprintf(out, cap, "%s/%.2s/%s", dir, h, name);
-}
-
 static uint8_t *read_file(const char *path, size_t *len)
 {
     uint8_t *buf = (uint8_t *)cckey_test_read_file(path, len);
@@ -76,13 +58,13 @@ Test(store, round_trip_and_format)
     size_t sizes[] = {0, 1, 100, (1u << 20) + 17, 3u << 20};
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
         char key[CCKEY_KEY_LEN + 1], path[512];
-        key_of(key, (int)t);
+        cckey_test_store_key(key, (int)t);
         uint8_t *data = malloc(sizes[t] + 1);
         cckey_test_fill(&seed, data, sizes[t]);
         cr_assert_eq(cckey_store_put(s, key, data, sizes[t]), CCKEY_OK, "%s", cckey_last_error());
 
         /* The file, read by hand against the documented header. */
-        entry_path(path, sizeof path, key);
+        cckey_test_entry_path(path, sizeof path, dir, key);
         size_t flen;
         uint8_t *file = read_file(path, &flen);
         cr_assert_eq(flen, 192 + sizes[t]);
@@ -112,7 +94,7 @@ Test(store, round_trip_and_format)
     }
     /* Replacing an entry serves the new payload. */
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, 2);
+    cckey_test_store_key(key, 2);
     cr_assert_eq(cckey_store_put(s, key, "new", 3), CCKEY_OK);
     void *buf;
     size_t len;
@@ -135,7 +117,7 @@ Test(store, misses_and_bad_arguments)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, 1);
+    cckey_test_store_key(key, 1);
     void *buf = (void *)1;
     size_t len;
     cr_assert_eq(cckey_store_get(s, key, &buf, &len), CCKEY_ERR_NOT_FOUND);
@@ -181,7 +163,7 @@ Test(store, misses_and_bad_arguments)
 static void expect_damage_caught(cckey_store *s, const char *key, const char *what)
 {
     char path[512];
-    entry_path(path, sizeof path, key);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     void *buf = (void *)1;
     size_t len = 99;
     cckey_status st = cckey_store_get(s, key, &buf, &len);
@@ -196,8 +178,8 @@ Test(store, flipped_bytes_are_never_served)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1], path[512];
-    key_of(key, 3);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 3);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     uint8_t payload[300];
     uint64_t seed = 1;
     cckey_test_fill(&seed, payload, sizeof payload);
@@ -225,8 +207,8 @@ Test(store, truncated_and_extended_entries_are_never_served)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1], path[512];
-    key_of(key, 4);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 4);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     size_t cuts[] = {0, 1, 8, 100, 191, 192, 193, 192 + 999};
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
         uint8_t payload[1000];
@@ -252,8 +234,8 @@ Test(store, an_entry_under_another_keys_name_is_never_served)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char a[CCKEY_KEY_LEN + 1], b[CCKEY_KEY_LEN + 1], pa[512], pb[512];
-    key_of(a, 10), key_of(b, 11);
-    entry_path(pa, sizeof pa, a), entry_path(pb, sizeof pb, b);
+    cckey_test_store_key(a, 10), cckey_test_store_key(b, 11);
+    cckey_test_entry_path(pa, sizeof pa, dir, a), cckey_test_entry_path(pb, sizeof pb, dir, b);
     cr_assert_eq(cckey_store_put(s, a, "payload-a", 9), CCKEY_OK);
     cr_assert_eq(cckey_store_put(s, b, "payload-b", 9), CCKEY_OK);
     cr_assert_eq(rename(pa, pb), 0);
@@ -268,14 +250,14 @@ Test(store, verify_removes_bad_entries_and_dead_writers_files)
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1], path[512];
     for (int i = 0; i < 6; i++) {
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         cr_assert_eq(cckey_store_put(s, key, "0123456789", 10), CCKEY_OK);
     }
-    key_of(key, 0);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 0);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     cr_assert_eq(truncate(path, 50), 0);
-    key_of(key, 1);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 1);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     size_t flen;
     uint8_t *file = read_file(path, &flen);
     file[flen - 1] ^= 1;
@@ -319,13 +301,13 @@ Test(store, clear_removes_only_what_the_store_wrote)
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1], path[512], mine[600], foreign[600];
     for (int i = 0; i < 20; i++) {
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         cr_assert_eq(cckey_store_put(s, key, "abc", 3), CCKEY_OK);
     }
     snprintf(mine, sizeof mine, "%s/notes.txt", dir);
     write_file(mine, "keep me", 7);
-    key_of(key, 0);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 0);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     snprintf(foreign, sizeof foreign, "%.*s/other-file", (int)(strrchr(path, '/') - path), path);
     write_file(foreign, "keep me too", 11);
     uint64_t removed = 0;
@@ -353,7 +335,7 @@ Test(store, clear_removes_only_what_the_store_wrote)
 static void set_age(const char *key, time_t seconds_ago)
 {
     char path[512];
-    entry_path(path, sizeof path, key);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     struct timespec t[2];
     clock_gettime(CLOCK_REALTIME, &t[0]);
     t[0].tv_sec -= seconds_ago;
@@ -364,7 +346,7 @@ static void set_age(const char *key, time_t seconds_ago)
 static bool has(const char *key)
 {
     char path[512];
-    entry_path(path, sizeof path, key);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     return exists(path);
 }
 
@@ -377,7 +359,7 @@ Test(store, size_limit_evicts_least_recently_used)
     char keys[16][CCKEY_KEY_LEN + 1];
     uint8_t payload[PAYLOAD] = {0};
     for (int i = 0; i < 10; i++) {
-        key_of(keys[i], i);
+        cckey_test_store_key(keys[i], i);
         cr_assert_eq(cckey_store_put(s, keys[i], payload, PAYLOAD), CCKEY_OK);
         set_age(keys[i], 1000 - i);   /* entry 0 the oldest */
     }
@@ -388,7 +370,7 @@ Test(store, size_limit_evicts_least_recently_used)
     cr_assert_eq(cckey_store_get(s, keys[0], &buf, &len), CCKEY_OK);
     cckey_store_free_buffer(buf);
     /* One more entry: 11000 > 10000, evict down to 9000 = the 2 oldest. */
-    key_of(keys[10], 10);
+    cckey_test_store_key(keys[10], 10);
     cr_assert_eq(cckey_store_put(s, keys[10], payload, PAYLOAD), CCKEY_OK);
     cr_assert(has(keys[0]), "a just-used entry was evicted");
     cr_assert(!has(keys[1]));
@@ -400,7 +382,7 @@ Test(store, size_limit_evicts_least_recently_used)
     cr_assert_eq(u.max_bytes, 10 * ENTRY);
     /* An entry larger than the limit is refused, and nothing is written. */
     uint8_t *big = calloc(1, 20 * ENTRY);
-    key_of(keys[11], 11);
+    cckey_test_store_key(keys[11], 11);
     cr_assert_eq(cckey_store_put(s, keys[11], big, 20 * ENTRY), CCKEY_ERR_INVALID_ARG);
     cr_assert(!has(keys[11]));
     free(big);
@@ -408,7 +390,7 @@ Test(store, size_limit_evicts_least_recently_used)
 
     /* A second handle sees the folder as it is, without its own puts. */
     cr_assert_eq(cckey_store_open(&s, dir, 5 * ENTRY), CCKEY_OK);
-    key_of(keys[12], 12);
+    cckey_test_store_key(keys[12], 12);
     cr_assert_eq(cckey_store_put(s, keys[12], payload, PAYLOAD), CCKEY_OK);
     cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);
     cr_assert_leq(u.bytes, 5 * ENTRY * 9 / 10);

@@ -28,24 +28,6 @@ static void cleanup(void)
 
 TestSuite(store_hardening, .init = make_dir, .fini = cleanup, .timeout = 60);
 
-static void key_of(char key[CCKEY_KEY_LEN + 1], int i)
-{
-    char name[32];
-    snprintf(name, sizeof name, "kernel_%d", i);
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){name, strlen(name)}, (cckey_bytes){"src", 3},
-                       NULL, 0);
-}
-
-/* The entry's path, from the documented layout, computed with OpenSSL. */
-static void entry_path(char *out, size_t cap, const char *key)
-{
-    char h[33], name[CCKEY_KEY_LEN + 1];
-    cckey_test_md5_hex(key, CCKEY_KEY_LEN, h);
-    for (int i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
-    name[CCKEY_KEY_LEN] = '\0';
-    snprintf(out, cap, "%s/%.2s/%s", dir, h, name);
-}
-
 static void shard_of_path(char *out, size_t cap, const char *path)
 {
     snprintf(out, cap, "%.*s", (int)(strrchr(path, '/') - path), path);
@@ -67,9 +49,9 @@ static cckey_store *open_store(void)
 /* An entry put for key k, then its path (its shard folder exists). */
 static void put_entry(cckey_store *s, int k, char key[CCKEY_KEY_LEN + 1], char *path, size_t cap)
 {
-    key_of(key, k);
+    cckey_test_store_key(key, k);
     cr_assert_eq(cckey_store_put(s, key, "payload", 7), CCKEY_OK, "%s", cckey_last_error());
-    entry_path(path, cap, key);
+    cckey_test_entry_path(path, cap, dir, key);
 }
 
 Test(store_hardening, cachedir_tag_only_in_a_folder_the_store_made)
@@ -165,8 +147,8 @@ Test(store_hardening, verify_reports_and_removes_what_is_no_regular_file)
     cr_assert(exists(target), "verify removed the symlink's target");
     cr_assert(exists(inner));
     for (int k = 1; k < 4; k++) {
-        key_of(key, k);
-        entry_path(path, sizeof path, key);
+        cckey_test_store_key(key, k);
+        cckey_test_entry_path(path, sizeof path, dir, key);
         cr_assert(!exists(path), "entry %d still there", k);
     }
     cckey_store_close(s);
@@ -252,8 +234,8 @@ Test(store_hardening, each_check_names_itself)
 {
     cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512];
-    key_of(key, 7);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 7);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     static const struct {
         size_t at;
         const char *why, *what;
@@ -317,8 +299,8 @@ Test(store_hardening, put_syncs_the_file_then_renames_then_syncs_the_folder)
     cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512], shard[512], real_dir[256];
     cr_assert_not_null(realpath(dir, real_dir));
-    key_of(key, 9);
-    entry_path(path, sizeof path, key);
+    cckey_test_store_key(key, 9);
+    cckey_test_entry_path(path, sizeof path, dir, key);
     shard_of_path(shard, sizeof shard, path);
     cr_assert_eq(mkdir(shard, 0777), 0);   /* so that only the put's own syncs are logged */
     logging = true;

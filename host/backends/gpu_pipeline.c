@@ -313,6 +313,9 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
     if (cap_data > prm->chunk_bytes) cap_data = prm->chunk_bytes;
     if (cap_data > c->dev_aligned) cap_data = c->dev_aligned;
     if (cap_data < c->max_aligned) cap_data = c->max_aligned;
+    /* The message table sits right after the data in one buffer, and the
+     * kernel reads it as uint32_t: a share of dev_aligned is any size. */
+    cap_data = align_up(cap_data);
     if (cap_data < CCKEY_GPU_ALIGN) cap_data = CCKEY_GPU_ALIGN;
     size_t cap_msgs = n_dev / (2 * slots);
     if (cap_msgs < MIN_CHUNK_MSGS) cap_msgs = MIN_CHUNK_MSGS;

@@ -193,6 +193,11 @@ static cckey_status nat_launch(cckey_gpu_engine *self, unsigned s, size_t n, siz
     if (sl->running) return cckey_fail(CCKEY_ERR_INTERNAL, "native: slot %u launched while busy", s);
     if (n > e->base.cap_msgs || data_bytes > e->base.cap_data)
         return cckey_fail(CCKEY_ERR_INTERNAL, "native: launch of %zu messages, %zu bytes past the slot", n, data_bytes);
+    /* The kernel reads the message table (after cap_data bytes of data) as
+     * uint32_t: a GPU faults on a misaligned table, so this engine refuses it. */
+    if (e->base.cap_data % CCKEY_GPU_ALIGN)
+        return cckey_fail(CCKEY_ERR_INTERNAL, "native: message table at offset %zu, not %u-byte aligned",
+                          e->base.cap_data, CCKEY_GPU_ALIGN);
     sl->n = n, sl->data_bytes = data_bytes;
     pthread_mutex_lock(&sl->gate);
     unsigned started = 0;

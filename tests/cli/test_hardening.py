@@ -182,6 +182,22 @@ class Inputs(Tmp):
         self.assertIn("shrank while it was being read", err)
         self.assertEqual(sorted(os.listdir(self.dir)), ["big.cl", "m.jsonl"])
 
+    def test_shrinking_file_in_scan_and_warm_is_the_same_clear_error(self):
+        # Every command that maps sources, not only key and batch: a scanned
+        # file, and a warm manifest's source_file (digested before any build,
+        # so the device need not exist).
+        src = os.path.join(self.dir, "big.cl")
+        rc, out, err = self.shrinking(["scan", src], src)
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn("shrank while it was being read", err)
+        m = self.write("m.jsonl", '{"device": "0", "name": "k", "source_file": "big.cl"}\n')
+        cache = os.path.join(self.dir, "cache")
+        rc, out, err = self.shrinking(["warm", "-q", "--cache-dir", cache, m], src)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("shrank while it was being read", err)
+        entries = [f for _, _, fs in os.walk(cache) for f in fs if len(f) > 32 and f[32:33] == "-"]
+        self.assertEqual(entries, [])
+
 
 class WriteErrors(Tmp):
     def test_full_disk_is_an_error(self):
