@@ -326,6 +326,18 @@ typedef struct cckey_device {
 CCKEY_API cckey_status cckey_devices(const cckey_batch_config *cfg, cckey_backend_kind kind, cckey_device *out,
                                      size_t max, size_t *count);
 
+/** Where a device backend loads its driver from: path (a file name dlopen
+ *  searches for, or a path) replaces the default, "libOpenCL.so.1" for
+ *  CCKEY_BACKEND_OPENCL and "libcuda.so.1" for CCKEY_BACKEND_CUDA; NULL or
+ *  "" restores it. Process-wide, as the driver is: it is loaded once, on
+ *  the backend's first use, so set the path before that. (The cckey CLI
+ *  maps CCKEY_OPENCL_LIBRARY and CCKEY_CUDA_LIBRARY onto this.)
+ *  @return CCKEY_OK (also when the driver was already loaded from this
+ *          very path); CCKEY_ERR_INVALID_ARG for another kind, a path of
+ *          4096 bytes or more, or a driver already loaded from another
+ *          path; CCKEY_ERR_UNAVAILABLE when the backend is not compiled in. */
+CCKEY_API cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path);
+
 /** How a backend gets its kernel, in a few words ("host code", "embedded
  *  OpenCL C source, built on first use", ...; "not compiled in"). */
 CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);

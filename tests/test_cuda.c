@@ -48,7 +48,7 @@ Test(cuda, fatbin_embedded_when_nvcc_was_found)
 Test(cuda, no_driver_means_unavailable_and_cpu_still_works)
 {
     if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
-    setenv("CCKEY_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libcuda.so.1"), CCKEY_OK);
     gpu_expect_unavailable(K, "no CUDA driver");
 }
 
@@ -62,7 +62,7 @@ Test(cuda, stub_driver_reports_cuinit_failure)
     for (size_t i = 0; i < 2 && !stub; i++)
         if (access(stubs[i], R_OK) == 0) stub = stubs[i];
     if (!stub) cr_skip_test("no CUDA toolkit stub library at /usr/local/cuda");
-    setenv("CCKEY_CUDA_LIBRARY", stub, 1);
+    cr_assert_eq(cckey_set_driver_library(K, stub), CCKEY_OK);
     gpu_expect_unavailable(K, "cuInit failed: CUDA_ERROR_STUB_LIBRARY");
 }
 

@@ -152,3 +152,30 @@ Test(gpu_cli, selftest_reports_a_failing_device)
     cr_assert(strstr(r.out, "FAIL") && strstr(r.out, "CCKEY_FAULT_CHUNK"), "%s", r.out);
     free(r.out);
 }
+
+#ifdef CCKEY_FAKE_CUDA
+/* The CLI on the stand-in CUDA driver (tests/fake_cuda), named through
+ * CCKEY_CUDA_LIBRARY as a user names a driver elsewhere. */
+Test(gpu_cli, fake_cuda_devices_and_selftest)
+{
+    result r = run("CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'", "devices");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    if (strstr(r.out, "without a compiled kernel")) cr_skip_test("built without a compiled CUDA kernel (no nvcc)");
+    cr_assert(strstr(r.out, "cckey fake CUDA device"), "%s", r.out);
+    free(r.out);
+    r = run("CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'", "selftest --backend cuda --seed 3 -j 2");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(!strstr(r.out, "FAIL"), "%s", r.out);
+    free(r.out);
+}
+
+/* The driver's own refusal, named: cuInit fails. */
+Test(gpu_cli, fake_cuda_cuinit_failure_is_named)
+{
+    result r = run("CCKEY_FAKE_CUDA_FAIL=cuInit:1 CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'", "devices");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "cuda     unavailable: cuInit failed: CUDA_ERROR_UNKNOWN: unknown error (999)"), "%s",
+              r.out);
+    free(r.out);
+}
+#endif

@@ -22,8 +22,25 @@ GPU_COMMON_TESTS(opencl, K)
 Test(opencl, no_runtime_means_unavailable_and_cpu_still_works)
 {
     if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
-    setenv("CCKEY_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", 1);
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libOpenCL.so.1"), CCKEY_OK);
     gpu_expect_unavailable(K, "no OpenCL runtime: /nonexistent/libOpenCL.so.1");
+}
+
+/* The driver loads once per process: its path can be set before, and only
+ * confirmed after. */
+Test(opencl, driver_library_is_fixed_by_the_first_load)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    cr_assert_eq(cckey_set_driver_library(CCKEY_BACKEND_CPU, "x"), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/first.so"), CCKEY_OK);
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/second.so"), CCKEY_OK, "not loaded yet: may change");
+    size_t n = 1;
+    cckey_device d;
+    cr_assert_eq(cckey_devices(NULL, K, &d, 1, &n), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), "/nonexistent/second.so"), "%s", cckey_last_error());
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/second.so"), CCKEY_OK);
+    cr_assert_eq(cckey_set_driver_library(K, NULL), CCKEY_ERR_INVALID_ARG);
+    cr_assert(strstr(cckey_last_error(), "already loaded from /nonexistent/second.so"), "%s", cckey_last_error());
 }
 
 /* The devices, straight from the runtime. */

@@ -26,9 +26,17 @@ static const cckey_dl_entry entries[] = {
     OPT(CompileProgram), OPT(LinkProgram),
 };
 
+static cckey_dl_path library = CCKEY_DL_PATH_INIT;
+#define DEFAULT_LIBRARY "libOpenCL.so.1"
+
+cckey_status cckey_cl_set_library(const char *path)
+{
+    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "OpenCL runtime");
+}
+
 static void load(void)
 {
-    if (cckey_dl_bind("CCKEY_OPENCL_LIBRARY", "libOpenCL.so.1", entries, sizeof entries / sizeof *entries, &api,
+    if (cckey_dl_bind(&library, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
                       "no OpenCL runtime", "OpenCL older than 1.1?", reason, sizeof reason))
         loaded = &api;
 }

@@ -19,6 +19,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
+#include "cckey.h"
 
 typedef struct cckey_cl_api {
     /* OpenCL 1.1 core: all present whenever the table is returned. */
@@ -73,10 +74,14 @@ typedef struct cckey_cl_api {
 /* The function table, loading the runtime on the first call. NULL when no
  * usable runtime exists; *why (if why is not NULL) then names the reason,
  * e.g. dlopen's message or the missing symbol. The reason string lives for
- * the whole process. The environment variable CCKEY_OPENCL_LIBRARY, read on
- * the first call, names another library to load (tests use it to simulate a
- * machine without OpenCL). */
+ * the whole process. The library is libOpenCL.so.1 unless
+ * cckey_cl_set_library named another before the first call (tests use it to
+ * simulate a machine without OpenCL). */
 const cckey_cl_api *cckey_cl_load(const char **why);
+
+/* The library cckey_cl_load opens (NULL: the default); see
+ * cckey_set_driver_library in cckey.h. */
+cckey_status cckey_cl_set_library(const char *path);
 
 /* The symbolic name of an OpenCL status, e.g. "CL_OUT_OF_RESOURCES"; a
  * static string, "CL_<unknown>" for codes it does not know. */

@@ -29,9 +29,17 @@ static const cckey_dl_entry entries[] = {
     E(StreamCreate), V2_OR_PLAIN(StreamDestroy), E(StreamSynchronize), E(LaunchKernel),
 };
 
+static cckey_dl_path library = CCKEY_DL_PATH_INIT;
+#define DEFAULT_LIBRARY "libcuda.so.1"
+
+cckey_status cckey_cu_set_library(const char *path)
+{
+    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "CUDA driver");
+}
+
 static void load(void)
 {
-    if (!cckey_dl_bind("CCKEY_CUDA_LIBRARY", "libcuda.so.1", entries, sizeof entries / sizeof *entries, &api,
+    if (!cckey_dl_bind(&library, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
                        "no CUDA driver", "driver too old?", reason, sizeof reason))
         return;
     cckey_CUresult r = api.Init(0);

@@ -13,6 +13,8 @@
 #ifndef CCKEY_CUDA_LOADER_H
 #define CCKEY_CUDA_LOADER_H
 
+#include "cckey.h"
+
 #include <stddef.h>
 
 typedef int cckey_CUresult;   /* 0 is CUDA_SUCCESS */
@@ -61,11 +63,16 @@ typedef struct cckey_cu_api {
                                    unsigned, cckey_CUstream, void **, void **);
 } cckey_cu_api;
 
-/* The table, loading libcuda.so.1 (or CCKEY_CUDA_LIBRARY, read on the first
- * call: tests use it to simulate a machine without a driver) and calling
- * cuInit on the first call. NULL with *why (process-lifetime text) when
- * there is no usable driver. */
+/* The table, loading libcuda.so.1 (or the library cckey_cu_set_library
+ * named before: tests use it to simulate a machine without a driver, or to
+ * load the stand-in driver of tests/fake_cuda) and calling cuInit on the
+ * first call. NULL with *why (process-lifetime text) when there is no
+ * usable driver. */
 const cckey_cu_api *cckey_cu_load(const char **why);
+
+/* The library cckey_cu_load opens (NULL: the default); see
+ * cckey_set_driver_library in cckey.h. */
+cckey_status cckey_cu_set_library(const char *path);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver status, through
  * the driver's own cuGetErrorName/cuGetErrorString. */

@@ -1,16 +1,37 @@
 /* See dl_table.h. */
 #include "dl_table.h"
+#include "../core/internal.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool cckey_dl_bind(const char *env, const char *default_path, const cckey_dl_entry *entries, size_t n,
-                   void *table, const char *absent, const char *too_old, char *why, size_t why_len)
+cckey_status cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what)
 {
-    const char *path = getenv(env);
-    if (!path || !*path) path = default_path;
+    if (!path) path = "";
+    if (strlen(path) >= sizeof p->path)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s library path of %zu bytes is too long", what, strlen(path));
+    cckey_status st = CCKEY_OK;
+    pthread_mutex_lock(&p->lock);
+    if (!p->fixed) snprintf(p->path, sizeof p->path, "%s", path);
+    else if (strcmp(*p->path ? p->path : default_path, *path ? path : default_path) != 0)
+        /* The loaded library's functions are in use; swapping it would
+         * leave engines pointing into two drivers. */
+        st = cckey_fail(CCKEY_ERR_INVALID_ARG, "the %s is already loaded from %s; set its path before its first use",
+                        what, *p->path ? p->path : default_path);
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_entry *entries, size_t n, void *table,
+                   const char *absent, const char *too_old, char *why, size_t why_len)
+{
+    char path[sizeof p->path];
+    pthread_mutex_lock(&p->lock);
+    p->fixed = true;
+    snprintf(path, sizeof path, "%s", *p->path ? p->path : default_path);
+    pthread_mutex_unlock(&p->lock);
     dlerror();
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {

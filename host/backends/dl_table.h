@@ -5,6 +5,9 @@
 #ifndef CCKEY_DL_TABLE_H
 #define CCKEY_DL_TABLE_H
 
+#include "cckey.h"
+
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -15,12 +18,27 @@ typedef struct cckey_dl_entry {
     bool optional;          /* when missing too, the pointer stays NULL */
 } cckey_dl_entry;
 
-/* Opens the library named by the environment variable env (default_path
- * when it is unset or empty) and fills table. True on success, the library
- * staying open for the life of the process; else false with why: "<absent>:
- * <dlerror>" when it cannot be opened, "<path> lacks <symbol> (<too_old>)"
- * when a required function is missing. */
-bool cckey_dl_bind(const char *env, const char *default_path, const cckey_dl_entry *entries, size_t n,
-                   void *table, const char *absent, const char *too_old, char *why, size_t why_len);
+/* Where a driver is loaded from: a path a caller set (the public
+ * cckey_set_driver_library), else the loader's default name. A driver is
+ * loaded once per process, so the first load fixes the path. */
+typedef struct cckey_dl_path {
+    pthread_mutex_t lock;
+    bool fixed;             /* a load was attempted with path */
+    char path[4096];        /* "" for the default */
+} cckey_dl_path;
+#define CCKEY_DL_PATH_INIT {PTHREAD_MUTEX_INITIALIZER, false, ""}
+
+/* Sets p to path (NULL or "" for the default). CCKEY_OK, or
+ * CCKEY_ERR_INVALID_ARG when the path is too long or the driver (what, for
+ * the message) was already loaded from another path. */
+cckey_status cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what);
+
+/* Opens the library p names (default_path when none was set), fixing p, and
+ * fills table. True on success, the library staying open for the life of
+ * the process; else false with why: "<absent>: <dlerror>" when it cannot be
+ * opened, "<path> lacks <symbol> (<too_old>)" when a required function is
+ * missing. */
+bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_entry *entries, size_t n, void *table,
+                   const char *absent, const char *too_old, char *why, size_t why_len);
 
 #endif

@@ -3,6 +3,12 @@
  * each still loads its driver at run time. */
 #include "gpu_pipeline.h"
 #include "../core/internal.h"
+#ifdef CCKEY_WITH_OPENCL
+#include "cl_loader.h"
+#endif
+#ifdef CCKEY_WITH_CUDA
+#include "cuda_loader.h"
+#endif
 
 #include <string.h>
 
@@ -69,6 +75,25 @@ bool cckey_backend_worth_it(const cckey_backend_ops *b, const cckey_device_setti
 cckey_status cckey_backend_digest(const cckey_backend_ops *b, const cckey_digest_job *job)
 {
     return b->engine ? cckey_gpu_digest(job, b->engine) : cckey_cpu_digest(job);
+}
+
+cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path)
+{
+    switch (kind) {
+    case CCKEY_BACKEND_OPENCL:
+#ifdef CCKEY_WITH_OPENCL
+        return cckey_cl_set_library(path);
+#else
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the OpenCL backend is not compiled into this build");
+#endif
+    case CCKEY_BACKEND_CUDA:
+#ifdef CCKEY_WITH_CUDA
+        return cckey_cu_set_library(path);
+#else
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the CUDA backend is not compiled into this build");
+#endif
+    default: return cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
+    }
 }
 
 static const char *const names[] = {"auto", "cpu", "opencl", "cuda"};

@@ -29,6 +29,10 @@ int cckey_cmd_selftest(int argc, char **argv);
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
+/* Where drivers load from: CCKEY_OPENCL_LIBRARY, CCKEY_CUDA_LIBRARY (onto
+ * cckey_set_driver_library) and CCKEY_NVRTC_LIBRARY (warm's compiler), set
+ * once at start-up. CLI_OK, or CLI_USAGE with the error printed. */
+int cli_drivers_from_env(void);
 /* CCKEY_FORCE_ISA, which the library reads itself and ignores when it names
  * no instruction set this CPU has: here that is an error (CLI_USAGE,
  * printed), as the README promises. CLI_OK when unset or in effect. */

@@ -683,6 +683,10 @@ static int run(warm *w, unsigned jobs, bool quiet)
     uint64_t total_bytes = 0;
     for (size_t i = 0; i < w->n_groups; i++) total_bytes += w->t[w->g[i].members[0]].item.tuple.source.len;
     if (jobs > w->n_groups) jobs = (unsigned)w->n_groups;
+    /* No compiler or device: failed in plan(). Counted before the workers
+     * start, since they write the states of the tuples they build. */
+    size_t failed_early = 0;
+    for (size_t i = 0; i < w->n; i++) failed_early += w->t[i].state == T_FAILED;
     pthread_t *th = calloc(jobs ? jobs : 1, sizeof *th);
     unsigned started = 0;
     for (unsigned i = 0; th && i < jobs; i++)
@@ -691,8 +695,6 @@ static int run(warm *w, unsigned jobs, bool quiet)
     cli_progress bar;
     cli_progress_init(&bar, "warm");
     if (quiet) bar.enabled = false;
-    size_t failed_early = 0;   /* no compiler or device: failed in plan() */
-    for (size_t i = 0; i < w->n; i++) failed_early += w->t[i].state == T_FAILED;
     char note[128];
     bar.note = note;
     while (started && atomic_load(&w->groups_done) < w->n_groups) {

@@ -2,6 +2,7 @@
  * these variables itself. A bad value is the user's mistake, named with
  * its variable. */
 #include "cli.h"
+#include "../warm/warm.h"
 #ifdef CCKEY_TESTING
 #include "../testing/testing.h"
 #endif
@@ -98,6 +99,28 @@ int cli_config_from_env(cckey_batch_config *cfg)
 #ifdef CCKEY_TESTING
     if (!faults(cfg)) return CLI_USAGE;
 #endif
+    return CLI_OK;
+}
+
+int cli_drivers_from_env(void)
+{
+    static const struct {
+        const char *name;
+        cckey_backend_kind kind;
+    } lib[] = {{"CCKEY_OPENCL_LIBRARY", CCKEY_BACKEND_OPENCL}, {"CCKEY_CUDA_LIBRARY", CCKEY_BACKEND_CUDA}};
+    for (size_t i = 0; i < sizeof lib / sizeof *lib; i++) {
+        const char *v = var(lib[i].name);
+        /* A build without that backend has no use for the path. */
+        if (v && cckey_set_driver_library(lib[i].kind, v) == CCKEY_ERR_INVALID_ARG) {
+            cli_error("%s=%s: %s", lib[i].name, v, cckey_last_error());
+            return CLI_USAGE;
+        }
+    }
+    const char *v = var("CCKEY_NVRTC_LIBRARY");
+    if (v && cckey_warm_set_nvrtc_library(v) != 0) {
+        cli_error("CCKEY_NVRTC_LIBRARY: a path of %zu bytes is too long", strlen(v));
+        return CLI_USAGE;
+    }
     return CLI_OK;
 }
 

@@ -76,6 +76,8 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(cmd, "help") == 0) return help(argc, argv);
+    /* Before --version too: it says whether the drivers load. */
+    if (cli_drivers_from_env() != CLI_OK) return CLI_USAGE;
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
         return cli_print_version();
     }

@@ -75,6 +75,11 @@ typedef struct cckey_warm_devices {
 int cckey_warm_find(const cckey_warm_devices *d, const char *ident, size_t len);
 void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len);
 
+/* The NVRTC library the CUDA compiler loads instead of searching the usual
+ * names (NULL or "": search); call before any compiler is made. 0, or -1
+ * for a path of 4096 bytes or more. */
+int cckey_warm_set_nvrtc_library(const char *path);
+
 /* 0, or -1 with why when the compiler or its devices are not here. */
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);
 int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len);

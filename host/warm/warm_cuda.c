@@ -41,10 +41,19 @@ typedef struct cuda_state {
 static cuda_state state;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Set by the CLI (CCKEY_NVRTC_LIBRARY) before any compiler is made. */
+static char nvrtc_path[4096];
+
+int cckey_warm_set_nvrtc_library(const char *path)
+{
+    if (path && strlen(path) >= sizeof nvrtc_path) return -1;
+    snprintf(nvrtc_path, sizeof nvrtc_path, "%s", path ? path : "");
+    return 0;
+}
+
 static void *open_nvrtc(void)
 {
-    const char *env = getenv("CCKEY_NVRTC_LIBRARY");
-    if (env && *env) return dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (*nvrtc_path) return dlopen(nvrtc_path, RTLD_NOW | RTLD_LOCAL);
     static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
                                         "/usr/local/cuda/lib64/libnvrtc.so"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
