@@ -114,6 +114,7 @@ static inline __attribute__((always_inline)) bool str(plain *c, cckey_bytes *b, 
     if (c->i >= c->len || c->s[c->i] != '"') return false;
     if (at) *at = c->i;
     size_t start = c->i + 1, w = start / 64;
+    if (start >= c->len) return false;   /* a quote as the last byte: no mask word past it */
     uint64_t m = start % 64 ? c->quotes[w] >> (start % 64) << (start % 64) : c->quotes[w];
     size_t words = (c->len + 63) / 64;
     while (!m) {
