@@ -105,7 +105,9 @@ typedef enum cckey_status {
     CCKEY_ERR_NOT_FOUND = 9,     /**< no such entry (cache look-ups) */
     CCKEY_ERR_CORRUPT = 10,      /**< stored data failed its checks */
     CCKEY_ERR_CANCELLED = 11,    /**< a progress callback asked to stop */
-    CCKEY_ERR_STALE = 12         /**< an entry's recorded headers or toolchain differ (a miss) */
+    CCKEY_ERR_STALE = 12,        /**< an entry's recorded headers or toolchain differ (a miss) */
+    CCKEY_ERR_COLLISION = 13     /**< an entry's key matches but its tuple fingerprint does not: a
+                                      possible MD5 collision (a miss) */
 } cckey_status;
 
 /**
@@ -573,6 +575,9 @@ CCKEY_API void cckey_store_close(cckey_store *s);
  * @return CCKEY_OK; CCKEY_ERR_NOT_FOUND (no entry); CCKEY_ERR_CORRUPT (an
  *         entry failed its checks and was removed: a miss too);
  *         CCKEY_ERR_IO; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_INVALID_ARG.
+ * Without the tuple this cannot check an entry's fingerprint: where others
+ * may write the folder or its remotes, use cckey_store_get_checked with
+ * cckey_lookup.tuple (below) and the README's threat model.
  */
 CCKEY_API cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len);
 
@@ -726,6 +731,13 @@ typedef struct cckey_entry_meta {
     size_t n_options;
     const cckey_dep *deps;         /**< the files read (see cckey_deps_scan) */
     size_t n_deps;
+    /** The tuple the key was made from, recorded as its SHA-256 fingerprint
+     *  (FINGERPRINT record: over device, name, source, the options in
+     *  canonical order and the DEPENDENCY records written from deps), which
+     *  a look-up with the tuple checks. NULL: no fingerprint (such an entry
+     *  is then a miss for every look-up that has the tuple). A library
+     *  built without libcrypto refuses a tuple: CCKEY_ERR_UNAVAILABLE. */
+    const cckey_tuple *tuple;
 } cckey_entry_meta;
 
 /** Per-run memo of file digests. Opaque; safe to share between threads. */
@@ -742,6 +754,15 @@ typedef struct cckey_lookup {
     const char *const *roots;      /**< as described above; recorded roots past n_roots are a miss */
     size_t n_roots;
     cckey_dep_memo *memo;          /**< may be NULL (then every file is read) */
+    /** The tuple looked up (NULL: not checked). Its SHA-256 fingerprint is
+     *  computed here and compared with the entry's FINGERPRINT record; an
+     *  entry whose record differs, or that has none, is a miss,
+     *  CCKEY_ERR_COLLISION (its key matches by MD5 only, as a crafted
+     *  collision would), and is removed from the folder. Checked before
+     *  everything else, and for entries just copied from a remote too. A
+     *  library built without libcrypto refuses a tuple (CCKEY_ERR_UNAVAILABLE,
+     *  nothing served). */
+    const cckey_tuple *tuple;
 } cckey_lookup;
 
 /**
@@ -769,7 +790,11 @@ CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, con
  * (NULL: no check, as cckey_store_get). An entry with a critical record of a
  * kind this library does not know is a miss too.
  * @return as cckey_store_get, plus CCKEY_ERR_STALE (a miss; the detail
- *         names the first difference in cckey_last_error()).
+ *         names the first difference in cckey_last_error()) and
+ *         CCKEY_ERR_COLLISION (lk->tuple given and the entry's fingerprint
+ *         differs or is absent: a miss, the entry removed). Both count as
+ *         misses in the folder's counters. CCKEY_ERR_UNAVAILABLE: lk->tuple
+ *         given to a library built without libcrypto.
  */
 CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
                                                size_t *len);
@@ -814,7 +839,18 @@ typedef struct cckey_remote_settings {
     /** Called (from any thread) with a one-line message; may be NULL. */
     void (*warn)(void *user, const char *message);
     void *warn_user;
-    uint64_t reserved[6];         /**< 0 (start from = {0}); room to grow */
+    /** A secret shared by the trusted writers (NULL: none). With it, every
+     *  entry sent to this remote gets a SIGNATURE record last: HMAC-SHA-256
+     *  under the secret over the key, the other records and the payload.
+     *  Every entry received from it must end in a good one, checked before
+     *  the entry is written to the folder; an unsigned, tampered or
+     *  foreign-signed entry is refused (counted as an error, reported, and
+     *  the look-up is a miss). Entries in the local folder are not checked
+     *  against it. Copied; a library built without libcrypto refuses it
+     *  (CCKEY_ERR_UNAVAILABLE). */
+    const void *secret;
+    size_t secret_len;
+    uint64_t reserved[4];         /**< 0 (start from = {0}); room to grow */
 } cckey_remote_settings;
 
 /** Remote traffic, counted per handle and kept per folder. */

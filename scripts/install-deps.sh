@@ -6,7 +6,7 @@ packages=(
   libjansson-dev          # manifest parsing
   libsimdjson-dev         # bench: the manifest parser against simdjson (cckey_bench_parse)
   libcriterion-dev        # tests
-  libssl-dev              # OpenSSL's MD5: test oracle and benchmark baseline only
+  libssl-dev              # libcrypto: entry fingerprints and signatures (SHA-256, HMAC); MD5 test oracle
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL
   python3                 # independent vector generator in tests/
   valgrind                # CI: memcheck of the MD5 lane manager

@@ -207,8 +207,8 @@ Test(errors, backend_names)
 
 Test(errors, strerror_of_every_status)
 {
-    const char *seen[CCKEY_ERR_STALE + 1];
-    for (int s = CCKEY_OK; s <= CCKEY_ERR_STALE; s++) {
+    const char *seen[CCKEY_ERR_COLLISION + 1];
+    for (int s = CCKEY_OK; s <= CCKEY_ERR_COLLISION; s++) {
         const char *m = cckey_strerror((cckey_status)s);
         cr_assert_not_null(m);
         cr_assert(m[0] != '\0', "status %d has an empty name", s);
@@ -216,7 +216,7 @@ Test(errors, strerror_of_every_status)
         for (int o = 0; o < s; o++) cr_assert_str_neq(m, seen[o], "statuses %d and %d share a name", o, s);
         seen[s] = m;
     }
-    const int unknown[] = {CCKEY_ERR_STALE + 1, 100, -1, 0x7fffffff};
+    const int unknown[] = {CCKEY_ERR_COLLISION + 1, 100, -1, 0x7fffffff};
     for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++)
         cr_assert_str_eq(cckey_strerror((cckey_status)unknown[i]), "unknown status");
 }

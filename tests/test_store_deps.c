@@ -142,7 +142,7 @@ Test(deps, records_follow_the_documented_layout)
     const char *opts[] = {"-DN=4", "-cl-fast-relaxed-math"};
     cckey_dep dep = {.root = 1, .path = "common.h", .present = 1, .size = 17};
     memset(dep.md5, 0xab, 16);
-    cckey_entry_meta meta = {"OpenCL", "PoCL 9", opts, 2, &dep, 1};
+    cckey_entry_meta meta = {"OpenCL", "PoCL 9", opts, 2, &dep, 1, NULL};
     char key[CCKEY_KEY_LEN + 1];
     key_of(key, SRC_A);
     cr_assert_eq(cckey_store_put_meta(s, key, "BIN", 3, &meta), CCKEY_OK, "%s", cckey_last_error());
@@ -181,7 +181,7 @@ static void put_with_deps(cckey_store *s, const char *src, const char *const *ro
     cckey_dep *d;
     size_t n;
     cr_assert_eq(cckey_deps_scan(src, strlen(src), roots, 2, NULL, &d, &n), CCKEY_OK);
-    cckey_entry_meta meta = {"OpenCL", version, NULL, 0, d, n};
+    cckey_entry_meta meta = {"OpenCL", version, NULL, 0, d, n, NULL};
     char key[CCKEY_KEY_LEN + 1];
     key_of(key, src);
     cr_assert_eq(cckey_store_put_meta(s, key, src, strlen(src), &meta), CCKEY_OK);

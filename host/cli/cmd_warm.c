@@ -427,14 +427,15 @@ static void run_group(warm *w, group *g)
                            names, g->n, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
-        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps};
+        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps, NULL};
         for (size_t i = 0; i < g->n; i++) {
             tuple *t = &w->t[g->members[i]];
             if (!owned[i] || strlen(owned[i]) != t->item.tuple.name.len) {
                 fail(t, "the entry point's name holds a NUL byte");
             } else if (!present[i]) {
                 fail(t, "the built program has no entry point \"%s\"", names[i]);
-            } else if (cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta) != CCKEY_OK) {
+            } else if ((meta.tuple = &t->item.tuple,
+                        cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta)) != CCKEY_OK) {
                 fail(t, "storing the binary: %s", cckey_last_error());
             } else {
                 t->state = T_COMPILED;
@@ -511,9 +512,15 @@ static void look_up(void *arg, size_t i)
     toolchain k;
     toolchain_make(w, t, &k);
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
-    if (cckey_store_get_checked(w->store, t->key, &lk, &buf, &len) == CCKEY_OK) {
+    lk.tuple = &t->item.tuple;
+    cckey_status st = cckey_store_get_checked(w->store, t->key, &lk, &buf, &len);
+    if (st == CCKEY_OK) {
         t->state = T_CACHED;
         cckey_store_free_buffer(buf);
+    } else if (st == CCKEY_ERR_COLLISION) {
+        /* Not served: compiled again, and the put replaces the entry. */
+        cli_warn("warm: %s:%zu: %s (key %.40s...); compiling it", w->manifest, t->item.line, cckey_last_error(),
+                 t->key);
     }
     toolchain_free(&k);
 }

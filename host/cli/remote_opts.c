@@ -52,6 +52,9 @@ static char *trim(char *p)
 
 /* DIR/cckey.conf: "remote = URL" (repeatable) and "remote_only_read =
  * true|false" lines, '#' comments. A missing file is no config. */
+static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, const char *secret,
+                      size_t secret_len);
+
 static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *set, const char *who)
 {
     char path[4200];
@@ -72,6 +75,7 @@ static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *s
         *eq = '\0';
         char *name = trim(p), *value = trim(eq + 1);
         if (strcmp(name, "remote") == 0) rc = add(s, value, set, who, from);
+        else if (strcmp(name, "remote_key_file") == 0 && *value) continue;   /* read first: see secret_of */
         else if (strcmp(name, "remote_only_read") == 0 && (!strcmp(value, "true") || !strcmp(value, "false")))
             set->read_only = set->read_only || strcmp(value, "true") == 0;
         else if (strncmp(name, "remote", 6) == 0) {
@@ -84,10 +88,62 @@ static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *s
     return rc;
 }
 
+/* The signing secret: $CCKEY_REMOTE_KEY, else the file that cckey.conf's
+ * remote_key_file names (its bytes, less a final newline). 0, or an exit
+ * status. */
+static int secret_of(const char *dir, const char *who, char **secret, size_t *len)
+{
+    *secret = NULL, *len = 0;
+    const char *env = getenv("CCKEY_REMOTE_KEY");
+    if (env && *env) {
+        *len = strlen(env);
+        return (*secret = strdup(env)) ? 0 : CLI_FAIL;
+    }
+    char path[4200], line[8192], file[8192] = "";
+    snprintf(path, sizeof path, "%s/cckey.conf", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = trim(line), *eq = strchr(p, '=');
+        if (!eq || *p == '#') continue;
+        *eq = '\0';
+        if (strcmp(trim(p), "remote_key_file") == 0) snprintf(file, sizeof file, "%s", trim(eq + 1));
+    }
+    fclose(f);
+    if (!*file) return 0;
+    FILE *k = fopen(file, "rb");
+    char buf[4096];
+    size_t n = k ? fread(buf, 1, sizeof buf, k) : 0;
+    if (k) fclose(k);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
+    if (!n) {
+        cli_error("%s: %s: remote_key_file %s: %s", who, path, file, k ? "empty" : strerror(errno));
+        return CLI_USAGE;
+    }
+    *len = n;
+    if (!(*secret = malloc(n))) return CLI_FAIL;
+    memcpy(*secret, buf, n);
+    memset(buf, 0, sizeof buf);
+    return 0;
+}
+
 int cli_remotes_attach(cli_remotes *r, cckey_store *s, const char *dir, const char *who)
 {
     if (r->none) return 0;
-    cckey_remote_settings set = {.read_only = r->only_read, .warn = warn, .warn_user = (void *)who};
+    char *secret;
+    size_t secret_len;
+    int rc = secret_of(dir, who, &secret, &secret_len);
+    if (rc == 0) rc = attach_all(r, s, dir, who, secret, secret_len);
+    if (secret) memset(secret, 0, secret_len);
+    free(secret);
+    return rc;
+}
+
+static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, const char *secret,
+                      size_t secret_len)
+{
+    cckey_remote_settings set = {.read_only = r->only_read, .warn = warn, .warn_user = (void *)who,
+                                 .secret = secret, .secret_len = secret_len};
     if (r->n) {
         for (size_t i = 0; i < r->n; i++)
             if (add(s, r->urls[i], &set, who, "--remote: ")) return CLI_USAGE;

@@ -21,7 +21,9 @@ enum { CLI_OPT_REMOTE = 1000, CLI_OPT_NO_REMOTE, CLI_OPT_REMOTE_ONLY_READ };
     "                       |connect-timeout=MS |retries=N after it (default: the words\n"  \
     "                       of $CCKEY_REMOTE, else the remote = lines of DIR/cckey.conf)\n" \
     "      --no-remote      no remote cache, whatever the environment or config say\n"     \
-    "      --remote-only-read  read remotes, never write them\n"
+    "      --remote-only-read  read remotes, never write them\n"                              \
+    "  With $CCKEY_REMOTE_KEY (or remote_key_file = PATH in DIR/cckey.conf), entries sent\n"  \
+    "  are signed (HMAC-SHA-256) and entries received must be signed with that secret.\n"
 
 typedef struct cli_remotes {
     char **urls;          /* from --remote */

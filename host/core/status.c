@@ -22,6 +22,7 @@ const char *cckey_strerror(cckey_status status)
     case CCKEY_ERR_CORRUPT: return "corrupt data";
     case CCKEY_ERR_CANCELLED: return "cancelled";
     case CCKEY_ERR_STALE: return "stale entry (a header or the toolchain changed)";
+    case CCKEY_ERR_COLLISION: return "fingerprint mismatch (a possible MD5 collision)";
     }
     return "unknown status";
 }

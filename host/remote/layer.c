@@ -5,6 +5,9 @@
 #include "remote.h"
 #include "../core/internal.h"
 #include "../store/store_internal.h"
+#ifdef CCKEY_WITH_CRYPTO
+#include "../store/sign.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,8 @@ typedef struct remote {
     atomic_uint streak;       /* failed requests in a row */
     void (*warn)(void *, const char *);
     void *warn_user;
+    uint8_t *secret;          /* signing secret, or NULL */
+    size_t secret_len;
 } remote;
 
 struct cckey_remotes {
@@ -101,8 +106,23 @@ cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey
     r->display = display;
     r->warn = settings ? settings->warn : NULL;
     r->warn_user = settings ? settings->warn_user : NULL;
+    if (settings && settings->secret && settings->secret_len) {
+#ifndef CCKEY_WITH_CRYPTO
+        free(display);
+        cckey_remote_url_free(&u);
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "signed remotes need a cckey built with libcrypto");
+#endif
+        if (!(r->secret = malloc(settings->secret_len))) {
+            free(display);
+            cckey_remote_url_free(&u);
+            return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+        }
+        memcpy(r->secret, settings->secret, settings->secret_len);
+        r->secret_len = settings->secret_len;
+    }
     r->impl = u.kind == CCKEY_REMOTE_REDIS ? cckey_remote_redis_open(&u, &r->ops) : cckey_remote_http_open(&u, &r->ops);
     if (!r->impl) {
+        free(r->secret);
         free(display);
         cckey_remote_url_free(&u);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
@@ -117,6 +137,8 @@ void cckey_remotes_free(cckey_remotes *set)
     for (size_t i = 0; i < set->n; i++) {
         set->r[i].ops->close(set->r[i].impl);
         free(set->r[i].display);
+        if (set->r[i].secret) memset(set->r[i].secret, 0, set->r[i].secret_len);
+        free(set->r[i].secret);
     }
     free(set->r);
     free(set);
@@ -155,7 +177,14 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
             continue;
         }
         atomic_fetch_add(&set->bytes_in, len);
-        bool ok = accept(user, buf, len, err, sizeof err);
+        bool ok = true;
+#ifdef CCKEY_WITH_CRYPTO
+        if (r->secret && cckey_entry_check_signature(buf, len, key, r->secret, r->secret_len) != CCKEY_OK) {
+            snprintf(err, sizeof err, "entry refused: %s", cckey_last_error());
+            ok = false;
+        }
+#endif
+        ok = ok && accept(user, buf, len, err, sizeof err);
         free(buf);
         if (ok) {
             atomic_store(&r->streak, 0);
@@ -166,6 +195,27 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
     }
     atomic_fetch_add(&set->misses, 1);
     return false;
+}
+
+/* Put, signed first when the remote has a secret. */
+static cckey_remote_result put_signed(remote *r, const char *key, const char *shard, const char *name, const void *buf,
+                                      size_t len, char *err, size_t err_len)
+{
+    if (!r->secret) return r->ops->put(r->impl, shard, name, buf, len, err, err_len);
+#ifndef CCKEY_WITH_CRYPTO
+    (void)key;
+    return CCKEY_R_ERROR;   /* not reached: such a remote is refused when added */
+#else
+    void *signed_entry;
+    size_t n;
+    if (cckey_entry_sign(buf, len, key, r->secret, r->secret_len, &signed_entry, &n) != CCKEY_OK) {
+        snprintf(err, err_len, "cannot sign the entry: %s", cckey_last_error());
+        return CCKEY_R_ERROR;
+    }
+    cckey_remote_result res = r->ops->put(r->impl, shard, name, signed_entry, n, err, err_len);
+    free(signed_entry);
+    return res;
+#endif
 }
 
 void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present)
@@ -179,7 +229,7 @@ void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, si
         cckey_remote_result res = CCKEY_R_MISS;
         if (skip_present) res = r->ops->head(r->impl, shard, name, err, sizeof err);
         if (res == CCKEY_R_HIT) continue;
-        if (res == CCKEY_R_MISS) res = r->ops->put(r->impl, shard, name, buf, len, err, sizeof err);
+        if (res == CCKEY_R_MISS) res = put_signed(r, key, shard, name, buf, len, err, sizeof err);
         if (res != CCKEY_R_HIT) {
             failed(set, r, res, err);
             continue;

@@ -25,7 +25,8 @@ cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const ccke
     cckey_status st = cckey_store_get_uncounted(s, key, lk, buf, len);
     if (!s) return st;
     if (st == CCKEY_OK) atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-    else if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_STALE)
+    else if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_STALE ||
+             st == CCKEY_ERR_COLLISION)
         atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
     return st;
 }

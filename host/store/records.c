@@ -2,6 +2,9 @@
  * form on every read, and matching it against a look-up. The layout is in
  * store_internal.h. */
 #include "store_internal.h"
+#ifdef CCKEY_WITH_CRYPTO
+#include "fingerprint.h"
+#endif
 #include "../core/internal.h"
 
 #include <stdlib.h>
@@ -64,6 +67,7 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, u
         head(&k, CCKEY_REC_TOOL_OPTIONS, 0, n);
         for (size_t i = 0; i < meta->n_options; i++) bytes(&k, meta->options[i], strlen(meta->options[i]) + 1);
     }
+    size_t deps_from = k.len;
     for (size_t i = 0; i < meta->n_deps; i++) {
         const cckey_dep *d = &meta->deps[i];
         if (!d->path) {
@@ -82,6 +86,25 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, u
         }
         bytes(&k, d->path, pl);
     }
+#ifdef CCKEY_WITH_CRYPTO
+    if (meta->tuple && k.ok) {
+        /* Over the tuple and the dependency records just written. */
+        uint8_t fp[CCKEY_FINGERPRINT_LEN];
+        cckey_status st = cckey_fingerprint(meta->tuple, k.p ? k.p + deps_from : NULL, k.len - deps_from, fp);
+        if (st != CCKEY_OK) {
+            free(k.p);
+            return st;
+        }
+        head(&k, CCKEY_REC_FINGERPRINT, 0, sizeof fp);
+        bytes(&k, fp, sizeof fp);
+    }
+#else
+    (void)deps_from;
+    if (meta->tuple) {   /* asked for, and readers with libcrypto would refuse the entry without it */
+        free(k.p);
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
+    }
+#endif
     if (!k.ok || k.len > CCKEY_ENTRY_MAX_RECORDS) {
         free(k.p);
         return k.ok ? cckey_fail(CCKEY_ERR_INVALID_ARG, "records larger than %u bytes", CCKEY_ENTRY_MAX_RECORDS)
@@ -160,8 +183,43 @@ static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_loo
     return CCKEY_OK;
 }
 
+#ifdef CCKEY_WITH_CRYPTO
+/* The entry's FINGERPRINT record against the tuple's, the dependency
+ * records (head and value, in entry order) included as at put time. */
+static cckey_status match_fingerprint(const uint8_t *rec, uint32_t len, const cckey_tuple *t)
+{
+    uint8_t *deps = calloc(len ? len : 1, 1);
+    if (!deps) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    size_t n = 0;
+    const uint8_t *fp = NULL, *val;
+    uint32_t off = 0, at = 0, vlen, fp_len = 0;
+    unsigned type, flags;
+    while (at = off, next_record(rec, len, &off, &type, &flags, &val, &vlen)) {
+        if (type == CCKEY_REC_DEPENDENCY) memcpy(deps + n, rec + at, off - at), n += off - at;
+        if (type == CCKEY_REC_FINGERPRINT) fp = val, fp_len = vlen;
+    }
+    uint8_t want[CCKEY_FINGERPRINT_LEN];
+    cckey_status st = cckey_fingerprint(t, deps, n, want);
+    free(deps);
+    if (st != CCKEY_OK) return st;
+    if (!fp) return cckey_fail(CCKEY_ERR_COLLISION, "the entry records no tuple fingerprint (possible MD5 collision)");
+    if (fp_len != CCKEY_FINGERPRINT_LEN || memcmp(fp, want, sizeof want) != 0)
+        return cckey_fail(CCKEY_ERR_COLLISION, "the entry's tuple fingerprint differs: possible MD5 collision");
+    return CCKEY_OK;
+}
+#endif
+
 cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk)
 {
+#ifdef CCKEY_WITH_CRYPTO
+    if (lk->tuple) {
+        cckey_status st = match_fingerprint(rec, len, lk->tuple);
+        if (st != CCKEY_OK) return st;
+    }
+#else
+    if (lk->tuple)   /* never served unchecked when the caller asked for the check */
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
+#endif
     bool seen_compiler = false, seen_version = false, seen_options = false;
     uint32_t off = 0, vlen;
     unsigned type, flags;

@@ -174,7 +174,9 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
         *buf = NULL;
     }
     free(rec.bytes);
-    if (st == CCKEY_ERR_CORRUPT) {
+    /* A fingerprint mismatch may be a planted binary: removed, so that a
+     * later look-up without the tuple (cckey_store_get) cannot serve it. */
+    if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_COLLISION) {
         struct stat seen;
         if (fstat(fd, &seen) == 0) cckey_store_unlink_same(path, &seen);
     } else if (st == CCKEY_OK) {

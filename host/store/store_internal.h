@@ -52,7 +52,12 @@
  *                      8 8 its size (0 when absent)
  *                      16 16 MD5 of its content (zeros when absent)
  *                      32 .. its path relative to the root, no NUL
- *   5..  free; the next kind of record takes the next number.
+ *   5 FINGERPRINT    SHA-256 of the whole tuple (see store/fingerprint.h):
+ *                    a look-up that has the tuple serves the entry only when
+ *                    it matches (else CCKEY_ERR_COLLISION)
+ *   6 SIGNATURE      HMAC-SHA-256 under a remote's shared secret, always the
+ *                    last record (see store/sign.c)
+ *   7..  free; the next kind of record takes the next number.
  * Version 1 entries (a 192-byte header with no record section) are misses:
  * a look-up removes them like any entry that fails its checks, and the next
  * put writes a version 2 entry. */
@@ -69,6 +74,8 @@ enum {
     CCKEY_REC_TOOL_VERSION = 2,
     CCKEY_REC_TOOL_OPTIONS = 3,
     CCKEY_REC_DEPENDENCY = 4,
+    CCKEY_REC_FINGERPRINT = 5,   /* SHA-256 of the tuple (store/fingerprint.h) */
+    CCKEY_REC_SIGNATURE = 6,     /* HMAC-SHA-256 for a shared remote, always last (store/sign.c) */
 };
 #define CCKEY_REC_CRITICAL 1u
 #define CCKEY_REC_HEAD 8u
@@ -217,6 +224,8 @@ void cckey_store_drop_remotes(cckey_store *s);
 void cckey_store_after_put(cckey_store *s, uint64_t bytes);
 
 /* Little-endian helpers. */
+static inline void cckey_put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static inline uint16_t cckey_get_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static inline void cckey_put_le32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));

@@ -566,6 +566,175 @@ class BundleTests(Base):
             redis.stop()
 
 
+# Entry files of format 2, read and rewritten here from the documented
+# layout (host/store/store_internal.h), to craft what an attacker could.
+REC_FINGERPRINT, REC_SIGNATURE = 5, 6
+
+
+def parse_entry(raw):
+    import struct
+    rec_len = struct.unpack_from("<I", raw, 172)[0]
+    recs, off = [], 192
+    while off < 192 + rec_len:
+        t, flags, n = struct.unpack_from("<HHI", raw, off)
+        recs.append([t, flags, raw[off + 8: off + 8 + n]])
+        off += 8 + n
+    return raw[:192], recs, raw[192 + rec_len:]
+
+
+def build_entry(head, recs, payload):
+    """An entry with a correct MD5 checksum: well formed, whatever it says."""
+    import hashlib
+    import struct
+    rec = b"".join(struct.pack("<HHI", t, f, len(v)) + v for t, f, v in recs)
+    h = bytearray(head)
+    struct.pack_into("<Q", h, 16, len(payload))
+    struct.pack_into("<I", h, 172, len(rec))
+    h[24:40] = bytes(16)
+    h[24:40] = hashlib.md5(bytes(h) + rec + payload).digest()
+    return bytes(h) + rec + payload
+
+
+class PoisoningTests(Base):
+    """A writer of the cache crafts entries: a good MD5 key with a wrong
+    fingerprint, and (with a signing secret) tampered or unsigned entries."""
+
+    def one_entry(self, cache):
+        es = entries(cache)
+        name = sorted(es)[0]
+        return name, os.path.join(cache, [d for d in os.listdir(cache) if os.path.exists(os.path.join(cache, d, name))][0], name), es[name]
+
+    def test_wrong_or_missing_fingerprint_is_never_served(self):
+        cache = self.cache("a")
+        rc, out, err = self.warm(cache)
+        self.assertEqual(rc, 0, err)
+        name, path, raw = self.one_entry(cache)
+        head, recs, payload = parse_entry(raw)
+        self.assertIn(REC_FINGERPRINT, [r[0] for r in recs])
+        for variant in ("flipped", "absent"):
+            if variant == "flipped":
+                crafted = [[t, f, bytes([v[0] ^ 1]) + v[1:] if t == REC_FINGERPRINT else v] for t, f, v in recs]
+            else:
+                crafted = [r for r in recs if r[0] != REC_FINGERPRINT]
+            evil = b"EVIL" * 64
+            with open(path, "wb") as f:
+                f.write(build_entry(head, crafted, evil))
+            rc, out, err = self.warm(cache)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(counts(out)[0], 1, out)   # compiled again: not served
+            self.assertIn("possible MD5 collision", err)
+            with open(path, "rb") as f:
+                self.assertNotIn(evil, f.read())
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_wrong_fingerprint_from_a_remote_is_never_served(self):
+        redis = Redis(self.tmp)
+        try:
+            rc, out, err = self.warm(self.cache("a"), "--remote", redis.url())
+            name, path, raw = self.one_entry(self.cache("a"))
+            head, recs, payload = parse_entry(raw)
+            crafted = [[t, f, bytes(len(v)) if t == REC_FINGERPRINT else v] for t, f, v in recs]
+            self.set_remote(redis, name, build_entry(head, crafted, b"EVIL"))
+            rc, out, err = self.warm(self.cache("b"), "--remote", redis.url())
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(counts(out)[0], 1, out)
+            self.assertNotIn(b"EVIL", entries(self.cache("b"))[name])
+        finally:
+            redis.stop()
+
+    def set_remote(self, redis, name, value):
+        path = os.path.join(self.tmp, "value")
+        with open(path, "wb") as f:
+            f.write(value)
+        with open(path, "rb") as f:
+            subprocess.run(["redis-cli", "-p", str(redis.port), "-x", "SET", "cckey:" + name], stdin=f,
+                           check=True, capture_output=True)
+
+    def get_remote(self, redis, name):
+        return subprocess.run(["redis-cli", "-p", str(redis.port), "--raw", "GET", "cckey:" + name],
+                              capture_output=True, check=True).stdout[:-1]
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_records_match_hashlib_sha256_and_hmac(self):
+        """The fingerprint and signature records, recomputed by hashlib and
+        hmac from the tuples of the manifest and the documented bytes."""
+        import hashlib
+        import hmac
+        import struct
+        redis = Redis(self.tmp)
+        secret = b"team secret"
+        manifest = self.many_builds(3)
+        try:
+            rc, out, err = self.warm(self.cache("a"), "--remote", redis.url(), manifest=manifest,
+                                     env={"CCKEY_REMOTE_KEY": secret.decode()})
+            self.assertEqual(rc, 0, err)
+            local = entries(self.cache("a"))
+            self.assertEqual(len(local), 3)
+            with open(manifest) as f:
+                tuples = [json.loads(l) for l in f]
+            for t in tuples:
+                dev, name, src = (t[k].encode() for k in ("device", "name", "source"))
+                key = ":".join(hashlib.md5(x).hexdigest() for x in (dev, name, src, b""))
+                entry_name = key.replace(":", "-")
+                self.assertIn(entry_name, local)
+                head, recs, payload = parse_entry(local[entry_name])
+                self.assertEqual(head[40:40 + len(key)], key.encode())
+                deps = b"".join(struct.pack("<HHI", ty, fl, len(v)) + v for ty, fl, v in recs if ty == 4)
+                want = hashlib.sha256(b"cckey-fingerprint-1\0" + b"".join(
+                    struct.pack("<Q", len(x)) + x for x in (dev, name, src)) + struct.pack("<Q", 0) +
+                    struct.pack("<Q", len(deps)) + deps).digest()
+                self.assertEqual([v for ty, _, v in recs if ty == REC_FINGERPRINT], [want])
+                self.assertNotIn(REC_SIGNATURE, [r[0] for r in recs])   # the local copy is unsigned
+                # The remote copy: the same records, then the signature.
+                rhead, rrecs, rpayload = parse_entry(self.get_remote(redis, entry_name))
+                self.assertEqual((rrecs[:-1], rpayload), (recs, payload))
+                self.assertEqual(rrecs[-1][:2], [REC_SIGNATURE, 0])
+                signed = b"".join(struct.pack("<HHI", ty, fl, len(v)) + v for ty, fl, v in recs)
+                mac = hmac.new(secret, b"cckey-entry-mac-1\0" + key.encode() +
+                               struct.pack("<QQ", len(signed), len(payload)) + signed + payload,
+                               hashlib.sha256).digest()
+                self.assertEqual(rrecs[-1][2], mac)
+        finally:
+            redis.stop()
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_signed_remote_refuses_tampered_unsigned_and_foreign_entries(self):
+        redis = Redis(self.tmp)
+        key = {"CCKEY_REMOTE_KEY": "team secret"}
+        try:
+            rc, out, err = self.warm(self.cache("a"), "--remote", redis.url(), env=key)
+            self.assertEqual(rc, 0, err)
+            names = sorted(entries(self.cache("a")))
+            raw = self.get_remote(redis, names[0])
+            head, recs, payload = parse_entry(raw)
+            self.assertEqual(recs[-1][0], REC_SIGNATURE)
+            self.assertEqual(len(recs[-1][2]), 32)
+            # With the secret: every entry is served.
+            rc, out, err = self.warm(self.cache("b"), "--remote", redis.url(), env=key)
+            self.assertEqual(counts(out), (0, 0, self.n_tuples, 0), out)
+            self.assertEqual(warnings(err), [])
+            # Without it a reader still serves them (it checks no signature).
+            rc, out, err = self.warm(self.cache("c"), "--remote", redis.url())
+            self.assertEqual(counts(out)[2], self.n_tuples, out)
+            # Tampered (payload changed, checksum fixed), unsigned, and signed
+            # under another secret: all refused by a reader with the secret.
+            self.set_remote(redis, names[0], build_entry(head, recs, payload[:-1] + bytes([payload[-1] ^ 1])))
+            self.set_remote(redis, names[1], build_entry(*parse_entry(self.get_remote(redis, names[1]))[:1],
+                                                         parse_entry(self.get_remote(redis, names[1]))[1][:-1],
+                                                         parse_entry(self.get_remote(redis, names[1]))[2]))
+            rc, out, err = self.warm(self.cache("x"), "--remote", redis.url(), env={"CCKEY_REMOTE_KEY": "other"})
+            self.assertEqual(counts(out)[2], 0, out)
+            self.assertIn("bad signature", err)
+            rc, out, err = self.warm(self.cache("d"), "--remote", redis.url(), env=key)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(counts(out)[0], 2, out)
+            self.assertEqual(counts(out)[2], self.n_tuples - 2, out)
+            self.assertTrue("bad signature" in err or "unsigned" in err, err)
+            self.assertRegex(out, r"[1-9]\d* errors?")
+        finally:
+            redis.stop()
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)

@@ -1,0 +1,90 @@
+/* Signed entries for shared remotes: a SIGNATURE record, last in the record
+ * section, holds the HMAC-SHA-256 of the key, the records before it and the
+ * payload under a shared secret (fingerprint.h gives the exact bytes). The
+ * entry is otherwise unchanged, so a reader without the secret still checks
+ * and serves it as any entry. */
+#include "sign.h"
+#include "fingerprint.h"
+#include "store_internal.h"
+#include "../core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The parts of an entry file, after the checks a reader of the layout
+ * needs (the checksum is the reader's job). */
+typedef struct parts {
+    const uint8_t *rec;
+    uint32_t rec_len;
+    const uint8_t *payload;
+    uint64_t len;
+    uint32_t sig_at;   /* offset of a trailing SIGNATURE record in rec, or rec_len when none */
+} parts;
+
+static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
+{
+    if (n < CCKEY_ENTRY_HEADER || memcmp(e, CCKEY_ENTRY_MAGIC, 8) != 0 ||
+        cckey_get_le32(e + 8) != CCKEY_ENTRY_VERSION)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry of format %u", CCKEY_ENTRY_VERSION);
+    if (memcmp(e + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
+    p->rec_len = cckey_get_le32(e + CCKEY_ENTRY_RECLEN_AT);
+    p->len = cckey_get_le64(e + 16);
+    if (p->rec_len > n - CCKEY_ENTRY_HEADER || p->len != n - CCKEY_ENTRY_HEADER - p->rec_len)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry sizes do not add up");
+    p->rec = e + CCKEY_ENTRY_HEADER;
+    p->payload = p->rec + p->rec_len;
+    if (cckey_records_check_form(p->rec, p->rec_len) != CCKEY_OK) return CCKEY_ERR_CORRUPT;
+    p->sig_at = p->rec_len;
+    for (uint32_t off = 0; off < p->rec_len;) {
+        uint32_t len = cckey_get_le32(p->rec + off + 4);
+        if (cckey_get_le16(p->rec + off) == CCKEY_REC_SIGNATURE && off + CCKEY_REC_HEAD + len == p->rec_len)
+            p->sig_at = off;
+        off += CCKEY_REC_HEAD + len;
+    }
+    return CCKEY_OK;
+}
+
+cckey_status cckey_entry_sign(const void *entry, size_t n, const char *key, const void *secret, size_t secret_len,
+                              void **out, size_t *out_n)
+{
+    parts p;
+    cckey_status st = split(entry, n, key, &p);
+    if (st != CCKEY_OK) return st;
+    uint32_t kept = p.sig_at, rec_len = kept + CCKEY_REC_HEAD + CCKEY_MAC_LEN;
+    size_t total = CCKEY_ENTRY_HEADER + (size_t)rec_len + (size_t)p.len;
+    uint8_t *e = malloc(total);
+    if (!e) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    uint8_t *rec = e + CCKEY_ENTRY_HEADER, *sig = rec + kept;
+    memcpy(rec, p.rec, kept);
+    cckey_put_le16(sig, CCKEY_REC_SIGNATURE);
+    cckey_put_le16(sig + 2, 0);
+    cckey_put_le32(sig + 4, CCKEY_MAC_LEN);
+    if ((st = cckey_entry_mac(secret, secret_len, key, rec, kept, p.payload, p.len, sig + CCKEY_REC_HEAD)) != CCKEY_OK) {
+        free(e);
+        return st;
+    }
+    if (p.len) memcpy(rec + rec_len, p.payload, (size_t)p.len);
+    cckey_entry_header(e, key, rec, rec_len, rec + rec_len, p.len);
+    *out = e;
+    *out_n = total;
+    return CCKEY_OK;
+}
+
+cckey_status cckey_entry_check_signature(const void *entry, size_t n, const char *key, const void *secret,
+                                         size_t secret_len)
+{
+    parts p;
+    cckey_status st = split(entry, n, key, &p);
+    if (st != CCKEY_OK) return st;
+    if (p.sig_at == p.rec_len) return cckey_fail(CCKEY_ERR_CORRUPT, "unsigned entry (a signature is required)");
+    const uint8_t *sig = p.rec + p.sig_at;
+    if (cckey_get_le32(sig + 4) != CCKEY_MAC_LEN) return cckey_fail(CCKEY_ERR_CORRUPT, "malformed signature record");
+    uint8_t want[CCKEY_MAC_LEN];
+    if ((st = cckey_entry_mac(secret, secret_len, key, p.rec, p.sig_at, p.payload, p.len, want)) != CCKEY_OK)
+        return st;
+    /* Constant time: the comparison must not tell a forger how far he got. */
+    uint8_t diff = 0;
+    for (int i = 0; i < CCKEY_MAC_LEN; i++) diff |= (uint8_t)(want[i] ^ sig[CCKEY_REC_HEAD + i]);
+    return diff ? cckey_fail(CCKEY_ERR_CORRUPT, "bad signature (tampered, or another secret)") : CCKEY_OK;
+}
