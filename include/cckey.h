@@ -210,6 +210,14 @@ typedef struct cckey_tuple {
     size_t n_options;
 } cckey_tuple;
 
+/** The canonical order of options, the one a key digests them in: stable
+ *  by key, keys compared as unsigned bytes, a proper prefix first.
+ *  order[0..n) receives option indices (for turning options into compiler
+ *  flags in the key's order, as `cckey warm` does).
+ *  @return CCKEY_OK, or CCKEY_ERR_NO_MEMORY (a large n needs scratch space);
+ *          CCKEY_ERR_INVALID_ARG for NULL arrays with n > 0. */
+CCKEY_API cckey_status cckey_option_order(const cckey_option *options, size_t n, size_t *order);
+
 /** Where digests are computed. */
 typedef enum cckey_backend_kind {
     CCKEY_BACKEND_AUTO = 0,  /**< the device only where it is faster; else CPU */
@@ -288,6 +296,11 @@ CCKEY_API cckey_status cckey_batch_config_set_long_bytes(cckey_batch_config *cfg
  *  leave the device everything but the long messages (0: for measuring
  *  the device alone). */
 CCKEY_API cckey_status cckey_batch_config_set_device_share(cckey_batch_config *cfg, int share);
+/** The chunk size in effect (cckey_batch_config_set_chunk_bytes); 0 for a
+ *  NULL config. */
+CCKEY_API size_t cckey_batch_config_chunk_bytes(const cckey_batch_config *cfg);
+/** The long-message threshold in effect; 0 for a NULL config. */
+CCKEY_API size_t cckey_batch_config_long_bytes(const cckey_batch_config *cfg);
 /** The device a device backend (CCKEY_BACKEND_OPENCL or _CUDA) uses: NULL or
  *  "" for the best usable one (a GPU before an accelerator before a CPU
  *  device), a decimal index as cckey_devices numbers them, or a
@@ -382,6 +395,23 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
 #define CCKEY_DIGEST_LEN 16
 /** Length of a binary key: the four field digests, in key order. */
 #define CCKEY_KEY_BIN_LEN 64
+
+/**
+ * The MD5 digest of each of n messages, computed on the backend cfg names
+ * (CCKEY_BACKEND_CPU, _OPENCL or _CUDA, never AUTO) with cfg's threads and
+ * device settings, the way cckey_make_keys digests a batch's fields, but
+ * with no CPU fallback and no verification: a device failure is returned,
+ * not hidden. For checking an engine against a reference (cckey selftest
+ * compares with cckey_digest_*). n = 0 checks only that the backend can
+ * run here.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (AUTO, NULL arguments, a
+ *         {NULL, len > 0} message); CCKEY_ERR_UNAVAILABLE with the reason
+ *         in cckey_last_error (not compiled in, no driver, no device);
+ *         CCKEY_ERR_DEVICE; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD. On error
+ *         the contents of out are unspecified.
+ */
+CCKEY_API cckey_status cckey_backend_digests(const cckey_batch_config *cfg, const cckey_bytes *msgs, size_t n,
+                                             unsigned char (*out)[CCKEY_DIGEST_LEN]);
 
 /**
  * cckey_make_key for NUL-terminated strings (a source or option holding a

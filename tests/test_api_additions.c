@@ -420,3 +420,77 @@ Test(cancel, a_non_zero_return_cancels_the_batch)
     free(out), free(bin);
     cckey_test_arena_free(&b.a);
 }
+
+/* cckey_backend_digests: the named backend's digests, OpenSSL's. */
+Test(backend_digests, cpu_matches_openssl_and_bad_calls_are_refused)
+{
+    cckey_batch_config *cfg = NULL;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    unsigned char out[300][CCKEY_DIGEST_LEN];
+    cckey_bytes m[300];
+    static unsigned char pool[300 + 300];
+    for (size_t i = 0; i < sizeof pool; i++) pool[i] = (unsigned char)(i * 131 + 7);
+    for (size_t i = 0; i < 300; i++) m[i] = (cckey_bytes){pool + i, i};
+    /* AUTO names no backend. */
+    cr_assert_eq(cckey_backend_digests(cfg, m, 300, out), CCKEY_ERR_INVALID_ARG);
+    cr_assert(strstr(cckey_last_error(), "auto"), "%s", cckey_last_error());
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CPU), CCKEY_OK);
+    cr_assert_eq(cckey_backend_digests(cfg, m, 300, out), CCKEY_OK, "%s", cckey_last_error());
+    for (size_t i = 0; i < 300; i++) {
+        unsigned char want[16];
+        ossl_md5(m[i].ptr, m[i].len, want);
+        cr_assert_arr_eq(out[i], want, 16, "message %zu", i);
+    }
+    cr_assert_eq(cckey_backend_digests(cfg, NULL, 0, NULL), CCKEY_OK);
+    cr_assert_eq(cckey_backend_digests(NULL, m, 1, out), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_backend_digests(cfg, NULL, 1, out), CCKEY_ERR_INVALID_ARG);
+    cckey_bytes bad = {NULL, 3};
+    cr_assert_eq(cckey_backend_digests(cfg, &bad, 1, out), CCKEY_ERR_INVALID_ARG);
+    /* A device backend without its driver: unavailable, with the reason. */
+    cr_assert_eq(cckey_set_driver_library(CCKEY_BACKEND_CUDA, "/nonexistent/libcuda.so.1") == CCKEY_OK ||
+                     strstr(cckey_last_error(), "not compiled"),
+                 1);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CUDA), CCKEY_OK);
+    cr_assert_eq(cckey_backend_digests(cfg, m, 3, out), CCKEY_ERR_UNAVAILABLE);
+    cr_assert(strstr(cckey_last_error(), "/nonexistent/libcuda.so.1") || strstr(cckey_last_error(), "not compiled"),
+              "%s", cckey_last_error());
+    cckey_batch_config_free(cfg);
+}
+
+Test(batch_config, settings_in_effect)
+{
+    cckey_batch_config *cfg = NULL;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    size_t chunk = cckey_batch_config_chunk_bytes(cfg), longb = cckey_batch_config_long_bytes(cfg);
+    cr_assert_gt(chunk, 0);
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 4096), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_long_bytes(cfg, 100), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_chunk_bytes(cfg), 4096);
+    cr_assert_eq(cckey_batch_config_long_bytes(cfg), 100);
+    cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 0), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_chunk_bytes(cfg), chunk, "0 restores the default");
+    cr_assert_neq(longb, 100);
+    cr_assert_eq(cckey_batch_config_chunk_bytes(NULL), 0);
+    cckey_batch_config_free(cfg);
+}
+
+/* The option order is the key's: a key made from the options in that order
+ * equals the key made from them as given. */
+Test(option_order, is_the_keys_order)
+{
+    cckey_option o[5] = {{{"b", 1}, {"1", 1}}, {{"a", 1}, {"2", 1}}, {{"", 0}, {"3", 1}},
+                         {{"ab", 2}, {"4", 1}}, {{"a", 1}, {"5", 1}}};
+    size_t order[5];
+    cr_assert_eq(cckey_option_order(o, 5, order), CCKEY_OK);
+    const size_t want[5] = {2, 1, 4, 3, 0};   /* "", "a" (stable), "a", "ab", "b" */
+    cr_assert_arr_eq(order, want, sizeof want);
+    cckey_option sorted[5];
+    for (size_t i = 0; i < 5; i++) sorted[i] = o[order[i]];
+    char k1[CCKEY_KEY_LEN + 1], k2[CCKEY_KEY_LEN + 1];
+    cckey_bytes d = {"dev", 3}, n = {"k", 1}, s = {"src", 3};
+    cr_assert_eq(cckey_make_key(k1, d, n, s, o, 5), CCKEY_OK);
+    cr_assert_eq(cckey_make_key(k2, d, n, s, sorted, 5), CCKEY_OK);
+    cr_assert_str_eq(k1, k2);
+    cr_assert_eq(cckey_option_order(NULL, 2, order), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_option_order(o, 0, NULL), CCKEY_OK);
+}

@@ -8,6 +8,7 @@
 #include "backends/cuda_backend.h"
 #include "backends/gpu_pipeline.h"
 #include "check.h"
+#include "msg_batch.h"
 #include "support.h"
 
 #include <dlfcn.h>
@@ -38,50 +39,7 @@ static void bind_fake(void)
 
 /* ---- digests through the pipeline ------------------------------------------ */
 
-typedef struct batch {
-    cckey_msg *msgs;
-    uint8_t (*out)[CCKEY_MD5_DIGEST];
-    uint8_t *done;
-    size_t n;
-    cckey_test_arena a;
-} batch;
-
-static void make(batch *b, uint64_t seed, size_t n)
-{
-    memset(b, 0, sizeof *b);
-    uint64_t rng = seed;
-    b->n = n;
-    b->msgs = calloc(n, sizeof *b->msgs);
-    b->out = calloc(n, CCKEY_MD5_DIGEST);
-    b->done = calloc(n, 1);
-    CHECK(b->msgs && b->out && b->done, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        size_t pick = cckey_test_below(&rng, 100);
-        size_t len = pick < 60 ? cckey_test_below(&rng, 130) : pick < 98 ? cckey_test_below(&rng, 5000)
-                                                                          : CCKEY_GPU_DEFAULT_LONG_BYTES + 3;
-        cckey_bytes m = cckey_test_random_bytes(&b->a, &rng, len);
-        b->msgs[i] = (cckey_msg){m.ptr, m.len};
-    }
-}
-
-static void check_all(const batch *b, const char *what)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        char want[CCKEY_HEX_LEN + 1], got[CCKEY_HEX_LEN + 1];
-        cckey_test_md5_hex(b->msgs[i].ptr, b->msgs[i].len, want);
-        for (int k = 0; k < 16; k++) snprintf(got + 2 * k, 3, "%02x", b->out[i][k]);
-        CHECK(b->done[i], "%s: message %zu not done", what, i);
-        CHECK(strcmp(want, got) == 0, "%s: message %zu (length %zu) wrong", what, i, b->msgs[i].len);
-    }
-}
-
-static void release(batch *b)
-{
-    free(b->msgs), free(b->out), free(b->done);
-    cckey_test_arena_free(&b->a);
-}
-
-static cckey_status digest(batch *b, const cckey_device_settings *s)
+static cckey_status digest(msg_batch *b, const cckey_device_settings *s)
 {
     memset(b->done, 0, b->n);
     memset(b->out, 0, b->n * CCKEY_MD5_DIGEST);
@@ -91,8 +49,8 @@ static cckey_status digest(batch *b, const cckey_device_settings *s)
 
 static void pipeline_chunks(void)
 {
-    batch b;
-    make(&b, 1, 2500);
+    msg_batch b;
+    msg_batch_make(&b, 1, 2500);
     static const size_t chunks[] = {64, 2048, 65536, CCKEY_GPU_DEFAULT_CHUNK_BYTES};
     for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
         for (int share = 0; share < 2; share++) {
@@ -101,11 +59,11 @@ static void pipeline_chunks(void)
             s.cpu_share = share;
             unsigned long launches = fake_count("cuLaunchKernel");
             CHECK(digest(&b, &s) == CCKEY_OK, "chunk %zu share %d: %s", chunks[c], share, cckey_last_error());
-            check_all(&b, "chunks");
+            msg_batch_check(&b, "chunks");
             /* Without sharing, the device did the work. */
             if (!share) CHECK(fake_count("cuLaunchKernel") > launches, "chunk %zu: no launch", chunks[c]);
         }
-    release(&b);
+    msg_batch_free(&b);
     fake_cuda_stats st;
     fake_stat(&st);
     CHECK(st.pageable_copies == 0, "%lu copies from pageable memory: staging must be pinned", st.pageable_copies);
@@ -234,14 +192,14 @@ static void faults(void)
 static void *concurrent(void *p)
 {
     uint64_t seed = *(uint64_t *)p;
-    batch b;
-    make(&b, seed, 1200);
+    msg_batch b;
+    msg_batch_make(&b, seed, 1200);
     cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;
     s.chunk_bytes = 8192;
     s.cpu_share = seed % 2;
     CHECK(digest(&b, &s) == CCKEY_OK, "concurrent: %s", cckey_last_error());
-    check_all(&b, "concurrent");
-    release(&b);
+    msg_batch_check(&b, "concurrent");
+    msg_batch_free(&b);
     return NULL;
 }
 

@@ -179,3 +179,18 @@ Test(gpu_cli, fake_cuda_cuinit_failure_is_named)
     free(r.out);
 }
 #endif
+
+#ifdef CCKEY_FAKE_CUDA
+/* selftest checks the engine itself: a driver error is a failed check, not
+ * hidden by the CPU fallback a batch would take. */
+Test(gpu_cli, fake_cuda_selftest_reports_a_driver_error)
+{
+    result r = run("CCKEY_FAKE_CUDA_FAIL=cuLaunchKernel:1 CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'",
+                   "selftest --backend cuda --seed 3 -j 2");
+    if (strstr(r.out, "without a compiled kernel")) cr_skip_test("built without a compiled CUDA kernel (no nvcc)");
+    cr_assert_eq(r.status, 1, "%s", r.out);
+    cr_assert(strstr(r.out, "FAIL  every length 0..300") && strstr(r.out, "CUDA_ERROR_LAUNCH_FAILED"), "%s", r.out);
+    cr_assert(strstr(r.out, "selftest: 1 of 9 checks FAILED"), "%s", r.out);
+    free(r.out);
+}
+#endif

@@ -29,9 +29,9 @@ static const cckey_dl_entry entries[] = {
 static cckey_dl_path library = CCKEY_DL_PATH_INIT;
 #define DEFAULT_LIBRARY "libOpenCL.so.1"
 
-cckey_status cckey_cl_set_library(const char *path)
+bool cckey_cl_set_library(const char *path, char *why, size_t why_len)
 {
-    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "OpenCL runtime");
+    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "OpenCL runtime", why, why_len);
 }
 
 static void load(void)

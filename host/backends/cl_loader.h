@@ -19,7 +19,8 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
-#include "cckey.h"
+#include <stdbool.h>
+#include <stddef.h>
 
 typedef struct cckey_cl_api {
     /* OpenCL 1.1 core: all present whenever the table is returned. */
@@ -80,8 +81,8 @@ typedef struct cckey_cl_api {
 const cckey_cl_api *cckey_cl_load(const char **why);
 
 /* The library cckey_cl_load opens (NULL: the default); see
- * cckey_set_driver_library in cckey.h. */
-cckey_status cckey_cl_set_library(const char *path);
+ * cckey_set_driver_library in cckey.h. False with why when refused. */
+bool cckey_cl_set_library(const char *path, char *why, size_t why_len);
 
 /* The symbolic name of an OpenCL status, e.g. "CL_OUT_OF_RESOURCES"; a
  * static string, "CL_<unknown>" for codes it does not know. */

@@ -32,9 +32,9 @@ static const cckey_dl_entry entries[] = {
 static cckey_dl_path library = CCKEY_DL_PATH_INIT;
 #define DEFAULT_LIBRARY "libcuda.so.1"
 
-cckey_status cckey_cu_set_library(const char *path)
+bool cckey_cu_set_library(const char *path, char *why, size_t why_len)
 {
-    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "CUDA driver");
+    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "CUDA driver", why, why_len);
 }
 
 static void load(void)

@@ -13,8 +13,7 @@
 #ifndef CCKEY_CUDA_LOADER_H
 #define CCKEY_CUDA_LOADER_H
 
-#include "cckey.h"
-
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef int cckey_CUresult;   /* 0 is CUDA_SUCCESS */
@@ -71,8 +70,8 @@ typedef struct cckey_cu_api {
 const cckey_cu_api *cckey_cu_load(const char **why);
 
 /* The library cckey_cu_load opens (NULL: the default); see
- * cckey_set_driver_library in cckey.h. */
-cckey_status cckey_cu_set_library(const char *path);
+ * cckey_set_driver_library in cckey.h. False with why when refused. */
+bool cckey_cu_set_library(const char *path, char *why, size_t why_len);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver status, through
  * the driver's own cuGetErrorName/cuGetErrorString. */

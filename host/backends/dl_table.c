@@ -1,27 +1,31 @@
 /* See dl_table.h. */
 #include "dl_table.h"
-#include "../core/internal.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-cckey_status cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what)
+bool cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what, char *why,
+                       size_t why_len)
 {
     if (!path) path = "";
-    if (strlen(path) >= sizeof p->path)
-        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s library path of %zu bytes is too long", what, strlen(path));
-    cckey_status st = CCKEY_OK;
+    if (strlen(path) >= sizeof p->path) {
+        snprintf(why, why_len, "%s library path of %zu bytes is too long", what, strlen(path));
+        return false;
+    }
+    bool ok = true;
     pthread_mutex_lock(&p->lock);
     if (!p->fixed) snprintf(p->path, sizeof p->path, "%s", path);
-    else if (strcmp(*p->path ? p->path : default_path, *path ? path : default_path) != 0)
+    else if (strcmp(*p->path ? p->path : default_path, *path ? path : default_path) != 0) {
         /* The loaded library's functions are in use; swapping it would
          * leave engines pointing into two drivers. */
-        st = cckey_fail(CCKEY_ERR_INVALID_ARG, "the %s is already loaded from %s; set its path before its first use",
-                        what, *p->path ? p->path : default_path);
+        snprintf(why, why_len, "the %s is already loaded from %s; set its path before its first use", what,
+                 *p->path ? p->path : default_path);
+        ok = false;
+    }
     pthread_mutex_unlock(&p->lock);
-    return st;
+    return ok;
 }
 
 bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_entry *entries, size_t n, void *table,

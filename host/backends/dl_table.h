@@ -5,8 +5,6 @@
 #ifndef CCKEY_DL_TABLE_H
 #define CCKEY_DL_TABLE_H
 
-#include "cckey.h"
-
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,10 +26,12 @@ typedef struct cckey_dl_path {
 } cckey_dl_path;
 #define CCKEY_DL_PATH_INIT {PTHREAD_MUTEX_INITIALIZER, false, ""}
 
-/* Sets p to path (NULL or "" for the default). CCKEY_OK, or
- * CCKEY_ERR_INVALID_ARG when the path is too long or the driver (what, for
- * the message) was already loaded from another path. */
-cckey_status cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what);
+/* Sets p to path (NULL or "" for the default). True, or false with why
+ * when the path is too long or the driver (what, for the message) was
+ * already loaded from another path. No cckey internals: the CLI's warm
+ * links this file and cl_loader.c on their own. */
+bool cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what, char *why,
+                       size_t why_len);
 
 /* Opens the library p names (default_path when none was set), fixing p, and
  * fills table. True on success, the library staying open for the life of

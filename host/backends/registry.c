@@ -79,21 +79,18 @@ cckey_status cckey_backend_digest(const cckey_backend_ops *b, const cckey_digest
 
 cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path)
 {
-    switch (kind) {
-    case CCKEY_BACKEND_OPENCL:
+    if (kind != CCKEY_BACKEND_OPENCL && kind != CCKEY_BACKEND_CUDA)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
+    bool (*set)(const char *, char *, size_t) = NULL;
 #ifdef CCKEY_WITH_OPENCL
-        return cckey_cl_set_library(path);
-#else
-        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the OpenCL backend is not compiled into this build");
+    if (kind == CCKEY_BACKEND_OPENCL) set = cckey_cl_set_library;
 #endif
-    case CCKEY_BACKEND_CUDA:
 #ifdef CCKEY_WITH_CUDA
-        return cckey_cu_set_library(path);
-#else
-        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the CUDA backend is not compiled into this build");
+    if (kind == CCKEY_BACKEND_CUDA) set = cckey_cu_set_library;
 #endif
-    default: return cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
-    }
+    char why[512] = "";
+    if (!set) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build", cckey_backend_name(kind));
+    return set(path, why, sizeof why) ? CCKEY_OK : cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
 }
 
 static const char *const names[] = {"auto", "cpu", "opencl", "cuda"};

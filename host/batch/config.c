@@ -91,6 +91,16 @@ cckey_status cckey_batch_config_set_chunk_bytes(cckey_batch_config *cfg, size_t 
     return CCKEY_OK;
 }
 
+size_t cckey_batch_config_chunk_bytes(const cckey_batch_config *cfg)
+{
+    return cfg ? cfg->device.chunk_bytes : 0;
+}
+
+size_t cckey_batch_config_long_bytes(const cckey_batch_config *cfg)
+{
+    return cfg ? cfg->device.long_bytes : 0;
+}
+
 cckey_status cckey_batch_config_set_long_bytes(cckey_batch_config *cfg, size_t bytes)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");

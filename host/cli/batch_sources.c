@@ -2,7 +2,7 @@
 #include "batch_sources.h"
 #include "cli.h"
 #include "manifest.h"
-#include "../backends/backend.h"
+#include "parallel_for.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,8 +156,7 @@ static void digest_range(void *ctx, size_t begin, size_t end)
 void batch_sources_digest(batch_sources *t, unsigned threads)
 {
     digest_work w = {t, t->digested};
-    if (cckey_parallel_for(threads, t->n - t->digested, 8, digest_range, &w) != CCKEY_OK)
-        digest_range(&w, 0, t->n - t->digested);   /* no threads: do it here */
+    cli_parallel_ranges(t->n - t->digested, 8, threads, digest_range, &w);
     t->digested = t->n;
 }
 

@@ -2,7 +2,7 @@
  * chunks so that manifests larger than memory work. */
 #include "batch_sources.h"
 #include "manifest.h"
-#include "../backends/backend.h"
+#include "parallel_for.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -287,10 +287,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
         }
     }
     parse_work pw = {.raw = &c->raw, .decoded = c->decoded, .m = m, .slots = c->slots};
-    if (cckey_parallel_for(o->threads, n, 64, parse_range, &pw) != CCKEY_OK) {
-        cli_error("batch: %s", cckey_last_error());
-        return CLI_FAIL;
-    }
+    cli_parallel_ranges(n, 64, o->threads, parse_range, &pw);
     /* Each distinct source_file once per run: new paths of this chunk are
      * digested here, on all threads; known ones cost a look-up. */
     for (size_t i = 0; i < n; i++) {

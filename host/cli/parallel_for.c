@@ -1,5 +1,6 @@
 /* A small work-sharing loop (see parallel_for.h). */
 #include "parallel_for.h"
+#include "cckey.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,4 +32,25 @@ void cli_parallel_for(size_t n, unsigned jobs, void (*fn)(void *arg, size_t i), 
     run(&l);   /* this thread works too, and finishes alone when none started */
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
+}
+
+typedef struct ranges {
+    size_t n, grain;
+    void (*body)(void *, size_t, size_t);
+    void *ctx;
+} ranges;
+
+static void one_range(void *p, size_t i)
+{
+    const ranges *r = p;
+    size_t begin = i * r->grain, end = begin + r->grain < r->n ? begin + r->grain : r->n;
+    r->body(r->ctx, begin, end);
+}
+
+void cli_parallel_ranges(size_t n, size_t grain, unsigned jobs, void (*body)(void *ctx, size_t begin, size_t end),
+                         void *ctx)
+{
+    if (!grain) grain = 1;
+    ranges r = {n, grain, body, ctx};
+    cli_parallel_for((n + grain - 1) / grain, jobs ? jobs : cckey_cpu_threads(), one_range, &r);
 }

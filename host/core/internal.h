@@ -29,9 +29,7 @@ cckey_status cckey_source_new_hex(cckey_source **out, const char hex[32]);
 void cckey_join_key(char out[CCKEY_KEY_LEN + 1], const char *a, const char *b, const char *c,
                     const char *d);
 
-/* The stable order of options by key: order[0..n) receives option indices.
- * Fails only with CCKEY_ERR_NO_MEMORY (large n needs scratch space). */
-cckey_status cckey_option_order(const cckey_option *options, size_t n, size_t *order);
+/* cckey_option_order is public (cckey.h). */
 
 /* Unsigned-byte comparison, a proper prefix first. */
 int cckey_bytes_cmp(cckey_bytes a, cckey_bytes b);

@@ -47,6 +47,7 @@ static void merge_sort(size_t *idx, size_t *tmp, size_t n, const cckey_option *o
 
 cckey_status cckey_option_order(const cckey_option *options, size_t n, size_t *order)
 {
+    if (n && (!options || !order)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "options or order is NULL with n > 0");
     for (size_t i = 0; i < n; i++) order[i] = i;
     if (n <= 16) {
         merge_sort(order, NULL, n, options);

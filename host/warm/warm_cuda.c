@@ -4,7 +4,6 @@
  * and the architecture (arch=sm_XX), NVRTC alone makes the same cubin a GPU
  * machine would, so a CPU-only machine can warm caches for a GPU fleet. */
 #include "warm.h"
-#include "../backends/gpu_devices.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -119,10 +118,10 @@ static void load_driver(cuda_state *s)
     cu_version(&version);
     /* Identities as cckey devices prints them, when the CUDA backend is in
      * this build; else the same recipe from the driver directly. */
-    cckey_device_info infos[MAX_DEVS];
+    cckey_device infos[MAX_DEVS];
     size_t listed = 0;
-    char why[256];
-    if (cckey_backend_devices(CCKEY_BACKEND_CUDA, NULL, infos, MAX_DEVS, &listed, why, sizeof why) != CCKEY_OK) listed = 0;
+    cckey_devices(NULL, CCKEY_BACKEND_CUDA, infos, MAX_DEVS, &listed);   /* UNAVAILABLE still lists them */
+    if (listed > MAX_DEVS) listed = MAX_DEVS;
     s->devices.n = (size_t)count < MAX_DEVS ? (size_t)count : MAX_DEVS;
     for (size_t i = 0; i < s->devices.n; i++) {
         int dev = 0;
@@ -130,7 +129,7 @@ static void load_driver(cuda_state *s)
         cu_attr(&s->major[i], 75, dev);   /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
         cu_attr(&s->minor[i], 76, dev);   /* ..._MINOR */
         if (i < listed) {
-            cckey_device_ident(&infos[i], s->devices.ident[i], sizeof s->devices.ident[i]);
+            snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s", infos[i].id);
         } else {
             char name[256] = "", drv[64];
             cu_name(name, sizeof name, dev);

@@ -1,6 +1,5 @@
 /* Option pairs to compiler flags; the mapping is documented in warm.h. */
 #include "warm.h"
-#include "../core/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

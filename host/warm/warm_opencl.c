@@ -1,12 +1,22 @@
 /* Building OpenCL programs for `cckey warm`: one context per device, made
  * on first use and shared by the worker threads (OpenCL's program calls are
- * thread-safe). */
+ * thread-safe). The CLI links libcckey.so, whose OpenCL loader is hidden:
+ * warm has its own copy of the loader (cl_loader.c, linked into the CLI)
+ * and takes the devices' identities from the public cckey_devices, whose
+ * order (platforms as the ICD loader lists them, devices within each) its
+ * own enumeration follows. */
 #include "warm.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #ifndef CCKEY_WITH_OPENCL
+int cckey_warm_set_opencl_library(const char *path)
+{
+    (void)path;
+    return 0;
+}
+
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
@@ -14,16 +24,22 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
     return -1;
 }
 #else
-#include "../backends/opencl.h"
+#include "../backends/cl_loader.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 #define MAX_DEVS CCKEY_WARM_MAX_DEVS
+#define MAX_PLATFORMS 16
+
+typedef struct cl_dev {
+    cl_platform_id platform;
+    cl_device_id device;
+} cl_dev;
 
 typedef struct cl_state {
     const cckey_cl_api *cl;
-    cckey_cl_device devs[MAX_DEVS];
+    cl_dev devs[MAX_DEVS];
     cckey_warm_devices devices;
     cl_context ctx[MAX_DEVS];
     pthread_mutex_t lock;
@@ -127,6 +143,53 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     return 0;
 }
 
+int cckey_warm_set_opencl_library(const char *path)
+{
+    char why[512];
+    return cckey_cl_set_library(path, why, sizeof why) ? 0 : -1;
+}
+
+/* Every device of every platform, in cckey_devices' order; their count. */
+static size_t enumerate(const cckey_cl_api *cl, cl_dev *out)
+{
+    cl_platform_id plats[MAX_PLATFORMS];
+    cl_uint np = 0;
+    if (cl->GetPlatformIDs(MAX_PLATFORMS, plats, &np) != CL_SUCCESS) return 0;
+    size_t n = 0;
+    for (cl_uint p = 0; p < np && p < MAX_PLATFORMS; p++) {
+        cl_device_id ids[MAX_DEVS];
+        cl_uint nd = 0;
+        if (cl->GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_DEVS, ids, &nd) != CL_SUCCESS) continue;
+        for (cl_uint k = 0; k < nd && k < MAX_DEVS && n < MAX_DEVS; k++) out[n++] = (cl_dev){plats[p], ids[k]};
+    }
+    return n;
+}
+
+/* The devices with their identities, or -1 with why. Lock held. */
+static int discover(cl_state *s, const cckey_cl_api *cl, char *why, size_t why_len)
+{
+    cckey_device *listed = calloc(MAX_DEVS, sizeof *listed);
+    size_t n = 0;
+    if (!listed) {
+        snprintf(why, why_len, "out of memory");
+        return -1;
+    }
+    /* UNAVAILABLE still lists the devices that exist. */
+    cckey_status st = cckey_devices(NULL, CCKEY_BACKEND_OPENCL, listed, MAX_DEVS, &n);
+    if (n > MAX_DEVS) n = MAX_DEVS;
+    size_t mine = enumerate(cl, s->devs);
+    if (!n || n != mine) {
+        if (!n) snprintf(why, why_len, "%s", st != CCKEY_OK ? cckey_last_error() : "no OpenCL device");
+        else snprintf(why, why_len, "the OpenCL runtime listed %zu devices, then %zu", n, mine);
+        free(listed);
+        return -1;
+    }
+    s->devices.n = n;
+    for (size_t i = 0; i < n; i++) snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s", listed[i].id);
+    free(listed);
+    return 0;
+}
+
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
@@ -138,14 +201,10 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
     }
     pthread_mutex_lock(&state.lock);
     if (!state.cl) {
-        size_t count = 0;
-        if (cckey_cl_enumerate(cl, state.devs, MAX_DEVS, &count, why, why_len) != CCKEY_OK) {
+        if (discover(&state, cl, why, why_len) != 0) {
             pthread_mutex_unlock(&state.lock);
             return -1;
         }
-        state.devices.n = count < MAX_DEVS ? count : MAX_DEVS;
-        for (size_t i = 0; i < state.devices.n; i++)
-            cckey_device_ident(&state.devs[i].info, state.devices.ident[i], sizeof state.devices.ident[i]);
         state.cl = cl;
     }
     pthread_mutex_unlock(&state.lock);

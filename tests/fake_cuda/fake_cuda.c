@@ -193,31 +193,32 @@ EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
     return leave(OK);
 }
 
+/* A query about device d: counted, faulted, checked; no lock held after. */
+static CUresult device_call(const char *name, CUdevice d)
+{
+    CUresult r = enter(name, UNKNOWN);
+    return r != OK ? r : leave(d != 0 ? INVALID_DEVICE : OK);
+}
+
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 {
-    CUresult r = enter("cuDeviceGetName", UNKNOWN);
-    if (r != OK) return r;
-    if (d != 0) return leave(INVALID_DEVICE);
-    snprintf(name, (size_t)len, "cckey fake CUDA device");
-    return leave(OK);
+    CUresult r = device_call("cuDeviceGetName", d);
+    if (r == OK) snprintf(name, (size_t)len, "cckey fake CUDA device");
+    return r;
 }
 
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 {
-    CUresult r = enter("cuDeviceGetAttribute", UNKNOWN);
-    if (r != OK) return r;
-    if (d != 0) return leave(INVALID_DEVICE);
-    *v = attr == 16 ? 4 : attr == 75 ? 9 : 0;   /* SMs, compute capability 9.0 */
-    return leave(OK);
+    CUresult r = device_call("cuDeviceGetAttribute", d);
+    if (r == OK) *v = attr == 16 ? 4 : attr == 75 ? 9 : 0;   /* SMs, compute capability 9.0 */
+    return r;
 }
 
 EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 {
-    CUresult r = enter("cuDeviceTotalMem", UNKNOWN);
-    if (r != OK) return r;
-    if (d != 0) return leave(INVALID_DEVICE);
-    *bytes = (size_t)1 << 30;
-    return leave(OK);
+    CUresult r = device_call("cuDeviceTotalMem", d);
+    if (r == OK) *bytes = (size_t)1 << 30;
+    return r;
 }
 
 /* ---- contexts: one primary context, a stack of current ones per thread ---- */
