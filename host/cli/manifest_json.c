@@ -341,22 +341,24 @@ enum { GENERIC, TOP, OPTIONS, PAIR };
 
 static int value(ctx *c, val *v, int mode);
 
-static int push_pair(ctx *c, cckey_bytes k, cckey_bytes v)
+int mj_push_option(mj_parser *p, mj_line *r, cckey_bytes k, cckey_bytes v)
 {
-    mj_parser *p = c->p;
-    mj_line *r = c->res;
     if (r->n_opts == p->cap_opts) {
         size_t cap = p->cap_opts ? 2 * p->cap_opts : 16;
         cckey_option *o = realloc(p->opts, cap * sizeof *o);
-        if (!o) {
-            c->err = -2;
-            return -1;
-        }
+        if (!o) return -1;
         p->opts = o;
         p->cap_opts = cap;
     }
     p->opts[r->n_opts++] = (cckey_option){k, v};
     return 0;
+}
+
+static int push_pair(ctx *c, cckey_bytes k, cckey_bytes v)
+{
+    if (mj_push_option(c->p, c->res, k, v) == 0) return 0;
+    c->err = -2;
+    return -1;
 }
 
 static int by_key(const void *a, const void *b)

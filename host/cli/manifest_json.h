@@ -74,4 +74,8 @@ int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_li
  * then scratch); -2 out of memory. */
 int mj_parse_plain(mj_parser *p, const char *line, size_t len, char *out, mj_line *res);
 
+/* Appends the option (k, v) to res, in p's reused table (both parsers):
+ * 0, or -1 out of memory. */
+int mj_push_option(mj_parser *p, mj_line *res, cckey_bytes k, cckey_bytes v);
+
 #endif

@@ -131,20 +131,9 @@ static bool same(cckey_bytes a, cckey_bytes b) { return a.len == b.len && memcmp
 
 static bool push(plain *c, cckey_bytes k, cckey_bytes v, int *oom)
 {
-    mj_parser *p = c->p;
-    mj_line *r = c->res;
-    if (r->n_opts == p->cap_opts) {
-        size_t cap = p->cap_opts ? 2 * p->cap_opts : 16;
-        cckey_option *o = realloc(p->opts, cap * sizeof *o);
-        if (!o) {
-            *oom = 1;
-            return false;
-        }
-        p->opts = o;
-        p->cap_opts = cap;
-    }
-    p->opts[r->n_opts++] = (cckey_option){k, v};
-    return true;
+    if (mj_push_option(c->p, c->res, k, v) == 0) return true;
+    *oom = 1;
+    return false;
 }
 
 /* [[k, v], ...] with string pairs. */
