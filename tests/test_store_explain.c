@@ -21,10 +21,7 @@ static void put_text(const char *rel, const char *text)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", src_dir, rel);
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
+    cr_assert(cckey_test_write_file(path, text, strlen(text)), "%s", path);
 }
 
 static void setup(void)
