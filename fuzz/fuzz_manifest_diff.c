@@ -7,7 +7,8 @@
  * an accepted line, on everything the manifest uses: the top-level kind;
  * each known member's presence, kind and decoded bytes; the options'
  * pairs, in order, or the first malformed one. jansson is only an oracle
- * here: the CLI does not parse with it. */
+ * here: the CLI does not parse with it. And mj_parse's fast path for plain
+ * lines against its strict parser, where the fast path takes a line. */
 #include "cli/manifest_json.h"
 
 #include <jansson.h>
@@ -94,6 +95,43 @@ static void check_options(const json_t *v, const mj_line *j)
     if (!err && n != j->n_opts) abort();
 }
 
+static bool same_member(const mj_member *a, const mj_member *b)
+{
+    return a->present == b->present && a->kind == b->kind && (!a->present || a->key_off == b->key_off) &&
+           same_bytes(a->str, (const char *)b->str.ptr, b->str.len);
+}
+
+/* The fast path (manifest_plain.c) may only take a line the strict parser
+ * accepts, with the same result to the byte, offsets included. */
+static void check_fast_path(const char *line, size_t size)
+{
+    char *out_fast = malloc(size ? size : 1), *out_strict = malloc(size ? size : 1);
+    if (!out_fast || !out_strict) abort();
+    mj_parser pf = {0}, ps = {0};
+    mj_line f, s;
+    memset(&f, 0, sizeof f);
+    int r = mj_parse_plain(&pf, line, size, out_fast, &f);
+    if (r == -2) abort();
+    if (r == 1) {
+        size_t bad;
+        char what[160];
+        if (mj_parse_strict(&ps, line, size, out_strict, &s, &bad, what, sizeof what) != 0) abort();
+        if (f.root != s.root || f.n_opts != s.n_opts || s.n_unknown || s.opt_err) abort();
+        const mj_member *mf[] = {&f.device, &f.name, &f.source, &f.source_file, &f.options, &f.language};
+        const mj_member *ms[] = {&s.device, &s.name, &s.source, &s.source_file, &s.options, &s.language};
+        for (size_t k = 0; k < 6; k++)
+            if (!same_member(mf[k], ms[k])) abort();
+        for (size_t k = 0; k < f.n_opts; k++)
+            if (!same_bytes(f.opts[k].key, (const char *)s.opts[k].key.ptr, s.opts[k].key.len) ||
+                !same_bytes(f.opts[k].value, (const char *)s.opts[k].value.ptr, s.opts[k].value.len))
+                abort();
+    }
+    mj_parser_free(&pf);
+    mj_parser_free(&ps);
+    free(out_fast);
+    free(out_strict);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* Exactly the bytes, no terminator; the decode buffer exactly as large. */
@@ -132,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_decref(root);
     mj_parser_free(&ps);
+    check_fast_path(line, size);
     free(line);
     free(out);
     return 0;

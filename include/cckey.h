@@ -590,6 +590,18 @@ typedef struct cckey_store_report {
  */
 CCKEY_API cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes);
 
+/**
+ * Open the store in folder dir for looking only: nothing is ever written,
+ * in the folder or on a remote. A missing folder is an empty store (it is
+ * not created). Look-ups through this handle do not remove an entry that
+ * fails its checks, do not mark entries used, count no hits or misses, and
+ * check a remote's entry in memory instead of copying it into the folder.
+ * Calls that would write (put, trim, verify, clear, import) fail with
+ * CCKEY_ERR_INVALID_ARG. For "is this cached?" questions (cckey warm --check).
+ * @return as cckey_store_open (CCKEY_ERR_IO: dir exists and is not a folder).
+ */
+CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir);
+
 /** Close a handle. NULL is a no-op. No other thread may be using it. */
 CCKEY_API void cckey_store_close(cckey_store *s);
 
@@ -828,6 +840,33 @@ CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, con
  */
 CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
                                                size_t *len);
+
+/** Why a look-up missed (cckey_store_get_explained). */
+typedef enum cckey_miss {
+    CCKEY_MISS_NONE = 0,        /**< a hit */
+    CCKEY_MISS_ABSENT = 1,      /**< no entry under the key, here or on a remote */
+    CCKEY_MISS_HEADERS = 2,     /**< a recorded header changed or is gone, a new one
+                                     shadows it, or the include folders differ */
+    CCKEY_MISS_TOOLCHAIN = 3,   /**< another compiler, version or flag list (or the
+                                     entry records none where the look-up checks one) */
+    CCKEY_MISS_CORRUPT = 4,     /**< the entry failed its checks (a damaged or
+                                     version 1 entry; removed, unless read-only) */
+    CCKEY_MISS_UNKNOWN_RECORD = 5, /**< a critical record this cckey does not know
+                                        (written by a newer one) */
+    CCKEY_MISS_ERROR = 6,       /**< the look-up failed: see the status returned */
+    CCKEY_MISS_COLLISION = 7    /**< the entry's tuple fingerprint differs or is missing
+                                     (CCKEY_ERR_COLLISION; removed, unless read-only) */
+} cckey_miss;
+
+/**
+ * cckey_store_get_checked that also says why it missed.
+ * @param why  receives CCKEY_MISS_NONE on CCKEY_OK, else the reason (the
+ *             detail, e.g. which header changed, is in cckey_last_error());
+ *             may be NULL.
+ * @return as cckey_store_get_checked.
+ */
+CCKEY_API cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                                 size_t *len, cckey_miss *why);
 
 /* ------------------------------------------------------------------------ */
 /* Remote caches layered under a store                                        */

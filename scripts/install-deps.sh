@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang libclang-rt-dev   # clang: libFuzzer targets (CI)
   libjansson-dev          # manifest parsing
+  libsimdjson-dev         # bench: the manifest parser against simdjson (cckey_bench_parse)
   libcriterion-dev        # tests
   libssl-dev              # libcrypto: entry fingerprints and signatures (SHA-256, HMAC); MD5 test oracle
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo   # OpenCL backend, runs on PoCL

@@ -135,6 +135,14 @@ char *cckey_test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+bool cckey_test_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(data, 1, len, f) == len;
+    return fclose(f) == 0 && ok;
+}
+
 bool cckey_test_make_dir(char dir[64], const char *tag)
 {
     if (snprintf(dir, 64, "/tmp/cckey-%s-XXXXXX", tag) >= 64) return false;

@@ -51,6 +51,10 @@ void cckey_test_arena_free(cckey_test_arena *a);
  * NULL). */
 char *cckey_test_read_file(const char *path, size_t *len);
 
+/* Writes len bytes to path (created or truncated); whether all of it
+ * reached the file. */
+bool cckey_test_write_file(const char *path, const void *data, size_t len);
+
 /* A fresh folder /tmp/cckey-TAG-XXXXXX, its name in dir; false when it
  * cannot be made. */
 bool cckey_test_make_dir(char dir[64], const char *tag);

@@ -19,22 +19,41 @@ GPU_COMMON_TESTS(native, K)
 
 static const char *const call_names[] = {"open", "alloc", "launch", "wait"};
 
+/* n random tuples, sources of up to max_src bytes, in a; and room for their keys. */
+static cckey_tuple *random_batch(cckey_test_arena *a, uint64_t seed, size_t n, size_t max_src,
+                                 char (**keys)[CCKEY_KEY_LEN + 1])
+{
+    uint64_t rng = seed;
+    cckey_tuple *t = cckey_test_alloc(a, n * sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        cckey_test_tuple r = cckey_test_random_tuple(a, &rng, 60);
+        cckey_bytes src = cckey_test_random_bytes(a, &rng, cckey_test_below(&rng, max_src));
+        t[i] = (cckey_tuple){r.device, r.name, src, r.opts, r.n};
+    }
+    *keys = calloc(n, sizeof **keys);
+    cr_assert(*keys);
+    return t;
+}
+
+/* Every key of the batch against the OpenSSL recipe. */
+static void check_keys(const cckey_tuple *t, size_t n, char (*keys)[CCKEY_KEY_LEN + 1], const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        char want[CCKEY_KEY_LEN + 1];
+        cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
+        cr_assert_str_eq(keys[i], want, "%s: tuple %zu", what, i);
+    }
+}
+
 /* A driver error at each call site, at the first and a later call: the
  * batch still gives every right key, says the device failed, and the next
  * batch runs on the device again. */
 Test(native, driver_error_at_each_call_site)
 {
-    uint64_t rng = 77;
     cckey_test_arena a = {0};
     enum { N = 900 };
-    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
-    for (int i = 0; i < N; i++) {
-        cckey_test_tuple r = cckey_test_random_tuple(&a, &rng, 60);
-        cckey_bytes src = cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 3000));
-        t[i] = (cckey_tuple){r.device, r.name, src, r.opts, r.n};
-    }
-    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
-    cr_assert(keys);
+    char (*keys)[CCKEY_KEY_LEN + 1];
+    cckey_tuple *t = random_batch(&a, 77, N, 3000, &keys);
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
@@ -53,11 +72,7 @@ Test(native, driver_error_at_each_call_site)
             cr_assert(strstr(w, "injected driver error") && strstr(w, call_names[call]), "%s #%u: warning '%s'",
                       call_names[call], nth, w);
             cr_assert_str_eq(cckey_batch_config_used(cfg), "native+cpu");
-            for (int i = 0; i < N; i++) {
-                char want[CCKEY_KEY_LEN + 1];
-                cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
-                cr_assert_str_eq(keys[i], want, "%s #%u: tuple %d", call_names[call], nth, i);
-            }
+            check_keys(t, N, keys, call_names[call]);
             /* The device comes back. */
             cr_assert_eq(cckey_make_keys(keys, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
             cr_assert_str_eq(cckey_batch_config_warning(cfg), "");
@@ -74,17 +89,10 @@ Test(native, driver_error_at_each_call_site)
  * on the device, with no fallback. */
 Test(native, odd_chunk_sizes_keep_the_message_table_aligned)
 {
-    uint64_t rng = 78;
     cckey_test_arena a = {0};
     enum { N = 400 };
-    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
-    for (int i = 0; i < N; i++) {
-        cckey_test_tuple r = cckey_test_random_tuple(&a, &rng, 60);
-        cckey_bytes src = cckey_test_random_bytes(&a, &rng, 1 + cckey_test_below(&rng, 2000));
-        t[i] = (cckey_tuple){r.device, r.name, src, r.opts, r.n};
-    }
-    char (*keys)[CCKEY_KEY_LEN + 1] = calloc(N, sizeof *keys);
-    cr_assert(keys);
+    char (*keys)[CCKEY_KEY_LEN + 1];
+    cckey_tuple *t = random_batch(&a, 78, N, 2000, &keys);
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
@@ -95,11 +103,7 @@ Test(native, odd_chunk_sizes_keep_the_message_table_aligned)
         cr_assert_eq(cckey_make_keys(keys, t, N, cfg), CCKEY_OK, "%s", cckey_last_error());
         cr_assert_str_eq(cckey_batch_config_warning(cfg), "", "chunk %zu", sizes[k]);
         cr_assert_str_eq(cckey_batch_config_used(cfg), "native");
-        for (int i = 0; i < N; i++) {
-            char want[CCKEY_KEY_LEN + 1];
-            cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
-            cr_assert_str_eq(keys[i], want, "chunk %zu: tuple %d", sizes[k], i);
-        }
+        check_keys(t, N, keys, "odd chunk size");
     }
     cckey_batch_config_free(cfg);
     free(keys);

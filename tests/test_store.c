@@ -31,10 +31,7 @@ static uint8_t *read_file(const char *path, size_t *len)
 
 static void write_file(const char *path, const void *data, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(data, 1, len, f), len);
-    fclose(f);
+    cr_assert(cckey_test_write_file(path, data, len), "%s", path);
 }
 
 static bool exists(const char *path)

@@ -25,10 +25,7 @@ static void put_text(const char *folder, const char *rel, const char *text)
     *slash = '\0';
     mkdir(path, 0777);
     *slash = '/';
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
+    cr_assert(cckey_test_write_file(path, text, strlen(text)), "%s", path);
 }
 
 static void setup(void)
@@ -129,10 +126,7 @@ static void reseal(uint8_t *file, size_t len)
 
 static void write_bytes(const char *path, const void *p, size_t n)
 {
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(p, 1, n, f), n);
-    fclose(f);
+    cr_assert(cckey_test_write_file(path, p, n), "%s", path);
 }
 
 Test(deps, records_follow_the_documented_layout)

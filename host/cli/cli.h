@@ -60,6 +60,8 @@ typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format
 #define CLI_FMT(f) (1u << (f))
 #define CLI_FMT_ALL (CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL))
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
+/* s[0..len) as a JSON string on out (json_out.c). */
+void cli_put_json_string(FILE *out, const char *s, size_t len);
 
 /* Split a set of flags as sh would split a command line: separated by
  * white space or commas; '...' literal; "..." with \" and \\; \ escapes

@@ -172,39 +172,6 @@ static void parse_range(void *ctx, size_t begin, size_t end)
     mj_parser_free(&ps);
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped; a byte
- * that is not part of valid UTF-8 (a file name can hold any) becomes U+FFFD,
- * so the line stays valid JSON. */
-static void put_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', out);
-            fputc(c, out);
-            p++;
-        } else if (c < 0x20) {
-            fprintf(out, "\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            fputc(c, out);
-            p++;
-        } else {
-            size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-            uint32_t cp = n ? c & (0x7f >> n) : 0;
-            size_t k = 1;
-            for (; k < n && (p[k] & 0xc0) == 0x80; k++) cp = cp << 6 | (p[k] & 0x3f);
-            bool ok = n && k == n && cp >= (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u) && cp <= 0x10ffff &&
-                      !(cp >= 0xd800 && cp <= 0xdfff);
-            if (ok) fwrite(p, 1, n, out);
-            else fputs("\xef\xbf\xbd", out);
-            p += ok ? n : 1;
-        }
-    }
-    fputc('"', out);
-}
-
 static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key, size_t *written)
 {
     /* json: the jsonl objects as one array, "[" before the first. */
@@ -218,7 +185,8 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
         /* The message may quote a path that is not UTF-8: escape its bytes. */
         char shown[2048];
         fprintf(out, "{\"line\": %zu, \"error\": ", s->item.line);
-        put_json_string(out, cli_utf8_escape(s->error, shown, sizeof shown));
+        const char *msg = cli_utf8_escape(s->error, shown, sizeof shown);
+        cli_put_json_string(out, msg, strlen(msg));
         fputs(o->json ? "}" : "}\n", out);
         return;
     }

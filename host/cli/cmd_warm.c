@@ -73,13 +73,31 @@ static void usage(FILE *f)
           "                       _COUNT) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX,\n"
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
+          "      --check          compile nothing and write nothing (locally or remotely):\n"
+          "                       list the tuples that would be compiled and why, and exit\n"
+          "                       3 when there are any (0 when every tuple is cached), so CI\n"
+          "                       can demand a warm cache\n"
+          "      --force          compile every tuple again, cached or not; each new entry\n"
+          "                       replaces the old one atomically (and is sent to writable\n"
+          "                       remotes)\n"
           CLI_REMOTE_HELP
           "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
           "  -q, --quiet          no progress bar and no warnings\n"
           "  -v, --verbose        list every failure (else the first 50, then a count)\n"
-          "      --format FMT     text (default); json or jsonl: the summary as one object\n"
-          "                       {\"tuples\", \"distinct_keys\", \"compiled\", \"builds\",\n"
-          "                       \"cached\", \"failed\", \"evicted\"} (failures still go to standard error)\n"
+          "      --format FMT     text (default); json: the summary as one object {\"tuples\",\n"
+          "                       \"distinct_keys\", \"compiled\", \"builds\", \"cached\", \"failed\",\n"
+          "                       \"evicted\"} (with --check: {\"tuples\", \"distinct_keys\",\n"
+          "                       \"cached\", \"uncached\", \"would_compile\": [TUPLE...]});\n"
+          "                       jsonl: one TUPLE a line, in manifest order:\n"
+          "                       {\"line\", \"name\", \"device\", \"key\", \"status\": hit|miss,\n"
+          "                       \"reason\" (of a miss): absent|header_changed|\n"
+          "                       toolchain_changed|corrupt|unknown_record|collision|error,\n"
+          "                       \"detail\" (which header, which version...), \"result\":\n"
+          "                       cached|compiled|failed|evicted|not_compiled, \"error\"\n"
+          "                       (failed)}.\n"
+          "                       With --force, status and reason say what the local store\n"
+          "                       held (remotes are not asked). Failures still go to\n"
+          "                       standard error\n"
           "      --json           the same as --format json\n"
           "  -h, --help           show this help\n"
           "\n"
@@ -89,7 +107,8 @@ static void usage(FILE *f)
           "store and to every writable remote.\n"
           "\n"
           "Exit status: 0 when every tuple is cached at the end, 1 when any failed or\n"
-          "was evicted, 2 for bad usage or a bad manifest line (nothing is compiled then).\n",
+          "was evicted, 2 for bad usage or a bad manifest line (nothing is compiled then),\n"
+          "3 with --check when any tuple is not cached.\n",
           f);
 }
 
@@ -105,7 +124,10 @@ typedef struct tuple {
     cckey_lang lang;
     int state;
     char *why;            /* T_FAILED: the reason */
-    size_t dup_of;        /* T_DUPLICATE: the tuple with the same key that stands for it */
+    bool is_dup;          /* another tuple has the same key and stands for it: */
+    size_t dup_of;        /* that one */
+    cckey_miss miss;      /* what the look-up found (CCKEY_MISS_NONE: a hit) */
+    char *miss_detail;    /* its detail, for a miss other than absent */
     size_t group;         /* 1 + the index of its build group; 0 for none */
 } tuple;
 
@@ -139,7 +161,14 @@ typedef struct warm {
     size_t n_manifest;    /* tuples in the manifest, before sharding */
     unsigned jobs;
     cli_format fmt;       /* of the summary */
+    bool check;           /* --check: look up only; store is read-only */
+    bool force;           /* --force: compile every tuple, cached or not */
+    cckey_store *probe;   /* where look-ups go: store, a read-only handle of its
+                             folder (--force --format jsonl), or NULL (none) */
 } warm;
+
+/* Exit status of --check when any tuple is not cached. */
+enum { WARM_NOT_WARM = 3 };
 
 /* What a tuple's build reads and is checked against: the toolchain (when
  * its compiler and device are here), the flags and the include roots. */
@@ -513,14 +542,16 @@ static void look_up(void *arg, size_t i)
     toolchain_make(w, t, &k);
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
     lk.tuple = &t->item.tuple;
-    cckey_status st = cckey_store_get_checked(w->store, t->key, &lk, &buf, &len);
+    cckey_status st = cckey_store_get_explained(w->probe, t->key, &lk, &buf, &len, &t->miss);
     if (st == CCKEY_OK) {
-        t->state = T_CACHED;
+        if (!w->force) t->state = T_CACHED;
         cckey_store_free_buffer(buf);
-    } else if (st == CCKEY_ERR_COLLISION) {
+    } else if (t->miss != CCKEY_MISS_ABSENT) {
+        t->miss_detail = strdup(cckey_last_error());   /* this thread's: taken now */
         /* Not served: compiled again, and the put replaces the entry. */
-        cli_warn("warm: %s:%zu: %s (key %.40s...); compiling it", w->manifest, t->item.line, cckey_last_error(),
-                 t->key);
+        if (st == CCKEY_ERR_COLLISION && !w->check)
+            cli_warn("warm: %s:%zu: %s (key %.40s...); compiling it", w->manifest, t->item.line, t->miss_detail,
+                     t->key);
     }
     toolchain_free(&k);
 }
@@ -591,6 +622,100 @@ static size_t mark_evicted(warm *w)
     return n;
 }
 
+/* ---- what became of each tuple (--format jsonl, --check) ---------------- */
+
+static const tuple *rep_of(const warm *w, const tuple *t) { return t->is_dup ? &w->t[t->dup_of] : t; }
+
+/* Reasons for a miss, indexed by cckey_miss: as JSON, and in words. */
+static const char *const miss_json[] = {"hit", "absent", "header_changed", "toolchain_changed", "corrupt",
+                                        "unknown_record", "error", "collision"};
+static const char *const miss_words[] = {"cached", "not in the store", "a header changed", "the toolchain changed",
+                                         "the entry is corrupt", "the entry needs a newer cckey",
+                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)"};
+_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
+_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
+
+static const char *result_of(const warm *w, const tuple *t)
+{
+    const tuple *r = rep_of(w, t);
+    if (t->state == T_FAILED || r->state == T_FAILED) return "failed";
+    if (w->check) return r->miss == CCKEY_MISS_NONE ? "cached" : "not_compiled";
+    switch (r->state) {
+    case T_CACHED: return "cached";
+    case T_COMPILED: return "compiled";
+    case T_EVICTED: return "evicted";
+    default: return "not_compiled";
+    }
+}
+
+/* One tuple as a JSON object, then end: its manifest line, name, device,
+ * key, the look-up's verdict and what became of it. */
+static void put_tuple_json(const warm *w, const tuple *t, const char *end)
+{
+    const tuple *r = rep_of(w, t);
+    const cckey_tuple *tp = &t->item.tuple;
+    printf("{\"line\": %zu, \"name\": ", t->item.line);
+    cli_put_json_string(stdout, tp->name.ptr, tp->name.len);
+    fputs(", \"device\": ", stdout);
+    cli_put_json_string(stdout, tp->device.ptr, tp->device.len);
+    printf(", \"key\": \"%s\", \"status\": \"%s\"", t->key, r->miss == CCKEY_MISS_NONE ? "hit" : "miss");
+    if (r->miss != CCKEY_MISS_NONE) printf(", \"reason\": \"%s\"", miss_json[r->miss]);
+    if (r->miss_detail) {
+        fputs(", \"detail\": ", stdout);
+        cli_put_json_string(stdout, r->miss_detail, strlen(r->miss_detail));
+    }
+    const char *result = result_of(w, t);
+    printf(", \"result\": \"%s\"", result);
+    const char *err = t->why ? t->why : r->why;
+    if (strcmp(result, "failed") == 0 && err) {
+        fputs(", \"error\": ", stdout);
+        cli_put_json_string(stdout, err, strlen(err));
+    }
+    printf("}%s", end);
+}
+
+/* --check: the tuples a warm would compile, and 3 when there are any. */
+static int report_check(warm *w)
+{
+    size_t dup = 0, cached = 0, uncached = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const tuple *t = &w->t[i];
+        if (t->is_dup) dup++;
+        else if (t->miss == CCKEY_MISS_NONE) cached++;
+        else uncached++;
+    }
+    if (w->fmt == CLI_JSONL) {
+        for (size_t i = 0; i < w->n; i++) put_tuple_json(w, &w->t[i], "\n");
+    } else if (w->fmt == CLI_JSON) {
+        printf("{\n  \"tuples\": %zu,\n  \"distinct_keys\": %zu,\n  \"cached\": %zu,\n  \"uncached\": %zu,\n"
+               "  \"would_compile\": [", w->n, w->n - dup, cached, uncached);
+        const char *sep = "\n    ";
+        for (size_t i = 0; i < w->n; i++) {
+            if (rep_of(w, &w->t[i])->miss == CCKEY_MISS_NONE) continue;
+            fputs(sep, stdout);
+            put_tuple_json(w, &w->t[i], "");
+            sep = ",\n    ";
+        }
+        printf("%s]\n}\n", uncached ? "\n  " : "");
+    } else {
+        for (size_t i = 0; i < w->n; i++) {
+            const tuple *t = &w->t[i], *r = rep_of(w, t);
+            if (r->miss == CCKEY_MISS_NONE) continue;
+            const cckey_tuple *tp = &t->item.tuple;
+            printf("%s:%zu: %.*s on \"%.*s\": %s%s%s%s\n", w->manifest, t->item.line,
+                   (int)(tp->name.len > 200 ? 200 : tp->name.len), (const char *)tp->name.ptr,
+                   (int)(tp->device.len > 200 ? 200 : tp->device.len), (const char *)tp->device.ptr,
+                   miss_words[r->miss], r->miss_detail ? " (" : "", r->miss_detail ? r->miss_detail : "",
+                   r->miss_detail ? ")" : "");
+        }
+        printf("warm --check: %zu tuple%s (%zu distinct key%s): %zu cached, %zu not cached%s\n", w->n,
+               w->n == 1 ? "" : "s", w->n - dup, w->n - dup == 1 ? "" : "s", cached, uncached,
+               uncached ? " (would be compiled)" : "");
+    }
+    fflush(stdout);
+    return uncached ? WARM_NOT_WARM : CLI_OK;
+}
+
 static int summary(warm *w)
 {
     size_t compiled = atomic_load(&w->n_compiled), cached = w->n_cached, failed = 0, dup = 0, evicted = 0;
@@ -606,9 +731,14 @@ static int summary(warm *w)
         fprintf(stderr, "cckey: warm: the size limit of %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
                 "found in this run %s evicted again (a partial result; raise --max-size or the folder's max-size)\n",
                 (unsigned long long)w->max_bytes, evicted, evicted == 1 ? "y" : "ies", evicted == 1 ? "was" : "were");
-    if (w->fmt != CLI_TEXT) {
-        /* One summary object (json: indented; jsonl: one line). */
-        const char *sep = w->fmt == CLI_JSON ? "\n  " : " ", *end = w->fmt == CLI_JSON ? "\n" : "";
+    if (w->fmt == CLI_JSONL) {
+        for (size_t i = 0; i < w->n; i++) put_tuple_json(w, &w->t[i], "\n");
+        fflush(stdout);
+        return failed || evicted ? CLI_FAIL : CLI_OK;
+    }
+    if (w->fmt == CLI_JSON) {
+        /* One summary object. */
+        const char *sep = "\n  ", *end = "\n";
         printf("{%s\"tuples\": %zu,%s\"distinct_keys\": %zu,%s\"compiled\": %zu,%s\"builds\": %zu,%s"
                "\"cached\": %zu,%s\"failed\": %zu,%s\"evicted\": %zu", sep, w->n, sep, w->n - dup, sep, compiled, sep,
                w->n_groups, sep, cached, sep, failed, sep, evicted);
@@ -669,7 +799,8 @@ static int run(warm *w, unsigned jobs, bool quiet)
         if (k && strcmp(t->key, w->t[order[k - 1]].key) == 0) {
             tuple *prev = &w->t[order[k - 1]];
             t->state = T_DUPLICATE;
-            t->dup_of = prev->state == T_DUPLICATE ? prev->dup_of : order[k - 1];
+            t->is_dup = true;
+            t->dup_of = prev->is_dup ? prev->dup_of : order[k - 1];
         }
     }
     free(order);
@@ -679,8 +810,12 @@ static int run(warm *w, unsigned jobs, bool quiet)
         compiler_for(w, w->t[i].lang, &why);
     }
     /* In parallel: a remote look-up waits on the network. */
-    cli_parallel_for(w->n, jobs, look_up, w);
+    if (w->probe) cli_parallel_for(w->n, jobs, look_up, w);
     for (size_t i = 0; i < w->n; i++) w->n_cached += w->t[i].state == T_CACHED;
+    if (w->check) {
+        rc = report_check(w);
+        goto out;
+    }
 
     if (plan(w) != 0) {
         cli_error("warm: out of memory");
@@ -725,6 +860,7 @@ out:
     for (size_t i = 0; i < w->n; i++) {
         manifest_item_clear(&w->t[i].item);
         free(w->t[i].why);
+        free(w->t[i].miss_detail);
         free(w->t[i].root);
     }
     for (size_t i = 0; i < w->n_groups; i++) free(w->g[i].members), free(w->g[i].log);
@@ -734,9 +870,24 @@ out:
 }
 
 /* After the options: check them, open the store with its remotes, run. */
+/* The handles: --check looks up through a read-only one, so nothing is
+ * written, locally or remotely; --force --format jsonl looks up (the local
+ * folder only) through a read-only one, to say what it replaces. */
+static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes *remotes)
+{
+    cckey_status st = w->check ? cckey_store_open_read_only(&w->store, dir) : cckey_store_open(&w->store, dir, max_bytes);
+    if (st == CCKEY_OK && w->force && w->fmt == CLI_JSONL) st = cckey_store_open_read_only(&w->probe, dir);
+    else if (!w->force) w->probe = w->store;
+    if (st != CCKEY_OK || cckey_dep_memo_new(&w->memo) != CCKEY_OK) {
+        cli_error("warm: %s", cckey_last_error());
+        return CLI_FAIL;
+    }
+    return cli_remotes_attach(remotes, w->store, dir, "warm");
+}
+
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
                  const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt,
-                 bool verbose)
+                 bool verbose, bool check, bool force)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
@@ -753,7 +904,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * driver, so the CUDA JIT cache is never touched. */
     setenv("POCL_KERNEL_CACHE", "0", 0);
     warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt,
-              .verbose = verbose};
+              .verbose = verbose, .check = check, .force = force};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -763,12 +914,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         cli_error("warm: %s", why);
         return CLI_USAGE;
     }
-    if (cckey_store_open(&w.store, dir, max_bytes) != CCKEY_OK || cckey_dep_memo_new(&w.memo) != CCKEY_OK) {
-        cli_error("warm: %s", cckey_last_error());
-        cckey_store_close(w.store);
-        return CLI_FAIL;
-    }
-    int rc = cli_remotes_attach(remotes, w.store, dir, "warm");
+    int rc = open_store(&w, dir, max_bytes, remotes);
     if (rc == CLI_OK) {
         if (!jobs) {
             long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -778,19 +924,21 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         if (fmt == CLI_TEXT) cli_remotes_report(w.store, "warm");
     }
     cckey_dep_memo_free(w.memo);
+    if (w.probe != w.store) cckey_store_close(w.probe);
     cckey_store_close(w.store);
     return rc;
 }
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},             {"help", no_argument, NULL, 'h'},
         {"shard", required_argument, NULL, OPT_SHARD},   {"shards", required_argument, NULL, OPT_SHARDS},
                 {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
+        {"check", no_argument, NULL, OPT_CHECK},         {"force", no_argument, NULL, OPT_FORCE},
         CLI_REMOTE_LONGOPTS,                             {"max-line", required_argument, NULL, OPT_MAX_LINE},
         {NULL, 0, NULL, 0}};
     const char *dir = NULL;
@@ -798,7 +946,7 @@ int cckey_cmd_warm(int argc, char **argv)
     cli_format fmt = CLI_TEXT;
     uint64_t max_bytes = 0;
     unsigned long jobs = 0;
-    bool quiet = false, verbose = false;
+    bool quiet = false, verbose = false, check = false, force = false;
     const char *shard = NULL;
     unsigned long shards = 0;
     cli_remotes remotes = {0};
@@ -849,13 +997,20 @@ int cckey_cmd_warm(int argc, char **argv)
             }
             break;
         case OPT_JSON: fmt = CLI_JSON; break;
+        case OPT_CHECK: check = true; break;
+        case OPT_FORCE: force = true; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
         default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
+    if (check && force) {
+        cli_error("warm: --check compiles nothing and --force compiles everything: give one of them");
+        cli_remotes_free(&remotes);
+        return CLI_USAGE;
+    }
     dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
     int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
-                   fmt, verbose);
+                   fmt, verbose, check, force);
     cli_remotes_free(&remotes);
     return rc;
 }

@@ -295,18 +295,19 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
 {
     line_ctx c = {line, len, label, line_no, err, err_len};
     *item = (manifest_item){.line = line_no};
-    /* A raw NUL is never JSON; say what it is rather than "invalid JSON". */
-    const char *nul = memchr(line, '\0', len);
-    if (nul) {
-        snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no,
-                 column_of(line, (size_t)(nul - line)));
-        return MANIFEST_BAD;
-    }
     mj_line j;
     size_t off;
     char what[160];
     int r = mj_parse(ps, line, len, out, &j, &off, what, sizeof what);
     if (r == -2) return bad(&c, NULL, "out of memory");
+    /* A raw NUL is never JSON, so only a line that failed can hold one: say
+     * what it is rather than "invalid JSON". */
+    const char *nul = r ? memchr(line, '\0', len) : NULL;
+    if (nul) {
+        snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no,
+                 column_of(line, (size_t)(nul - line)));
+        return MANIFEST_BAD;
+    }
     if (r) {
         snprintf(err, err_len, "%s:%zu:%zu: invalid JSON: %s", label, line_no, column_of(line, off), what);
         return MANIFEST_BAD;

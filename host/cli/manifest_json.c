@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,22 +125,27 @@ static void put_utf8(ctx *c, uint32_t cp)
     }
 }
 
+/* What a one-character escape \e decodes to; 0 for any other e. */
+static inline char short_escape(uint8_t e)
+{
+    switch (e) {
+    case '"': case '\\': case '/': return (char)e;
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    }
+    return 0;
+}
+
 /* An escape at s[i] == '\\'; advances past it. */
 static int escape(ctx *c)
 {
     size_t at = c->i;
     if (c->i + 1 >= c->len) return end_early(c);
     uint8_t e = c->s[c->i + 1];
-    char to;
-    switch (e) {
-    case '"': case '\\': case '/': to = (char)e; break;
-    case 'b': to = '\b'; break;
-    case 'f': to = '\f'; break;
-    case 'n': to = '\n'; break;
-    case 'r': to = '\r'; break;
-    case 't': to = '\t'; break;
-    default: to = 0;
-    }
+    char to = short_escape(e);
     if (to) {
         c->out[c->o++] = to;
         c->i += 2;
@@ -207,18 +213,38 @@ static int string(ctx *c, cckey_bytes *str)
          * which is never ahead of the input. */
         size_t run = c->i;
 #ifdef __SSE2__
-        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-        while (run + 16 <= c->len) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(c->s + run));
-            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                       _mm_cmplt_epi8(v, space));
-            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-            _mm_storeu_si128((__m128i *)(c->out + c->o + (run - c->i)), v);
-            if (mask) {
-                run += (size_t)__builtin_ctz(mask);
-                break;
+        {
+            /* In locals: a store to out may alias *c, which would reload
+             * every field after each one. */
+            const uint8_t *s = c->s;
+            char *out = c->out;
+            size_t len = c->len, i = c->i, o = c->o;
+            const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+            while (run + 16 <= len) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(s + run));
+                __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                           _mm_cmplt_epi8(v, space));
+                unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+                _mm_storeu_si128((__m128i *)(out + o + (run - i)), v);
+                if (mask) {
+                    /* A one-character escape (source text is full of \n)
+                     * is decoded here and the scan goes on; anything else
+                     * leaves the loop. */
+                    size_t at = run + (size_t)__builtin_ctz(mask);
+                    char to;
+                    if (s[at] == '\\' && at + 1 < len && (to = short_escape(s[at + 1]))) {
+                        o += at - i;
+                        out[o++] = to;
+                        i = run = at + 2;
+                        continue;
+                    }
+                    run = at;
+                    break;
+                }
+                run += 16;
             }
-            run += 16;
+            c->i = i;
+            c->o = o;
         }
 #endif
         size_t copied = run;   /* [c->i, copied) is in out already */
@@ -315,22 +341,24 @@ enum { GENERIC, TOP, OPTIONS, PAIR };
 
 static int value(ctx *c, val *v, int mode);
 
-static int push_pair(ctx *c, cckey_bytes k, cckey_bytes v)
+int mj_push_option(mj_parser *p, mj_line *r, cckey_bytes k, cckey_bytes v)
 {
-    mj_parser *p = c->p;
-    mj_line *r = c->res;
     if (r->n_opts == p->cap_opts) {
         size_t cap = p->cap_opts ? 2 * p->cap_opts : 16;
         cckey_option *o = realloc(p->opts, cap * sizeof *o);
-        if (!o) {
-            c->err = -2;
-            return -1;
-        }
+        if (!o) return -1;
         p->opts = o;
         p->cap_opts = cap;
     }
     p->opts[r->n_opts++] = (cckey_option){k, v};
     return 0;
+}
+
+static int push_pair(ctx *c, cckey_bytes k, cckey_bytes v)
+{
+    if (mj_push_option(c->p, c->res, k, v) == 0) return 0;
+    c->err = -2;
+    return -1;
 }
 
 static int by_key(const void *a, const void *b)
@@ -532,7 +560,21 @@ static int value(ctx *c, val *v, int mode)
 int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off, char *what,
              size_t what_len)
 {
-    memset(res, 0, sizeof *res);
+    /* Zeroed up to the unknown names, which count by n_unknown. */
+    memset(res, 0, offsetof(mj_line, unknown));
+    int fast = mj_parse_plain(p, line, len, out, res);
+    if (fast == 1) return 0;
+    if (fast == -2) {
+        *bad_off = 0;
+        return -2;
+    }
+    return mj_parse_strict(p, line, len, out, res, bad_off, what, what_len);
+}
+
+int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off,
+                    char *what, size_t what_len)
+{
+    memset(res, 0, offsetof(mj_line, unknown));
     p->n_keys = 0;
     ctx c = {.p = p, .s = (const uint8_t *)line, .len = len, .out = out, .what = what, .what_len = what_len,
              .res = res};

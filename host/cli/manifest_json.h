@@ -64,4 +64,18 @@ void mj_parser_free(mj_parser *p);
 int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off, char *what,
              size_t what_len);
 
+/* The general parser alone, which mj_parse falls back to (same contract). */
+int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off,
+                    char *what, size_t what_len);
+
+/* The fast path mj_parse tries first (manifest_plain.c): 1 when the line
+ * had the usual plain shape and res is filled in, exactly as the strict
+ * parser would; 0 when the strict parser must judge it (res and out are
+ * then scratch); -2 out of memory. */
+int mj_parse_plain(mj_parser *p, const char *line, size_t len, char *out, mj_line *res);
+
+/* Appends the option (k, v) to res, in p's reused table (both parsers):
+ * 0, or -1 out of memory. */
+int mj_push_option(mj_parser *p, mj_line *res, cckey_bytes k, cckey_bytes v);
+
 #endif

@@ -164,6 +164,7 @@ static cckey_status import_entry(cckey_store *s, in_stream *in, bool to_remotes,
 cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_import_report *out)
 {
     if (!s || fd < 0) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or bad fd");
+    if (s->read_only) return cckey_store_writable(s, "import");
     cckey_import_report r = {0};
     in_stream in = {.fd = fd};
     cckey_md5_init(&in.md5);

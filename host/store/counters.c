@@ -19,16 +19,22 @@
 /* The handles of one process share its file. */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 
-cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                     size_t *len)
+cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                       size_t *len, cckey_miss *why)
 {
-    cckey_status st = cckey_store_get_uncounted(s, key, lk, buf, len);
-    if (!s) return st;
+    cckey_status st = cckey_store_get_uncounted(s, key, lk, buf, len, why);
+    if (!s || s->read_only) return st;   /* a read-only handle writes no counters either */
     if (st == CCKEY_OK) atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
     else if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_STALE ||
              st == CCKEY_ERR_COLLISION)
         atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
     return st;
+}
+
+cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                     size_t *len)
+{
+    return cckey_store_get_explained(s, key, lk, buf, len, NULL);
 }
 
 cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len)

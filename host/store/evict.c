@@ -106,6 +106,7 @@ cckey_status cckey_store_trim(cckey_store *s, uint64_t *removed)
 {
     if (removed) *removed = 0;
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (s->read_only) return cckey_store_writable(s, "trim");
     if (!s->max_bytes) return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s has no size limit (set max_size in its cckey.conf)", s->dir);
     uint64_t n = 0, left = recount_and_evict(s, &n);
     pthread_mutex_lock(&s->lock);

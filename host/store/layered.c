@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,7 @@ static cckey_status install_once(cckey_store *s, const char *key, const void *en
 cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
                                  size_t *len)
 {
+    if (s->read_only) return cckey_store_writable(s, "install");
     /* As a put: a shard folder removed under us is written again. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
@@ -119,6 +121,35 @@ bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_
     return cckey_remotes_fetch(s->remotes, key, accept, &f);
 }
 
+/* Read-only: the entry's bytes in an anonymous in-memory file, checked
+ * there; the file is kept for the look-up's record checks. */
+typedef struct held {
+    const char *key;
+    int fd;
+} held;
+
+static bool accept_in_memory(void *user, const void *entry, size_t n, char *why, size_t why_len)
+{
+    held *h = user;
+    int fd = memfd_create("cckey-entry", MFD_CLOEXEC);
+    cckey_status st = fd < 0 ? cckey_fail(CCKEY_ERR_IO, "memfd_create: %s", strerror(errno))
+                      : !cckey_store_write_all(fd, entry, n) ? cckey_fail(CCKEY_ERR_IO, "write: %s", strerror(errno))
+                                                             : cckey_entry_read(fd, h->key, NULL, NULL, NULL);
+    if (st != CCKEY_OK) {
+        if (fd >= 0) close(fd);
+        snprintf(why, why_len, "entry refused: %s", cckey_last_error());
+        return false;
+    }
+    h->fd = fd;
+    return true;
+}
+
+int cckey_store_fetch_remote_fd(cckey_store *s, const char *key)
+{
+    held h = {key, -1};
+    return cckey_remotes_fetch(s->remotes, key, accept_in_memory, &h) ? h.fd : -1;
+}
+
 void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
                               const void *payload, size_t len)
 {
@@ -139,7 +170,7 @@ void cckey_store_drop_remotes(cckey_store *s)
     if (!s->remotes) return;
     cckey_remote_counters c;
     cckey_remotes_counters(s->remotes, &c);
-    if (c.hits || c.misses || c.errors || c.puts) cckey_remote_totals_add(s->dir, &c);
+    if (!s->read_only && (c.hits || c.misses || c.errors || c.puts)) cckey_remote_totals_add(s->dir, &c);
     cckey_remotes_free(s->remotes);
     s->remotes = NULL;
 }

@@ -209,16 +209,23 @@ static cckey_status match_fingerprint(const uint8_t *rec, uint32_t len, const cc
 }
 #endif
 
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk)
+/* The first difference, with its kind in *why. */
+#define STALE(kind, ...) (*why = (kind), cckey_fail(CCKEY_ERR_STALE, __VA_ARGS__))
+
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why)
 {
 #ifdef CCKEY_WITH_CRYPTO
     if (lk->tuple) {
         cckey_status st = match_fingerprint(rec, len, lk->tuple);
-        if (st != CCKEY_OK) return st;
+        if (st != CCKEY_OK) {
+            *why = st == CCKEY_ERR_COLLISION ? CCKEY_MISS_COLLISION : CCKEY_MISS_ERROR;
+            return st;
+        }
     }
 #else
     if (lk->tuple)   /* never served unchecked when the caller asked for the check */
-        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
+        return *why = CCKEY_MISS_ERROR,
+               cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
 #endif
     bool seen_compiler = false, seen_version = false, seen_options = false;
     uint32_t off = 0, vlen;
@@ -229,31 +236,35 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
         case CCKEY_REC_TOOL_COMPILER:
             seen_compiler = true;
             if (lk->compiler && !same_text(val, vlen, lk->compiler))
-                return cckey_fail(CCKEY_ERR_STALE, "built by %.*s, not %s", (int)vlen, (const char *)val,
-                                  lk->compiler);
+                return STALE(CCKEY_MISS_TOOLCHAIN, "built by %.*s, not %s", (int)vlen, (const char *)val,
+                             lk->compiler);
             break;
         case CCKEY_REC_TOOL_VERSION:
             seen_version = true;
             if (lk->version && !same_text(val, vlen, lk->version))
-                return cckey_fail(CCKEY_ERR_STALE, "built by compiler version %.*s, not %s", (int)vlen,
-                                  (const char *)val, lk->version);
+                return STALE(CCKEY_MISS_TOOLCHAIN, "built by compiler version %.*s, not %s", (int)vlen,
+                             (const char *)val, lk->version);
             break;
         case CCKEY_REC_TOOL_OPTIONS:
             seen_options = true;
             if (lk->options && !same_options(val, vlen, lk))
-                return cckey_fail(CCKEY_ERR_STALE, "built with other compiler flags");
+                return STALE(CCKEY_MISS_TOOLCHAIN, "built with other compiler flags");
             break;
         case CCKEY_REC_DEPENDENCY: {
             cckey_status st = match_dep(val, vlen, lk);
-            if (st != CCKEY_OK) return st;
+            if (st != CCKEY_OK) {
+                *why = st == CCKEY_ERR_STALE ? CCKEY_MISS_HEADERS : CCKEY_MISS_ERROR;
+                return st;
+            }
             break;
         }
         default:
             if (flags & CCKEY_REC_CRITICAL)
-                return cckey_fail(CCKEY_ERR_STALE, "a critical record of type %u, unknown to this cckey", type);
+                return STALE(CCKEY_MISS_UNKNOWN_RECORD, "a critical record of type %u, unknown to this cckey", type);
         }
     }
     if ((lk->compiler && !seen_compiler) || (lk->version && !seen_version) || (lk->options && !seen_options))
-        return cckey_fail(CCKEY_ERR_STALE, "the entry does not record its toolchain");
+        return STALE(CCKEY_MISS_TOOLCHAIN, "the entry does not record its toolchain");
+    *why = CCKEY_MISS_NONE;
     return CCKEY_OK;
 }

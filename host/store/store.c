@@ -74,18 +74,21 @@ static void tag_cache_dir(const char *dir)
     close(fd);
 }
 
-cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes)
+/* Both opens: check dir, make it (unless read-only), fill a handle. */
+static cckey_status open_handle(cckey_store **out, const char *dir, uint64_t max_bytes, bool read_only)
 {
     if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!dir || !*dir) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no store folder given");
     if (strlen(dir) > 3000) return cckey_fail(CCKEY_ERR_INVALID_ARG, "store folder path too long");
     bool created = false;
-    int err = make_dirs(dir, &created);
+    int err = read_only ? 0 : make_dirs(dir, &created);
     struct stat st;
     if (err == 0 && stat(dir, &st) != 0) err = errno;
-    if (err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
-    if (!S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
+    /* Read-only, a folder that is not there holds nothing: every look-up misses. */
+    bool missing = read_only && err == ENOENT;
+    if (err && !missing) return cckey_fail(CCKEY_ERR_IO, "%s: %s", dir, strerror(err));
+    if (!missing && !S_ISDIR(st.st_mode)) return cckey_fail(CCKEY_ERR_IO, "%s: not a folder", dir);
     cckey_store *s = calloc(1, sizeof *s);
     if (!s || !(s->dir = strdup(dir))) {
         free(s);
@@ -93,11 +96,28 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
     }
     size_t n = strlen(s->dir);
     while (n > 1 && s->dir[n - 1] == '/') s->dir[--n] = '\0';
+    s->read_only = read_only;
     /* No limit given: the folder's own (cckey.conf max_size), if any. */
-    s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
+    if (!read_only) s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
     pthread_mutex_init(&s->lock, NULL);
     if (created) tag_cache_dir(s->dir);
     *out = s;
+    return CCKEY_OK;
+}
+
+cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes)
+{
+    return open_handle(out, dir, max_bytes, false);
+}
+
+cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir)
+{
+    return open_handle(out, dir, 0, true);
+}
+
+cckey_status cckey_store_writable(const cckey_store *s, const char *who)
+{
+    if (s && s->read_only) return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s: the store was opened read-only", who);
     return CCKEY_OK;
 }
 
@@ -140,40 +160,32 @@ int cckey_store_open_entry(const char *path)
     return fd;
 }
 
-cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len)
+static bool absent(int fd)
 {
-    if (buf) *buf = NULL;
-    if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
-    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
-    if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
-    char shard_dir[4096], path[4096];
-    cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
-    int fd = cckey_store_open_entry(path);
-    if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE)) {
-        if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
-            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-        if (!lk) return CCKEY_OK;
-        /* Now in the folder: its records are checked below like any entry's. */
-        free(*buf);
-        *buf = NULL;
-        fd = cckey_store_open_entry(path);
-        if (fd < 0 && (fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE))
-            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-    }
-    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    return fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE;
+}
+
+/* The entry open on fd, checked, then its records against lk. path: the
+ * folder's file, which a writable handle removes when corrupt and marks
+ * used on a hit; NULL for an entry held in memory (read-only remote hit). */
+static cckey_status check_entry(cckey_store *s, int fd, const char *path, const char *key, const cckey_lookup *lk,
+                                void **buf, size_t *len, cckey_miss *why)
+{
     cckey_records rec;
     cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
     if (st == CCKEY_ERR_IO && errno == ESTALE) {
         /* The entry was replaced or removed on the server while we read
          * it (NFS): a miss, not a failure. */
-        close(fd);
+        *why = CCKEY_MISS_ABSENT;
         return cckey_fail(CCKEY_ERR_NOT_FOUND, "entry went stale while read");
     }
-    if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk)) != CCKEY_OK) {
+    *why = st == CCKEY_OK ? CCKEY_MISS_NONE : st == CCKEY_ERR_CORRUPT ? CCKEY_MISS_CORRUPT : CCKEY_MISS_ERROR;
+    if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk, why)) != CCKEY_OK) {
         free(*buf);   /* stale: a miss; the entry stays for the next put to replace */
         *buf = NULL;
     }
     free(rec.bytes);
+    if (!path || s->read_only) return st;
     /* A fingerprint mismatch may be a planted binary: removed, so that a
      * later look-up without the tuple (cckey_store_get) cannot serve it. */
     if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_COLLISION) {
@@ -184,6 +196,46 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
          * to now, as that needs only write access, not ownership. */
         futimens(fd, NULL);
     }
+    return st;
+}
+
+cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len,
+                                       cckey_miss *why)
+{
+    cckey_miss unused;
+    if (!why) why = &unused;
+    *why = CCKEY_MISS_ERROR;
+    if (buf) *buf = NULL;
+    if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
+    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
+    char shard_dir[4096], path[4096];
+    cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
+    int fd = cckey_store_open_entry(path);
+    const char *file = path;
+    if (fd < 0 && absent(fd)) {
+        *why = CCKEY_MISS_ABSENT;
+        if (s->remotes && s->read_only) {
+            /* Checked in memory: a read-only handle keeps nothing. */
+            fd = cckey_store_fetch_remote_fd(s, key);
+            file = NULL;
+            if (fd < 0) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        } else {
+            if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
+                return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+            if (!lk) {
+                *why = CCKEY_MISS_NONE;
+                return CCKEY_OK;
+            }
+            /* Now in the folder: its records are checked below like any entry's. */
+            free(*buf);
+            *buf = NULL;
+            fd = cckey_store_open_entry(path);
+            if (fd < 0 && absent(fd)) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        }
+    }
+    if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
+    cckey_status st = check_entry(s, fd, file, key, lk, buf, len, why);
     close(fd);
     return st;
 }
@@ -266,6 +318,7 @@ cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *d
                                   const cckey_entry_meta *meta)
 {
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (s->read_only) return cckey_store_writable(s, "put");
     if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
     uint8_t *rec;

@@ -106,8 +106,9 @@ cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len);
 /* Encode meta (may be NULL: no records) into a malloc'ed section. */
 cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len);
 /* CCKEY_OK when the records match the look-up (toolchain and every
- * dependency); CCKEY_ERR_STALE with the first difference otherwise. */
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk);
+ * dependency); CCKEY_ERR_STALE with the first difference otherwise, and in
+ * *why (not NULL) which kind of record differed. */
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why);
 
 /* Entry file name: the key with ':' -> '-'. Temporary files start with this. */
 #define CCKEY_TEMP_PREFIX ".tmp-"
@@ -116,6 +117,7 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
 struct cckey_store {
     char *dir;
     uint64_t max_bytes;
+    bool read_only;           /* cckey_store_open_read_only: never write */
     pthread_mutex_t lock;     /* guards the fields below */
     bool counted;             /* approx_bytes holds a recount */
     uint64_t approx_bytes;    /* folder size as this handle believes it */
@@ -128,7 +130,9 @@ struct cckey_store {
 /* Hit and miss counters (counters.c): cckey_store_get counts around this;
  * close flushes to DIR/stats; reading sums the folder's and this handle's. */
 cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                       size_t *len);
+                                       size_t *len, cckey_miss *why);
+/* CCKEY_OK, or CCKEY_ERR_INVALID_ARG when s is read-only (who: the call). */
+cckey_status cckey_store_writable(const cckey_store *s, const char *who);
 void cckey_store_flush_counters(cckey_store *s);
 void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses);
 
@@ -216,6 +220,9 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 
 /* Remote layering (layered.c): on a local miss, and after a local put. */
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
+/* For a read-only handle: the first good remote entry of key in an
+ * anonymous in-memory file (checked as a get checks it), or -1. */
+int cckey_store_fetch_remote_fd(cckey_store *s, const char *key);
 void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
                               const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);

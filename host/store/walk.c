@@ -123,6 +123,7 @@ static int verify_one(void *user, int kind, const char *path, const char *name, 
 cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out)
 {
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (s->read_only) return cckey_store_writable(s, "verify");
     cckey_store_report r = {0};
     if (cckey_store_walk(s, verify_one, &r) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
     if (out) *out = r;
@@ -148,6 +149,7 @@ static int clear_one(void *user, int kind, const char *path, const char *name, c
 cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed)
 {
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (s->read_only) return cckey_store_writable(s, "clear");
     clear_state c = {0};
     if (cckey_store_walk(s, clear_one, &c) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
     /* Empty shard folders go too; rmdir refuses the ones still in use. */

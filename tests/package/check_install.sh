@@ -77,13 +77,15 @@ got=$(PATH="$prefix/bin:$PATH" bash --norc --noprofile -c '
   COMP_WORDS=(cckey ba); COMP_CWORD=1; _cckey; echo "${COMPREPLY[*]}"
   COMP_WORDS=(cckey help sel); COMP_CWORD=2; _cckey; echo "${COMPREPLY[*]}"
   COMP_WORDS=(cckey batch --back); COMP_CWORD=2; _cckey; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(cckey warm --ch); COMP_CWORD=2; _cckey; echo "${COMPREPLY[*]}"
   echo "$_cckey_commands"' _ "$comp")
 [ "$(sed -n 1p <<< "$got")" = "batch" ] || fail "completing 'cckey ba' gave '$(sed -n 1p <<< "$got")'"
 [ "$(sed -n 2p <<< "$got")" = "selftest" ] || fail "completing 'cckey help sel' gave '$(sed -n 2p <<< "$got")'"
 [ "$(sed -n 3p <<< "$got")" = "--backend" ] || fail "completing 'cckey batch --back' gave '$(sed -n 3p <<< "$got")'"
+[ "$(sed -n 4p <<< "$got")" = "--check" ] || fail "completing 'cckey warm --ch' gave '$(sed -n 4p <<< "$got")'"
 # The completion's command list is the CLI's.
 cli_cmds=$("$prefix/bin/cckey" --help | sed -n '/^Commands:/,/^$/p' | awk 'NF > 1 { print $1 }' | sort | tr '\n' ' ')
-bash_cmds=$(sed -n 4p <<< "$got" | tr ' ' '\n' | grep -v '^help$' | sort | tr '\n' ' ')
+bash_cmds=$(sed -n 5p <<< "$got" | tr ' ' '\n' | grep -v '^help$' | sort | tr '\n' ' ')
 [ "$cli_cmds" = "$bash_cmds" ] || fail "bash completion lists '$bash_cmds', cckey --help '$cli_cmds'"
 
 step "zsh completion"
