@@ -93,6 +93,41 @@ cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path)
     return set(path, why, sizeof why) ? CCKEY_OK : cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
 }
 
+void *cckey_driver_symbol(cckey_backend_kind kind, const char *name)
+{
+    if (!name) {
+        cckey_fail(CCKEY_ERR_INVALID_ARG, "name is NULL");
+        return NULL;
+    }
+    void *(*find)(const char *, const char **) = NULL;
+#ifdef CCKEY_WITH_OPENCL
+    if (kind == CCKEY_BACKEND_OPENCL) find = cckey_cl_symbol;
+#endif
+#ifdef CCKEY_WITH_CUDA
+    if (kind == CCKEY_BACKEND_CUDA) find = cckey_cu_symbol;
+#endif
+    if (!find) {
+        if (kind == CCKEY_BACKEND_OPENCL || kind == CCKEY_BACKEND_CUDA)
+            cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build", cckey_backend_name(kind));
+        else cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver", (int)kind);
+        return NULL;
+    }
+    const char *why = NULL;
+    void *sym = find(name, &why);
+    if (!sym) cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s: %s", name, why ? why : "not found");
+    return sym;
+}
+
+const char *cckey_opencl_status_name(int status)
+{
+#ifdef CCKEY_WITH_OPENCL
+    return cckey_cl_status_name((cl_int)status);
+#else
+    (void)status;
+    return "CL_<unknown>";
+#endif
+}
+
 static const char *const names[] = {"auto", "cpu", "opencl", "cuda"};
 
 cckey_status cckey_backend_from_name(const char *name, cckey_backend_kind *out)

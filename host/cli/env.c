@@ -116,11 +116,6 @@ int cli_drivers_from_env(void)
             return CLI_USAGE;
         }
     }
-    /* warm's own OpenCL loader (the library's is not exported). */
-    if (cckey_warm_set_opencl_library(var("CCKEY_OPENCL_LIBRARY")) != 0) {
-        cli_error("CCKEY_OPENCL_LIBRARY: refused by warm's OpenCL loader");
-        return CLI_USAGE;
-    }
     const char *v = var("CCKEY_NVRTC_LIBRARY");
     if (v && cckey_warm_set_nvrtc_library(v) != 0) {
         cli_error("CCKEY_NVRTC_LIBRARY: a path of %zu bytes is too long", strlen(v));
