@@ -95,37 +95,9 @@ static void drop_context(cu_engine *S, bool release)
     }
 }
 
-#ifdef CCKEY_TESTING
-/* The injected fault goes through the driver's real image check: a fatbin
- * whose header is wiped. */
-static cckey_status load_broken_image(cu_engine *S)
+static cckey_status load_module(cu_engine *S)
 {
     const cckey_cu_api *cu = S->cu;
-    unsigned char *broken = malloc(cckey_md5_fatbin_len ? cckey_md5_fatbin_len : 1);
-    if (!broken) return cckey_fail(CCKEY_ERR_NO_MEMORY, "fault injection");
-    memcpy(broken, cckey_md5_fatbin, cckey_md5_fatbin_len);
-    memset(broken, 0, cckey_md5_fatbin_len < 64 ? cckey_md5_fatbin_len : 64);
-    cckey_CUresult r = cu->ModuleLoadData(&S->module, broken);
-    free(broken);
-    if (r != CCKEY_CUDA_SUCCESS) {
-        S->module = NULL;
-        return cu_fail(S, "cuModuleLoadData", r, " (injected by CCKEY_FAULT_BUILD)");
-    }
-    /* A driver that accepts the wiped image still has to fail here. */
-    cu->ModuleUnload(S->module);
-    S->module = NULL;
-    return cckey_fail(CCKEY_ERR_DEVICE, "CUDA cuModuleLoadData accepted a broken image (CCKEY_FAULT_BUILD)");
-}
-#endif
-
-static cckey_status load_module(cu_engine *S, const cckey_device_settings *set)
-{
-    const cckey_cu_api *cu = S->cu;
-#ifdef CCKEY_TESTING
-    if (cckey_gpu_fault_build(set)) return load_broken_image(S);
-#else
-    (void)set;
-#endif
     cckey_CUresult r = cu->ModuleLoadData(&S->module, cckey_md5_fatbin);
     if (r != CCKEY_CUDA_SUCCESS) {
         S->module = NULL;
@@ -140,7 +112,7 @@ static cckey_status load_module(cu_engine *S, const cckey_device_settings *set)
     return CCKEY_OK;
 }
 
-static cckey_status setup(cu_engine *S, const cckey_device_settings *set)
+static cckey_status setup(cu_engine *S)
 {
     const cckey_cu_api *cu = S->cu;
     cckey_CUresult r;
@@ -149,7 +121,7 @@ static cckey_status setup(cu_engine *S, const cckey_device_settings *set)
             S->slot[s].stream = NULL;
             return cu_fail(S, "cuStreamCreate", r, NULL);
         }
-    return load_module(S, set);
+    return load_module(S);
 }
 
 /* ---- the pipeline's engine ---------------------------------------------- */
@@ -180,7 +152,7 @@ static cckey_status cuda_open(cckey_gpu_engine **self, const cckey_device_settin
     }
     if ((r = cu->CtxPushCurrent(S->ctx)) != CCKEY_CUDA_SUCCESS) return cu_fail(S, "cuCtxPushCurrent", r, NULL);
     S->pushed = true;
-    return S->fn ? CCKEY_OK : setup(S, set);
+    return S->fn ? CCKEY_OK : setup(S);
 }
 
 static cckey_status cuda_alloc(cckey_gpu_engine *self, size_t data_bytes, size_t msgs)

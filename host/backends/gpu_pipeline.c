@@ -29,14 +29,6 @@ cckey_status cckey_gpu_params_get(const cckey_device_settings *s, cckey_gpu_para
      * message table about when it fills its data buffer. */
     p->chunk_msgs = p->chunk_bytes / 64 > 16 ? p->chunk_bytes / 64 : 16;
     p->cpu_share = s->cpu_share;
-#ifdef CCKEY_TESTING
-    p->fault_chunk = s->fault_chunk;
-    /* A device that answers wrongly without failing: what --verify is for. */
-    p->corrupt = s->fault_corrupt;
-#else
-    p->fault_chunk = -1;
-    p->corrupt = false;
-#endif
     return CCKEY_OK;
 }
 
@@ -259,9 +251,6 @@ static cckey_status finish_slot(coop *c, unsigned s)
     for (size_t j = f->begin; j < f->end; j++, d += 4) {
         size_t i = c->order[j];
         cckey_md5_store(job->out[i], d);
-#ifdef CCKEY_TESTING
-        if (c->prm->corrupt && j == f->begin) job->out[i][0] ^= 1;
-#endif
         if (job->done) job->done[i] = 1;
     }
     c->dev_msgs += f->end - f->begin;
@@ -328,17 +317,6 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
         unsigned s = (unsigned)(chunk % slots);
         if (c->fl[s].busy && (st = finish_slot(c, s)) != CCKEY_OK) break;
         size_t begin, end;
-#ifdef CCKEY_TESTING
-        if (prm->fault_chunk >= 0 && chunk == (unsigned long)prm->fault_chunk) {
-            /* Only a chunk that would have been launched counts. */
-            uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
-            size_t lo = CLAIM_LO(w) > c->n_long ? CLAIM_LO(w) : c->n_long;
-            if (lo < CLAIM_HI(w))
-                st = cckey_fail(CCKEY_ERR_DEVICE, "%s: injected fault before chunk %lu (CCKEY_FAULT_CHUNK)",
-                                c->ops->name, chunk);
-            break;
-        }
-#endif
         if (cckey_job_cancelled(c->job) || !device_claim(c, &begin, &end)) break;
         size_t data_bytes = pack(c, s, begin, end, helpers);
         st = c->ops->launch(c->self, s, end - begin, data_bytes);

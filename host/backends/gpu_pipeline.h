@@ -23,7 +23,8 @@
  * Settings come with the job (cckey_device_settings, from the batch's
  * config): chunk_bytes, long_bytes, cpu_share (off: the device takes
  * everything but the long messages, for measuring the device alone), the
- * device selector, and in test builds the fault hooks. */
+ * device selector. (Test builds inject faults around the engines, from
+ * host/testing/device_faults.c; nothing here knows of them.) */
 #ifndef CCKEY_GPU_PIPELINE_H
 #define CCKEY_GPU_PIPELINE_H
 
@@ -41,8 +42,6 @@ typedef struct cckey_gpu_params {
     size_t chunk_bytes;   /* packed data per chunk */
     size_t chunk_msgs;    /* messages per chunk */
     size_t long_bytes;    /* longer messages go to the CPU */
-    long fault_chunk;     /* -1: no injected fault (test builds only) */
-    bool corrupt;         /* test hook: flip a bit of each chunk's first digest */
     bool cpu_share;       /* host threads hash from the other end too */
 } cckey_gpu_params;
 
@@ -109,11 +108,5 @@ cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *
  * (share false) or with cpu_threads - 1 host threads hashing beside it. */
 bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
                         double setup_s, bool share);
-
-#ifdef CCKEY_TESTING
-/* Whether the settings ask for a failed kernel build: device engines then
- * fail it through their real build-error path. */
-static inline bool cckey_gpu_fault_build(const cckey_device_settings *s) { return s && s->fault_build; }
-#endif
 
 #endif

@@ -77,22 +77,13 @@ static void teardown(cl_engine *S)
     S->ready = false;
 }
 
-static cckey_status build_program(cl_engine *S, const cckey_device_settings *set)
+static cckey_status build_program(cl_engine *S)
 {
     const cckey_cl_api *cl = S->cl;
     cl_int e;
-    const char *srcs[2] = {NULL, cckey_md5_cl_source};
-    size_t lens[2] = {0, cckey_md5_cl_source_len};
-    unsigned first = 1;
-#ifdef CCKEY_TESTING
-    /* The injected fault goes through the real build-failure path. */
-    srcs[0] = "#error injected build failure (CCKEY_FAULT_BUILD)\n";
-    lens[0] = strlen(srcs[0]);
-    if (cckey_gpu_fault_build(set)) first = 0;
-#else
-    (void)set;
-#endif
-    S->prog = cl->CreateProgramWithSource(S->ctx, 2 - first, srcs + first, lens + first, &e);
+    const char *src = cckey_md5_cl_source;
+    size_t len = cckey_md5_cl_source_len;
+    S->prog = cl->CreateProgramWithSource(S->ctx, 1, &src, &len, &e);
     if (!S->prog) return cl_fail(S, "clCreateProgramWithSource", e);
     e = cl->BuildProgram(S->prog, 1, &S->dev->device, "-cl-std=CL1.2", NULL, NULL);
     if (e != CL_SUCCESS) {
@@ -114,7 +105,7 @@ static cckey_status build_program(cl_engine *S, const cckey_device_settings *set
     return CCKEY_OK;
 }
 
-static cckey_status setup(cl_engine *S, const cckey_device_settings *set)
+static cckey_status setup(cl_engine *S)
 {
     const cckey_cl_api *cl = S->cl;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)S->dev->platform, 0};
@@ -125,7 +116,7 @@ static cckey_status setup(cl_engine *S, const cckey_device_settings *set)
         S->slot[s].q = cl->CreateCommandQueue(S->ctx, S->dev->device, 0, &e);
         if (!S->slot[s].q) return cl_fail(S, "clCreateCommandQueue", e);
     }
-    cckey_status st = build_program(S, set);
+    cckey_status st = build_program(S);
     if (st == CCKEY_OK) S->ready = true;
     return st;
 }
@@ -146,7 +137,7 @@ static cckey_status ocl_open(cckey_gpu_engine **self, const cckey_device_setting
     *self = &S->base;
     if (!same) teardown(S);
     S->cl = cl, S->dev = dev;
-    return S->ready ? CCKEY_OK : setup(S, set);
+    return S->ready ? CCKEY_OK : setup(S);
 }
 
 static cckey_status ocl_alloc(cckey_gpu_engine *self, size_t data_bytes, size_t msgs)

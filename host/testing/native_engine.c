@@ -159,7 +159,7 @@ static cckey_status nat_open(cckey_gpu_engine **self, const cckey_device_setting
     }
     cckey_status st = injected(CCKEY_NATIVE_OPEN);
     if (st != CCKEY_OK) return st;
-    if (cckey_gpu_fault_build(set)) return cckey_fail(CCKEY_ERR_DEVICE, "native: kernel build failed (CCKEY_FAULT_BUILD)");
+    if (set && set->fault_build) return cckey_fail(CCKEY_ERR_DEVICE, "native: kernel build failed (CCKEY_FAULT_BUILD)");
     e->ready = true;
     return CCKEY_OK;
 }
