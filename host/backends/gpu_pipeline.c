@@ -266,9 +266,12 @@ static cckey_status reserve(coop *c, size_t data_bytes, size_t msgs)
 {
     cckey_gpu_engine *e = c->self;
     if (data_bytes > e->cap_data || msgs > e->cap_msgs) {
-        if (e->cap_data || e->cap_msgs) c->ops->release(e);
+        /* A refused release leaves the device suspect: the batch fails
+         * over to the CPU, and close() drops the engine's state. */
+        cckey_status st = e->cap_data || e->cap_msgs ? c->ops->release(e) : CCKEY_OK;
         e->cap_data = e->cap_msgs = 0;
-        cckey_status st = c->ops->alloc(e, data_bytes, msgs);
+        if (st != CCKEY_OK) return st;
+        st = c->ops->alloc(e, data_bytes, msgs);
         if (st != CCKEY_OK) {
             c->ops->release(e);
             return st;
@@ -332,8 +335,10 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
         if (st == CCKEY_OK) st = finish_slot(c, s);
         else c->fl[s].busy = false;
     }
-    c->ops->close(c->self, st != CCKEY_OK);
-    return st;
+    /* Giving back a device that did every chunk right can still fail: the
+     * digests stand, the batch reports it (the planner warns). */
+    cckey_status closed = c->ops->close(c->self, st != CCKEY_OK);
+    return st != CCKEY_OK ? st : closed;
 }
 
 /* ---- the threads -------------------------------------------------------- */

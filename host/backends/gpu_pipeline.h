@@ -81,16 +81,22 @@ struct cckey_gpu_ops {
     /* Allocate every slot for data_bytes of packed data and msgs messages
      * and fill self->slot; the pipeline has released the old ones. */
     cckey_status (*alloc)(cckey_gpu_engine *self, size_t data_bytes, size_t msgs);
-    /* Release the slots' buffers (waiting out their work). */
-    void (*release)(cckey_gpu_engine *self);
+    /* Release the slots' buffers (waiting out their work). CCKEY_OK, or
+     * CCKEY_ERR_DEVICE naming the first driver call that refused: the
+     * buffers are dropped from the engine all the same (a refused free is
+     * the driver's to keep) and the batch fails over to the CPU. */
+    cckey_status (*release)(cckey_gpu_engine *self);
     /* Start copy in, kernel, copy out for n messages of data_bytes packed
      * bytes in slot s; returns without waiting. */
     cckey_status (*launch)(cckey_gpu_engine *self, unsigned s, size_t n, size_t data_bytes);
     /* Block until slot s's digests are in its staging memory. */
     cckey_status (*wait)(cckey_gpu_engine *self, unsigned s);
     /* Give the device back. After a failure, wait out whatever is still in
-     * flight and drop the device state so the next batch starts afresh. */
-    void (*close)(cckey_gpu_engine *self, bool failed);
+     * flight and drop the device state so the next batch starts afresh.
+     * CCKEY_OK, or CCKEY_ERR_DEVICE when a driver call refused (after a
+     * failure, the first failure is what counts and this may be ignored);
+     * the state is then dropped as after a failure. */
+    cckey_status (*close)(cckey_gpu_engine *self, bool failed);
     /* The device the settings select, or NULL with the reason in why (when
      * why is not NULL). Cheap after the first call. */
     const cckey_device_info *(*device)(const cckey_device_settings *s, char *why, size_t why_len);

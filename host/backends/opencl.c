@@ -46,23 +46,41 @@ static cckey_status cl_fail(const cl_engine *S, const char *call, cl_int e)
                       cckey_cl_status_name(e), (int)e);
 }
 
-static void ocl_release(cckey_gpu_engine *self)
+/* The first call of a teardown that the runtime refused; the rest goes on,
+ * since what a refused release holds is the runtime's to keep. */
+typedef struct cl_first {
+    const char *call;
+    cl_int e;
+} cl_first;
+
+static void note(cl_first *f, const char *call, cl_int e)
+{
+    if (e != CL_SUCCESS && !f->call) f->call = call, f->e = e;
+}
+
+static cckey_status ocl_release(cckey_gpu_engine *self)
 {
     cl_engine *S = (cl_engine *)self;
     const cckey_cl_api *cl = S->cl;
+    cl_first f = {NULL, CL_SUCCESS};
     for (unsigned s = 0; s < SLOTS; s++) {
         cl_slot *sl = &S->slot[s];
-        if (sl->in_map) cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL);
-        if (sl->out_map) cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL);
-        if (sl->q) cl->Finish(sl->q);
+        if (sl->in_map)
+            note(&f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL));
+        if (sl->out_map)
+            note(&f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL));
+        if (sl->q) note(&f, "clFinish", cl->Finish(sl->q));
         cl_mem *mems[] = {&sl->d_data, &sl->d_meta, &sl->d_out, &sl->h_in, &sl->h_out};
         for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
-            if (*mems[k]) cl->ReleaseMemObject(*mems[k]), *mems[k] = NULL;
+            if (*mems[k]) note(&f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k])), *mems[k] = NULL;
         sl->in_map = sl->out_map = NULL;
     }
     S->base.cap_data = S->base.cap_msgs = 0;
+    return f.call ? cl_fail(S, f.call, f.e) : CCKEY_OK;
 }
 
+/* Everything of the engine, released whatever the runtime says: this runs
+ * after a failure (already reported) or for another device. */
 static void teardown(cl_engine *S)
 {
     if (!S->cl) return;
@@ -200,12 +218,13 @@ static cckey_status ocl_wait(cckey_gpu_engine *self, unsigned s)
     return e == CL_SUCCESS ? CCKEY_OK : cl_fail(S, "clFinish", e);
 }
 
-static void ocl_close(cckey_gpu_engine *self, bool failed)
+static cckey_status ocl_close(cckey_gpu_engine *self, bool failed)
 {
-    if (!self) return;
+    if (!self) return CCKEY_OK;
     cl_engine *S = (cl_engine *)self;
     if (failed) teardown(S);
     cckey_engine_give(&pool, S);
+    return CCKEY_OK;
 }
 
 static const cckey_device_info *ocl_device(const cckey_device_settings *set, char *why, size_t why_len)

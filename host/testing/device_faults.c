@@ -150,7 +150,7 @@ static cckey_status f_alloc(cckey_gpu_engine *self, size_t data_bytes, size_t ms
     return cur.engine->alloc(self, data_bytes, msgs);
 }
 
-static void f_release(cckey_gpu_engine *self) { cur.engine->release(self); }
+static cckey_status f_release(cckey_gpu_engine *self) { return cur.engine->release(self); }
 
 static cckey_status f_launch(cckey_gpu_engine *self, unsigned s, size_t n, size_t data_bytes)
 {
@@ -170,7 +170,7 @@ static cckey_status f_wait(cckey_gpu_engine *self, unsigned s)
     return st;
 }
 
-static void f_close(cckey_gpu_engine *self, bool failed) { cur.engine->close(self, failed); }
+static cckey_status f_close(cckey_gpu_engine *self, bool failed) { return cur.engine->close(self, failed); }
 
 cckey_status cckey_testing_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *engine)
 {
