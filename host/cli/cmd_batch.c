@@ -1,5 +1,6 @@
 /* cckey batch: keys for every tuple of a manifest, streamed in bounded
  * chunks so that manifests larger than memory work. */
+#include "batch_recent.h"
 #include "batch_sources.h"
 #include "manifest.h"
 #include "parallel_for.h"
@@ -140,6 +141,7 @@ static void parse_range(void *ctx, size_t begin, size_t end)
     char err[1024];
     cckey_option *block = NULL;
     size_t used = 0, cap = 0;
+    batch_recent recent = {0};
     for (size_t i = begin; i < end; i++) {
         manifest_item *it = &w->slots[i].item;
         if (manifest_parse_into(&ps, w->decoded + r->off[i], r->arena + r->off[i], r->len[i], w->m->label,
@@ -147,7 +149,16 @@ static void parse_range(void *ctx, size_t begin, size_t end)
             parse_failed(&w->slots[i], r->line[i], err);
             continue;
         }
+        it->tuple.device = batch_recent_string(&recent, it->tuple.device);
+        it->tuple.name = batch_recent_string(&recent, it->tuple.name);
+        if (!it->source_file.ptr) it->tuple.source = batch_recent_string(&recent, it->tuple.source);
         size_t k = it->tuple.n_options;
+        size_t same = k ? batch_recent_set(&recent, block, it->tuple.options, k, used) : SIZE_MAX;
+        if (same != SIZE_MAX) {
+            it->opts = NULL;
+            it->tuple.options = (const cckey_option *)(uintptr_t)same;
+            continue;
+        }
         if (used + k > cap) {
             size_t ncap = cap ? 2 * cap : 64;
             while (ncap < used + k) ncap *= 2;
@@ -251,6 +262,10 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
     fwrite(c->out_buf, 1, (size_t)(w - c->out_buf), out);
 }
 
+/* Lines a parse range takes: enough that repeats within a range share an
+ * address (batch_recent.h), few enough to spread a chunk over the cores. */
+#define PARSE_GRAIN 1024
+
 /* Parse a chunk's lines, on all threads. false without memory. */
 static bool parse_chunk(const batch_opts *o, const manifest *m, batch_chunk *k)
 {
@@ -261,7 +276,7 @@ static bool parse_chunk(const batch_opts *o, const manifest *m, batch_chunk *k)
         if (!k->decoded) return false;
     }
     parse_work pw = {.raw = &k->raw, .decoded = k->decoded, .m = m, .slots = k->slots};
-    cli_parallel_ranges(k->raw.n, 64, o->threads, parse_range, &pw);
+    cli_parallel_ranges(k->raw.n, PARSE_GRAIN, o->threads, parse_range, &pw);
     return true;
 }
 
