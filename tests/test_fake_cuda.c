@@ -250,15 +250,17 @@ static void refused_release(teardown_run *r, const char *call, const char *error
 }
 
 /* Tearing down after a failure: the failure is what the warning names, the
- * refusal changes nothing else, and every other resource still goes. */
+ * refusal changes nothing else, and every other resource still goes. The
+ * failure comes at open (the context push), before a batch can grow its
+ * staging: so the refused call is surely one of the teardown's. */
 static void refused_teardown(teardown_run *r, const char *call, long blocks, int retains, long modules)
 {
     unsigned long before = fake_count(call);
-    CHECK(fake_fail("cuLaunchKernel", 1) == 0 && fake_fail(call, 1) == 0, "arm %s", call);
+    CHECK(fake_fail("cuCtxPushCurrent", 1) == 0 && fake_fail(call, 1) == 0, "arm %s", call);
     keys_on(r, &r->big, r->wide, "cuda+cpu", call);
     fake_fail(NULL, 0);
     CHECK(fake_count(call) > before, "%s: never called", call);
-    warned(r->wide, "cuLaunchKernel", "CUDA_ERROR_LAUNCH_FAILED", call);
+    warned(r->wide, "cuCtxPushCurrent", "CUDA_ERROR_INVALID_CONTEXT", call);
     keys_on(r, &r->big, r->wide, "cuda", "after a refused teardown");
     books_balance(r, blocks, retains, modules, call);
 }

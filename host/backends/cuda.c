@@ -72,23 +72,29 @@ static void free_slot(const cckey_cu_api *cu, cu_slot *sl, cu_first *f)
         if (*host[k]) note(f, "cuMemFreeHost", cu->MemFreeHost(*host[k])), *host[k] = NULL;
 }
 
+static void release_slots(cu_engine *S, cu_first *f)
+{
+    for (unsigned s = 0; s < SLOTS; s++) free_slot(S->cu, &S->slot[s], f);
+    S->base.cap_data = S->base.cap_msgs = 0;
+}
+
 static cckey_status cuda_release(cckey_gpu_engine *self)
 {
     cu_engine *S = (cu_engine *)self;
     cu_first f = {NULL, CCKEY_CUDA_SUCCESS};
-    for (unsigned s = 0; s < SLOTS; s++) free_slot(S->cu, &S->slot[s], &f);
-    S->base.cap_data = S->base.cap_msgs = 0;
+    release_slots(S, &f);
     return f.call ? cu_fail(S, f.call, f.r, " (releasing staging)") : CCKEY_OK;
 }
 
 /* Everything but the context push, which close() undoes, released whatever
- * the driver says: this runs after a failure (already reported) or for
- * another device. */
+ * the driver says and reporting nothing: this runs after a failure (whose
+ * message must stand) or for another device. */
 static void teardown(cu_engine *S)
 {
     if (!S->cu || !S->ctx) return;
     const cckey_cu_api *cu = S->cu;
-    cuda_release(&S->base);
+    cu_first ignored = {NULL, CCKEY_CUDA_SUCCESS};
+    release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].stream) cu->StreamDestroy(S->slot[s].stream), S->slot[s].stream = NULL;
     if (S->module) cu->ModuleUnload(S->module);

@@ -271,11 +271,10 @@ static cckey_status reserve(coop *c, size_t data_bytes, size_t msgs)
         cckey_status st = e->cap_data || e->cap_msgs ? c->ops->release(e) : CCKEY_OK;
         e->cap_data = e->cap_msgs = 0;
         if (st != CCKEY_OK) return st;
+        /* A failed alloc's partial buffers go with the failed batch's
+         * close(), which keeps alloc's message. */
         st = c->ops->alloc(e, data_bytes, msgs);
-        if (st != CCKEY_OK) {
-            c->ops->release(e);
-            return st;
-        }
+        if (st != CCKEY_OK) return st;
         e->cap_data = data_bytes, e->cap_msgs = msgs;
     }
     c->cap_data = data_bytes, c->cap_msgs = msgs;

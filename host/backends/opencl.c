@@ -58,34 +58,41 @@ static void note(cl_first *f, const char *call, cl_int e)
     if (e != CL_SUCCESS && !f->call) f->call = call, f->e = e;
 }
 
-static cckey_status ocl_release(cckey_gpu_engine *self)
+static void release_slots(cl_engine *S, cl_first *f)
 {
-    cl_engine *S = (cl_engine *)self;
     const cckey_cl_api *cl = S->cl;
-    cl_first f = {NULL, CL_SUCCESS};
     for (unsigned s = 0; s < SLOTS; s++) {
         cl_slot *sl = &S->slot[s];
         if (sl->in_map)
-            note(&f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL));
+            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL));
         if (sl->out_map)
-            note(&f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL));
-        if (sl->q) note(&f, "clFinish", cl->Finish(sl->q));
+            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL));
+        if (sl->q) note(f, "clFinish", cl->Finish(sl->q));
         cl_mem *mems[] = {&sl->d_data, &sl->d_meta, &sl->d_out, &sl->h_in, &sl->h_out};
         for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
-            if (*mems[k]) note(&f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k])), *mems[k] = NULL;
+            if (*mems[k]) note(f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k])), *mems[k] = NULL;
         sl->in_map = sl->out_map = NULL;
     }
     S->base.cap_data = S->base.cap_msgs = 0;
+}
+
+static cckey_status ocl_release(cckey_gpu_engine *self)
+{
+    cl_engine *S = (cl_engine *)self;
+    cl_first f = {NULL, CL_SUCCESS};
+    release_slots(S, &f);
     return f.call ? cl_fail(S, f.call, f.e) : CCKEY_OK;
 }
 
-/* Everything of the engine, released whatever the runtime says: this runs
- * after a failure (already reported) or for another device. */
+/* Everything of the engine, released whatever the runtime says and
+ * reporting nothing: this runs after a failure (whose message must stand)
+ * or for another device. */
 static void teardown(cl_engine *S)
 {
     if (!S->cl) return;
     const cckey_cl_api *cl = S->cl;
-    ocl_release(&S->base);
+    cl_first ignored = {NULL, CL_SUCCESS};
+    release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].q) cl->ReleaseCommandQueue(S->slot[s].q), S->slot[s].q = NULL;
     if (S->kern) cl->ReleaseKernel(S->kern);
