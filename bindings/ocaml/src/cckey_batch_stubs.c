@@ -115,35 +115,61 @@ static void batch_free(batch *b)
     cckey_batch_config_free(b->cfg);
 }
 
-static int copy_tuples(batch *b, value tuples, size_t n, size_t n_opts)
+/* Option lists already copied, by address: a suite shares a few lists
+ * among many tuples, which then share one cckey_option run (the library
+ * skips a run it has seen by address). Nothing moves while the stub holds
+ * the runtime lock and allocates nothing on the OCaml heap. */
+#define OPT_MEMO 64
+
+typedef struct opt_memo {
+    value list;
+    size_t start, n;
+} opt_memo;
+
+static int copy_options(batch *b, value list, cckey_tuple *ct, size_t *k, opt_memo *memo)
+{
+    ct->n_options = 0;
+    ct->options = NULL;   /* until fixed up: the run's start in b->opts */
+    if (list == Val_emptylist) return 0;
+    opt_memo *m = &memo[((uintptr_t)list >> 3 ^ (uintptr_t)list >> 11) % OPT_MEMO];
+    if (m->list == list) {
+        ct->options = (const cckey_option *)(uintptr_t)m->start;
+        ct->n_options = m->n;
+        return 0;
+    }
+    size_t start = *k;
+    for (value l = list; l != Val_emptylist; l = Field(l, 1), ct->n_options++, (*k)++)
+        if (copy_field(&b->a, Field(Field(l, 0), 0), &b->opts[*k].key) ||
+            copy_field(&b->a, Field(Field(l, 0), 1), &b->opts[*k].value))
+            return -1;
+    ct->options = (const cckey_option *)(uintptr_t)start;
+    *m = (opt_memo){list, start, ct->n_options};
+    return 0;
+}
+
+static int copy_tuples(batch *b, value tuples, size_t n)
 {
     size_t k = 0;
+    opt_memo memo[OPT_MEMO] = {{0}};
     for (size_t i = 0; i < n; i++) {
         value t = Field(tuples, i);
         cckey_tuple *ct = &b->tuples[i];
         if (copy_field(&b->a, Field(t, 0), &ct->device) || copy_field(&b->a, Field(t, 1), &ct->name) ||
-            copy_field(&b->a, Field(t, 2), &ct->source))
+            copy_field(&b->a, Field(t, 2), &ct->source) || copy_options(b, Field(t, 3), ct, &k, memo))
             return -1;
-        ct->n_options = 0;
-        for (value l = Field(t, 3); l != Val_emptylist; l = Field(l, 1), ct->n_options++, k++)
-            if (copy_field(&b->a, Field(Field(l, 0), 0), &b->opts[k].key) ||
-                copy_field(&b->a, Field(Field(l, 0), 1), &b->opts[k].value))
-                return -1;
     }
     /* The arena no longer moves: offsets become pointers. */
-    k = 0;
+    for (size_t i = 0; i < k; i++) {
+        fix_up(&b->opts[i].key, b->a.bytes);
+        fix_up(&b->opts[i].value, b->a.bytes);
+    }
     for (size_t i = 0; i < n; i++) {
         cckey_tuple *ct = &b->tuples[i];
         fix_up(&ct->device, b->a.bytes);
         fix_up(&ct->name, b->a.bytes);
         fix_up(&ct->source, b->a.bytes);
-        ct->options = ct->n_options ? &b->opts[k] : NULL;
-        for (size_t j = 0; j < ct->n_options; j++, k++) {
-            fix_up(&b->opts[k].key, b->a.bytes);
-            fix_up(&b->opts[k].value, b->a.bytes);
-        }
+        ct->options = ct->n_options ? &b->opts[(uintptr_t)ct->options] : NULL;
     }
-    (void)n_opts;
     return 0;
 }
 
@@ -174,7 +200,7 @@ value cckey_ml_make_keys(value v_backend, value v_threads, value v_verify, value
         b.tuples = malloc(n * sizeof *b.tuples);
         b.opts = n_opts ? malloc(n_opts * sizeof *b.opts) : NULL;
         b.out = malloc(n * sizeof *b.out);
-        oom = !b.tuples || (n_opts && !b.opts) || !b.out || copy_tuples(&b, v_tuples, n, n_opts) < 0;
+        oom = !b.tuples || (n_opts && !b.opts) || !b.out || copy_tuples(&b, v_tuples, n) < 0;
     }
     if (oom) {
         batch_free(&b);

@@ -70,7 +70,18 @@ let test_random_make_keys () =
      check "make_keys on OpenCL with verify" (keys = Array.sub want 0 3000);
      check ("OpenCL batch ran on opencl, not " ^ used) (String.length used >= 6 && String.sub used 0 6 = "opencl")
    | exception Cckey.Error { status = 4; detail; _ } -> Printf.printf "skip: no OpenCL device: %s\n" detail);
-  check "empty batch" (Cckey.make_keys [||] = [||])
+  check "empty batch" (Cckey.make_keys [||] = [||]);
+  (* A few physical option lists shared by many tuples (copied once per
+     batch), among fresh lists of the same content. *)
+  let rng = Random.State.make [| 4 |] in
+  let shared = Array.init 5 (fun _ -> random_options rng) in
+  let tuples =
+    Array.mapi
+      (fun i (device, name, source, options) ->
+        (device, name, source, if i mod 3 = 0 then options else shared.(Random.State.int rng 5)))
+      (random_tuples 5 20_000)
+  in
+  check "make_keys with shared option lists" (Cckey.make_keys ~backend:`Cpu tuples = Array.map oracle tuples)
 
 (* make_key returns a source's last key again when (device, name, options)
    are equal by content: calls that differ in one byte, one option, the
