@@ -21,6 +21,11 @@ import cckey
 
 
 def hashlib_keys(tuples):
+    """The baseline: the loop a Python GPU stack writes today, idiomatic and
+    not tuned either way: one hashlib.md5(...).hexdigest() per field, the
+    options sorted by key and joined, no memo across tuples (a batch's
+    fields are mostly distinct). Its keys are the oracle every candidate is
+    checked against."""
     md5 = hashlib.md5
     out = []
     for device, name, source, options in tuples:
