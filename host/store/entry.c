@@ -132,6 +132,34 @@ static cckey_status check_header(const uint8_t hdr[CCKEY_ENTRY_HEADER], const ch
     return CCKEY_OK;
 }
 
+/* The header's checks, then the checksum started over the header as written
+ * (its sum field zeroed): what a file read and an in-memory check share. */
+static cckey_status start_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t size,
+                                 uint32_t *rlen, uint64_t *plen, cckey_md5_ctx *ctx)
+{
+    cckey_status s = check_header(hdr, key, size, rlen, plen);
+    if (s != CCKEY_OK) return s;
+    uint8_t want[CCKEY_ENTRY_HEADER];
+    header_fields(want, key, *rlen, *plen);
+    memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
+    if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
+    memset(want + CCKEY_ENTRY_SUM_AT, 0, CCKEY_MD5_DIGEST);
+    cckey_md5_init(ctx);
+    cckey_md5_update(ctx, want, CCKEY_ENTRY_HEADER);
+    return CCKEY_OK;
+}
+
+/* The checksum finished and compared, then the records' form. */
+static cckey_status finish_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], cckey_md5_ctx *ctx, const uint8_t *records,
+                                  uint32_t rlen)
+{
+    uint8_t sum[CCKEY_MD5_DIGEST];
+    cckey_md5_final(ctx, sum);
+    if (memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
+    return cckey_records_check_form(records, rlen);
+}
+
 cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len, cckey_records *rec)
 {
     if (payload) *payload = NULL;
@@ -142,7 +170,7 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     if (size < CCKEY_ENTRY_HEADER)
         return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry: %llu bytes, less than its header",
                           (unsigned long long)size);
-    uint8_t hdr[CCKEY_ENTRY_HEADER], want[CCKEY_ENTRY_HEADER];
+    uint8_t hdr[CCKEY_ENTRY_HEADER];
     int err = 0;
     if (!read_at(fd, hdr, sizeof hdr, 0, &err)) {
         if (err) return cckey_fail(CCKEY_ERR_IO, "read: %s", strerror(err));
@@ -150,18 +178,9 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     }
     uint32_t rlen = 0;
     uint64_t plen = 0;
-    cckey_status s = check_header(hdr, key, size, &rlen, &plen);
-    if (s != CCKEY_OK) return s;
-
-    /* Recompute the checksum over the header as written (sum zeroed). */
-    header_fields(want, key, rlen, plen);
-    memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
-    if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0)
-        return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
-    memset(want + CCKEY_ENTRY_SUM_AT, 0, CCKEY_MD5_DIGEST);
     cckey_md5_ctx ctx;
-    cckey_md5_init(&ctx);
-    cckey_md5_update(&ctx, want, CCKEY_ENTRY_HEADER);
+    cckey_status s = start_checks(hdr, key, size, &rlen, &plen, &ctx);
+    if (s != CCKEY_OK) return s;
 
     uint8_t *records = malloc(rlen ? rlen : 1), *out = NULL;
     if (!records) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
@@ -171,11 +190,7 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     }
     s = read_summed(fd, records, rlen, CCKEY_ENTRY_HEADER, &ctx);
     if (s == CCKEY_OK) s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx);
-    uint8_t sum[CCKEY_MD5_DIGEST];
-    cckey_md5_final(&ctx, sum);
-    if (s == CCKEY_OK && memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0)
-        s = cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
-    if (s == CCKEY_OK) s = cckey_records_check_form(records, rlen);
+    if (s == CCKEY_OK) s = finish_checks(hdr, &ctx, records, rlen);
     if (s != CCKEY_OK) {
         free(out), free(records);
         return s;
@@ -185,6 +200,21 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     if (rec) *rec = (cckey_records){records, rlen};
     else free(records);
     return CCKEY_OK;
+}
+
+cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, size_t *payload_at)
+{
+    if (n < CCKEY_ENTRY_HEADER)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry: %zu bytes, less than its header", n);
+    uint32_t rlen = 0;
+    uint64_t plen = 0;
+    cckey_md5_ctx ctx;
+    cckey_status s = start_checks(entry, key, n, &rlen, &plen, &ctx);
+    if (s != CCKEY_OK) return s;
+    cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER, n - CCKEY_ENTRY_HEADER);
+    s = finish_checks(entry, &ctx, entry + CCKEY_ENTRY_HEADER, rlen);
+    if (s == CCKEY_OK && payload_at) *payload_at = CCKEY_ENTRY_HEADER + rlen;
+    return s;
 }
 
 bool cckey_store_unlink_same(const char *path, const struct stat *seen)
