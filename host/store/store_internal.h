@@ -11,20 +11,25 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* Entry format, version 2. All integers little-endian. An entry file is the
+/* Entry format, version 3. All integers little-endian. An entry file is the
  * fixed header, then the record section, then the payload:
  *   0   8  magic "CCKEYBIN"
- *   8   4  format version (2)
+ *   8   4  format version (3)
  *   12  4  header size (CCKEY_ENTRY_HEADER, 192)
  *   16  8  payload length P
- *   24  16 MD5 of the header (this field zeroed), the records and the payload
+ *   24  16 checksum: MD5 of the header (this field zeroed), the records and
+ *          the payload's piece digests: the MD5 of each CCKEY_ENTRY_PIECE
+ *          (4096) bytes of the payload in order, the last piece shorter,
+ *          none for an empty payload, 16 bytes each
  *   40  131 the key
  *   171 1  zero
  *   172 4  record section length R (at most CCKEY_ENTRY_MAX_RECORDS)
  *   176 16 zeros (reserved)
  *   192 R  records
  *   192+R P payload
- * The checksum covers everything, so a flipped byte anywhere is caught.
+ * The checksum covers everything, so a flipped byte anywhere is caught. The
+ * pieces are hashed side by side (multi-buffer MD5), several times faster
+ * than one MD5 over the payload, which bounded every remote transfer.
  *
  * Records are typed and self-delimiting (type-length-value), back to back,
  * with no padding:
@@ -58,11 +63,13 @@
  *   6 SIGNATURE      HMAC-SHA-256 under a remote's shared secret, always the
  *                    last record (see store/sign.c)
  *   7..  free; the next kind of record takes the next number.
- * Version 1 entries (a 192-byte header with no record section) are misses:
- * a look-up removes them like any entry that fails its checks, and the next
- * put writes a version 2 entry. */
+ * Version 1 entries (a 192-byte header with no record section) and version 2
+ * ones (the same layout, one MD5 over the whole payload) are misses: a
+ * look-up removes them like any entry that fails its checks, and the next
+ * put writes a version 3 entry. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
-#define CCKEY_ENTRY_VERSION 2u
+#define CCKEY_ENTRY_VERSION 3u
+#define CCKEY_ENTRY_PIECE 4096u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
 #define CCKEY_ENTRY_KEY_AT 40u
