@@ -1,7 +1,7 @@
 /* Remote caches under the store (see cckey_store_add_remote in cckey.h):
  * whole entry files move between the folder and the remotes, and every
- * entry that comes in is checked on disk exactly as a local get checks it,
- * whatever the entry format holds. */
+ * entry that comes in is checked as a local get checks a file (the same
+ * code, on the bytes received), whatever the entry format holds. */
 #include "store_internal.h"
 #include "../core/internal.h"
 #include "../remote/remote.h"
