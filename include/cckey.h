@@ -546,8 +546,9 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * format version 3, full key, payload length, a checksum over the whole
  * entry: MD5 over the header, the records and the MD5s of the payload's 4 KiB
  * pieces), a section of typed records (what the build read: see
- * cckey_store_put_meta) and the payload. Entries of format versions 1 and 2
- * are misses.
+ * cckey_store_put_meta) and the payload. Entries of format version 2 (one
+ * MD5 over the payload) are still read; version 1 entries are misses. Puts
+ * write version 3.
  *
  * Many threads and processes may use one folder at once: a write goes to a
  * temporary file in the entry's folder, is fsync'ed and renamed over the

@@ -297,6 +297,39 @@ Test(deps, unknown_records_are_skipped_unless_critical)
     cckey_store_close(s);
 }
 
+Test(deps, version_2_entries_are_still_read)
+{
+    cckey_store *s;
+    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    char key[CCKEY_KEY_LEN + 1];
+    key_of(key, SRC_B);
+    /* Over one 4 KiB piece, so the two checksums differ. */
+    size_t plen = 10000;
+    uint8_t *bin = malloc(plen);
+    for (size_t i = 0; i < plen; i++) bin[i] = (uint8_t)(i * 7 + 3);
+    cr_assert_eq(cckey_store_put(s, key, bin, plen), CCKEY_OK);
+    /* The same entry as version 2 wrote it: one MD5 over the whole payload. */
+    size_t flen, len;
+    uint8_t *f = (uint8_t *)cckey_test_read_file(entry_file(key), &flen);
+    f[8] = 2;
+    cckey_test_entry_seal(f, flen);
+    write_bytes(entry_file(key), f, flen);
+    void *buf;
+    cr_assert_eq(cckey_store_get(s, key, &buf, &len), CCKEY_OK, "%s", cckey_last_error());
+    cr_assert_eq(len, plen);
+    cr_assert_eq(memcmp(buf, bin, plen), 0);
+    cckey_store_free_buffer(buf);
+    /* Sealed the version 3 way, a version 2 header fails its checksum. */
+    f[8] = 3;
+    cckey_test_entry_seal(f, flen);
+    f[8] = 2;
+    write_bytes(entry_file(key), f, flen);
+    cr_assert_eq(cckey_store_get(s, key, &buf, &len), CCKEY_ERR_CORRUPT);
+    cr_assert(strstr(cckey_last_error(), "checksum"), "%s", cckey_last_error());
+    free(f), free(bin);
+    cckey_store_close(s);
+}
+
 Test(deps, version_1_entries_are_misses)
 {
     cckey_store *s;

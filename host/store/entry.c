@@ -142,7 +142,7 @@ static cckey_status check_header(const uint8_t hdr[CCKEY_ENTRY_HEADER], const ch
                                  uint32_t *rec_len, uint64_t *plen)
 {
     if (memcmp(hdr, CCKEY_ENTRY_MAGIC, 8) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry (bad magic)");
-    if (cckey_get_le32(hdr + 8) != CCKEY_ENTRY_VERSION)
+    if (!cckey_entry_version_read(cckey_get_le32(hdr + 8)))
         return cckey_fail(CCKEY_ERR_CORRUPT, "entry format version %u, not %u (a miss: rebuilt on the next put)",
                           cckey_get_le32(hdr + 8), CCKEY_ENTRY_VERSION);
     if (cckey_get_le32(hdr + 12) != CCKEY_ENTRY_HEADER) return cckey_fail(CCKEY_ERR_CORRUPT, "bad header size");
@@ -169,6 +169,7 @@ static cckey_status start_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], const ch
     if (s != CCKEY_OK) return s;
     uint8_t want[CCKEY_ENTRY_HEADER];
     header_fields(want, key, *rlen, *plen);
+    cckey_put_le32(want + 8, cckey_get_le32(hdr + 8));   /* a version 2 entry is checked as written */
     memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
     if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
     memset(want + CCKEY_ENTRY_SUM_AT, 0, CCKEY_MD5_DIGEST);
@@ -217,7 +218,8 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)plen);
     }
     s = read_summed(fd, records, rlen, CCKEY_ENTRY_HEADER, &ctx, false);
-    if (s == CCKEY_OK) s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx, true);
+    bool pieces = cckey_get_le32(hdr + 8) >= 3;   /* version 2: one MD5 over the payload */
+    if (s == CCKEY_OK) s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx, pieces);
     if (s == CCKEY_OK) s = finish_checks(hdr, &ctx, records, rlen);
     if (s != CCKEY_OK) {
         free(out), free(records);
@@ -240,7 +242,8 @@ cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, 
     cckey_status s = start_checks(entry, key, n, &rlen, &plen, &ctx);
     if (s != CCKEY_OK) return s;
     cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER, rlen);
-    sum_payload(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
+    if (cckey_get_le32(entry + 8) >= 3) sum_payload(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
+    else cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
     s = finish_checks(entry, &ctx, entry + CCKEY_ENTRY_HEADER, rlen);
     if (s == CCKEY_OK && payload_at) *payload_at = CCKEY_ENTRY_HEADER + rlen;
     return s;

@@ -63,12 +63,15 @@
  *   6 SIGNATURE      HMAC-SHA-256 under a remote's shared secret, always the
  *                    last record (see store/sign.c)
  *   7..  free; the next kind of record takes the next number.
- * Version 1 entries (a 192-byte header with no record section) and version 2
- * ones (the same layout, one MD5 over the whole payload) are misses: a
- * look-up removes them like any entry that fails its checks, and the next
- * put writes a version 3 entry. */
+ * Version 2 entries (the same layout, the checksum one MD5 over the header,
+ * records and whole payload) are still read, so a cache warmed by an earlier
+ * release keeps its hits; puts always write version 3. Version 1 entries (a
+ * 192-byte header with no record section) are misses: a look-up removes them
+ * like any entry that fails its checks, and the next put writes version 3. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
 #define CCKEY_ENTRY_VERSION 3u
+/* The versions a read accepts: the current one and version 2. */
+static inline bool cckey_entry_version_read(uint32_t v) { return v == 2u || v == CCKEY_ENTRY_VERSION; }
 #define CCKEY_ENTRY_PIECE 4096u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
