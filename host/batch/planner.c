@@ -8,6 +8,7 @@
 #include "config.h"
 #include "dedup.h"
 #include "intern.h"
+#include "scratch.h"
 #include "../backends/backend.h"
 #include "../backends/gpu_devices.h"
 #include "../core/internal.h"
@@ -27,29 +28,16 @@ typedef struct optsets {
 typedef struct plan {
     const cckey_tuple *tuples;
     size_t n;
+    cckey_scratch *mem;     /* every table below comes from it */
     cckey_intern strings;   /* only msgs and n: the distinct strings by id */
     uint32_t *ids;          /* per tuple: device, name, source, option set */
     uint32_t *opt_ids;      /* all option key/value ids, tuple after tuple */
     size_t *opt_base;       /* per tuple: offset into opt_ids */
     optsets sets;
-    uint8_t (*dig)[CCKEY_MD5_DIGEST];
-    char (*hex)[32];        /* per string id */
+    uint8_t (*dig)[CCKEY_MD5_DIGEST];   /* per string id; hex only as keys are written */
     char (*set_hex)[32];    /* per option set */
     uint8_t (*set_dig)[CCKEY_MD5_DIGEST];   /* per option set */
 } plan;
-
-static void plan_free(plan *p)
-{
-    cckey_intern_free(&p->strings);
-    free(p->ids);
-    free(p->opt_ids);
-    free(p->opt_base);
-    free(p->sets.rep);
-    free(p->dig);
-    free(p->hex);
-    free(p->set_hex);
-    free(p->set_dig);
-}
 
 /* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
  * source are 3i, 3i+1, 3i+2), then two per option pair: 3n + opt_base + 2k
@@ -214,7 +202,9 @@ static void hash_blocks(void *ctx, size_t begin, size_t end)
 
 /* Pass 3, per block: global string ids into the plan, and each tuple's
  * option-set hash. A tuple with no options, or with an options array seen
- * earlier in the block, links to the tuple that had it. */
+ * earlier in the block, or with the same option strings as a recent tuple
+ * (callers that build an options array per tuple), links to the tuple that
+ * had it: the set deduplication then sees a few real items per block. */
 static void id_blocks(void *ctx, size_t begin, size_t end)
 {
     intern_work *w = ctx;
@@ -222,8 +212,8 @@ static void id_blocks(void *ctx, size_t begin, size_t end)
     enum { RECENT = 64 };
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
-        size_t recent[RECENT], none = SIZE_MAX;
-        for (int r = 0; r < RECENT; r++) recent[r] = SIZE_MAX;
+        size_t recent[RECENT], by_hash[RECENT], none = SIZE_MAX;
+        for (int r = 0; r < RECENT; r++) recent[r] = by_hash[r] = SIZE_MAX;
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
             for (int f = 0; f < 3; f++) p->ids[4 * i + f] = cckey_dedup_id(&w->strings, 3 * i + f);
@@ -242,8 +232,14 @@ static void id_blocks(void *ctx, size_t begin, size_t end)
                        p->tuples[*r].n_options == t->n_options) {
                 w->set_hash[i] = cckey_dedup_link(*r);
             } else {
-                *r = i;
-                w->set_hash[i] = cckey_dedup_real(cckey_hash_bytes(oid, 2 * t->n_options * sizeof *oid));
+                uint64_t h = cckey_dedup_real(cckey_hash_bytes(oid, 2 * t->n_options * sizeof *oid));
+                size_t *c = &by_hash[(h >> 32) % RECENT];
+                if (*c != SIZE_MAX && w->set_hash[*c] == h && same_set(w, *c, i)) {
+                    w->set_hash[i] = cckey_dedup_link(*c);   /* links point at real items only */
+                } else {
+                    *c = *r = i;
+                    w->set_hash[i] = h;
+                }
             }
         }
     }
@@ -275,55 +271,44 @@ static void string_msgs(void *ctx, size_t begin, size_t end)
 static cckey_status intern_all(plan *p, unsigned threads)
 {
     size_t blocks = (p->n + TUPLE_BLOCK - 1) / TUPLE_BLOCK;
-    intern_work w = {.p = p, .block_opts = malloc(blocks * sizeof *w.block_opts)};
+    cckey_scratch *mem = p->mem;
+    intern_work w = {.p = p, .block_opts = cckey_scratch_alloc(mem, blocks * sizeof *w.block_opts)};
     atomic_init(&w.first_bad, SIZE_MAX);
     cckey_dedup sets = {0};
     cckey_status st = w.block_opts ? CCKEY_OK : cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, check_blocks, &w);
-    if (st != CCKEY_OK) goto out;
-    if (w.bad) {
-        st = cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
-                        atomic_load(&w.first_bad));
-        goto out;
-    }
+    if (st != CCKEY_OK) return st;
+    if (w.bad)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
+                          atomic_load(&w.first_bad));
     for (size_t b = 0; b < blocks; b++) {
         size_t c = w.block_opts[b];
         w.block_opts[b] = w.n_opt;
         w.n_opt += c;
     }
     size_t items = 3 * p->n + w.n_opt;
-    p->ids = malloc(p->n * 4 * sizeof *p->ids);
-    p->opt_ids = malloc((w.n_opt + 1) * sizeof *p->opt_ids);
-    p->opt_base = malloc(p->n * sizeof *p->opt_base);
-    w.pair = malloc((w.n_opt / 2 + 1) * sizeof *w.pair);
-    w.hash = malloc(items * sizeof *w.hash);
-    w.set_hash = malloc(p->n * sizeof *w.set_hash);
-    if (!p->ids || !p->opt_ids || !p->opt_base || !w.pair || !w.hash || !w.set_hash) {
-        st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
-        goto out;
-    }
+    p->ids = cckey_scratch_alloc(mem, p->n * 4 * sizeof *p->ids);
+    p->opt_ids = cckey_scratch_alloc(mem, w.n_opt * sizeof *p->opt_ids);
+    p->opt_base = cckey_scratch_alloc(mem, p->n * sizeof *p->opt_base);
+    w.pair = cckey_scratch_alloc(mem, w.n_opt / 2 * sizeof *w.pair);
+    w.hash = cckey_scratch_alloc(mem, items * sizeof *w.hash);
+    w.set_hash = cckey_scratch_alloc(mem, p->n * sizeof *w.set_hash);
+    if (!p->ids || !p->opt_ids || !p->opt_base || !w.pair || !w.hash || !w.set_hash)
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
     st = cckey_parallel_for(threads, blocks, 1, hash_blocks, &w);
     if (st == CCKEY_OK && w.bad) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
-    if (st == CCKEY_OK) st = cckey_dedup_run(&w.strings, items, w.hash, same_string, &w, threads);
+    if (st == CCKEY_OK) st = cckey_dedup_run(&w.strings, items, w.hash, same_string, &w, threads, mem);
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, id_blocks, &w);
-    if (st == CCKEY_OK) st = cckey_dedup_run(&sets, p->n, w.set_hash, same_set, &w, threads);
-    if (st != CCKEY_OK) goto out;
+    if (st == CCKEY_OK) st = cckey_dedup_run(&sets, p->n, w.set_hash, same_set, &w, threads, mem);
+    if (st != CCKEY_OK) return st;
     set_work sw = {.p = p, .sets = &sets, .w = &w};
     st = cckey_parallel_for(threads, p->n, 1 << 16, set_ids, &sw);
     p->sets.n = sets.distinct;
     p->sets.rep = sets.rep;
-    sets.rep = NULL;
     p->strings.n = w.strings.distinct;
-    p->strings.msgs = malloc((p->strings.n ? p->strings.n : 1) * sizeof *p->strings.msgs);
+    p->strings.msgs = cckey_scratch_alloc(mem, p->strings.n * sizeof *p->strings.msgs);
     if (st == CCKEY_OK && !p->strings.msgs) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "string table");
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, p->strings.n, 1 << 16, string_msgs, &sw);
-out:
-    cckey_dedup_free(&w.strings);
-    cckey_dedup_free(&sets);
-    free(w.block_opts);
-    free(w.pair);
-    free(w.hash);
-    free(w.set_hash);
     return st;
 }
 
@@ -477,21 +462,18 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
                                    unsigned threads, cckey_progress_relay *relay)
 {
     size_t m = p->strings.n;
-    p->dig = malloc((m ? m : 1) * sizeof *p->dig);
-    uint8_t *done = calloc(m ? m : 1, 1);
+    p->dig = cckey_scratch_alloc(p->mem, m * sizeof *p->dig);
+    uint8_t *done = cckey_scratch_calloc(p->mem, m);
     if (!p->dig || !done) {
-        free(done);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest buffers for %zu strings", m);
     }
     const cckey_backend_ops *b = choose(cfg, p, threads);
     char why[512] = "";
     if (!b) {
-        free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build",
                           cckey_backend_name(cfg->backend));
     }
     if (cckey_backend_available(b, &cfg->device, why, sizeof why) != CCKEY_OK) {
-        free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s backend unavailable: %s", b->name, why);
     }
     struct cckey_digest_split split = {0, 0};
@@ -510,7 +492,6 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         snprintf(rep->used, sizeof rep->used, "%s+cpu", b->name);
         st = cckey_cpu_digest(&job);
     }
-    free(done);
     if (atomic_load_explicit(&relay->cancelled, memory_order_relaxed))
         return cckey_fail(CCKEY_ERR_CANCELLED, "cancelled by the progress callback");
     if (st != CCKEY_OK) return st;
@@ -527,18 +508,18 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         total += cckey_canon_len(k);
         if (k > max_opts) max_opts = k;
     }
-    char *canon = malloc(total ? total : 1);
-    cckey_msg *msgs = malloc((ns ? ns : 1) * sizeof *msgs);
-    uint8_t (*d)[CCKEY_MD5_DIGEST] = malloc((ns ? ns : 1) * sizeof *d);
-    size_t *order = malloc((max_opts ? max_opts : 1) * sizeof *order);
-    const char **kh = malloc((max_opts ? max_opts : 1) * sizeof *kh);
-    const char **vh = malloc((max_opts ? max_opts : 1) * sizeof *vh);
-    p->set_hex = malloc((ns ? ns : 1) * sizeof *p->set_hex);
+    cckey_scratch *mem = p->mem;
+    char *canon = cckey_scratch_alloc(mem, total);
+    cckey_msg *msgs = cckey_scratch_alloc(mem, ns * sizeof *msgs);
+    uint8_t (*d)[CCKEY_MD5_DIGEST] = cckey_scratch_alloc(mem, ns * sizeof *d);
+    size_t *order = cckey_scratch_alloc(mem, max_opts * sizeof *order);
+    const char **kh = cckey_scratch_alloc(mem, max_opts * sizeof *kh);
+    const char **vh = cckey_scratch_alloc(mem, max_opts * sizeof *vh);
+    char (*hex)[32] = cckey_scratch_alloc(mem, 2 * max_opts * sizeof *hex);
+    p->set_hex = cckey_scratch_alloc(mem, ns * sizeof *p->set_hex);
+    if (!canon || !msgs || !d || !order || !kh || !vh || !hex || !p->set_hex)
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "option set buffers");
     cckey_status st = CCKEY_OK;
-    if (!canon || !msgs || !d || !order || !kh || !vh || !p->set_hex) {
-        st = cckey_fail(CCKEY_ERR_NO_MEMORY, "option set buffers");
-        goto out;
-    }
     char *w = canon;
     for (size_t s = 0; s < ns && st == CCKEY_OK; s++) {
         size_t t = p->sets.rep[s];
@@ -546,8 +527,10 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         st = cckey_option_order(p->tuples[t].options, k, order);
         for (size_t i = 0; i < k; i++) {
             const uint32_t *ids = p->opt_ids + p->opt_base[t] + 2 * order[i];
-            kh[i] = p->hex[ids[0]];
-            vh[i] = p->hex[ids[1]];
+            cckey_hex(hex[2 * i], p->dig[ids[0]]);
+            cckey_hex(hex[2 * i + 1], p->dig[ids[1]]);
+            kh[i] = hex[2 * i];
+            vh[i] = hex[2 * i + 1];
         }
         cckey_canon_write(w, kh, vh, k);
         msgs[s] = (cckey_msg){(const uint8_t *)w, cckey_canon_len(k)};
@@ -558,10 +541,7 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         st = cckey_cpu_digest(&job);
     }
     for (size_t s = 0; s < ns && st == CCKEY_OK; s++) cckey_hex(p->set_hex[s], d[s]);
-    p->set_dig = d;   /* kept for binary keys; freed with the plan */
-    d = NULL;
-out:
-    free(canon), free(msgs), free(d), free(order), free(kh), free(vh);
+    p->set_dig = d;   /* kept for binary keys */
     return st;
 }
 
@@ -581,15 +561,15 @@ static void format_range(void *ctx, size_t begin, size_t end)
             for (int f = 0; f < 3; f++) memcpy(fw->bin[i] + 16 * f, p->dig[id[f]], 16);
             memcpy(fw->bin[i] + 48, p->set_dig[id[3]], 16);
         } else {
-            cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
+            char *o = fw->out[i];
+            for (int f = 0; f < 3; f++) {
+                cckey_hex(o + 33 * f, p->dig[id[f]]);
+                o[33 * f + 32] = ':';
+            }
+            memcpy(o + 99, p->set_hex[id[3]], 32);
+            o[CCKEY_KEY_LEN] = '\0';
         }
     }
-}
-
-static void hex_range(void *ctx, size_t begin, size_t end)
-{
-    plan *p = ctx;
-    for (size_t i = begin; i < end; i++) cckey_hex(p->hex[i], p->dig[i]);
 }
 
 /* Below this many items a thread costs more to start than it saves. */
@@ -604,20 +584,16 @@ static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t 
     cckey_progress_relay relay = {.cfg = cfg};
     atomic_init(&relay.cancelled, false);
 
-    plan p = {.tuples = tuples, .n = n};
+    cckey_scratch mem = cckey_batch_config_take_scratch(config);
+    plan p = {.tuples = tuples, .n = n, .mem = &mem};
     cckey_status st = intern_all(&p, threads);
     if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
-    if (st == CCKEY_OK) {
-        p.hex = malloc(p.strings.n * sizeof *p.hex);
-        if (!p.hex) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "hex digests");
-    }
-    if (st == CCKEY_OK) st = cckey_parallel_for(threads, p.strings.n, FORMAT_GRAIN, hex_range, &p);
     if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
     if (st == CCKEY_OK) {
         fw.p = &p;
         st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
     }
-    plan_free(&p);
+    cckey_batch_config_keep_scratch(config, &mem);
     if (config) {
         /* Configs come only from cckey_batch_config_new: writable. */
         cckey_batch_config *out_cfg = (cckey_batch_config *)config;
