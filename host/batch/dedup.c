@@ -1,8 +1,8 @@
 /* Partitioned deduplication (see dedup.h). Parallel passes: count the
  * items of each partition per block of items, scatter item indices into
- * partition order, deduplicate each partition in its own table, then
- * number the distinct items in item order (count per block, assign). Only
- * the per-block counts are summed serially. */
+ * partition order, deduplicate each partition in its own table (counting
+ * the distinct items per block as it goes), then number the distinct items
+ * in item order. Only the per-block counts are summed serially. */
 #include "dedup.h"
 #include "scratch.h"
 #include "../backends/backend.h"
@@ -21,7 +21,7 @@ typedef struct dedup_work {
     cckey_same_fn same;
     const void *ctx;
     size_t blocks;
-    size_t (*count)[DEDUP_PARTS];   /* per block: items per partition, then scatter cursors */
+    size_t (*count)[DEDUP_PARTS];   /* per block: items per partition, then scatter cursors, then distinct ones */
     uint32_t *order;                /* item indices, partition after partition */
     size_t start[DEDUP_PARTS + 1];  /* each partition's range in order */
     size_t found[DEDUP_PARTS];      /* distinct items per partition */
@@ -72,6 +72,7 @@ static void dedup_parts(void *ctx, size_t begin, size_t end)
     size_t table_cap = 0;
     for (size_t p = begin; p < end; p++) {
         size_t lo = w->start[p], hi = w->start[p + 1], m = hi - lo;
+        for (size_t b = 0; b < w->blocks; b++) w->count[b][p] = 0;
         if (m == 0) continue;
         size_t cap = 16;
         while (cap < 2 * m) cap *= 2;
@@ -86,9 +87,14 @@ static void dedup_parts(void *ctx, size_t begin, size_t end)
         }
         memset(table, 0, cap * sizeof *table);
         uint32_t *first = w->first + lo;
-        size_t found = 0;
+        size_t found = 0, block = w->order[lo] / BLOCK, block_found = 0;
         for (size_t k = lo; k < hi; k++) {
             uint32_t item = w->order[k];
+            if (item / BLOCK != block) {   /* items come in index order */
+                w->count[block][p] = found - block_found;
+                block = item / BLOCK;
+                block_found = found;
+            }
             uint64_t h = d->hash[item];
             uint32_t h32 = (uint32_t)h;
             size_t j = (h32 ^ (uint32_t)(h >> 32)) & (cap - 1);
@@ -110,20 +116,10 @@ static void dedup_parts(void *ctx, size_t begin, size_t end)
                 }
             }
         }
+        w->count[block][p] = found - block_found;
         w->found[p] = found;
     }
     free(table);
-}
-
-static void count_reps(void *ctx, size_t begin, size_t end)
-{
-    dedup_work *w = ctx;
-    const cckey_dedup *d = w->d;
-    for (size_t b = begin; b < end; b++) {
-        size_t lo = b * BLOCK, hi = lo + BLOCK < d->n ? lo + BLOCK : d->n, c = 0;
-        for (size_t i = lo; i < hi; i++) c += (d->hash[i] & 1) && d->is_rep[i];
-        w->block_reps[b] = c;
-    }
 }
 
 /* Ids in order of first appearance: a batch's tables are then read in
@@ -183,10 +179,9 @@ cckey_status cckey_dedup_run(cckey_dedup *d, size_t n, const uint64_t *hash, cck
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, DEDUP_PARTS, 1, dedup_parts, &w);
     if (st == CCKEY_OK && w.failed) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplication table");
     if (st != CCKEY_OK) return st;
-    st = cckey_parallel_for(threads, w.blocks, 1, count_reps, &w);
-    if (st != CCKEY_OK) return st;
     for (size_t b = 0; b < w.blocks; b++) {
-        size_t c = w.block_reps[b];
+        size_t c = 0;
+        for (unsigned p = 0; p < DEDUP_PARTS; p++) c += w.count[b][p];
         w.block_reps[b] = d->distinct;
         d->distinct += c;
     }
