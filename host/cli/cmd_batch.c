@@ -1,13 +1,16 @@
 /* cckey batch: keys for every tuple of a manifest, streamed in bounded
  * chunks so that manifests larger than memory work. */
+#include "batch_recent.h"
 #include "batch_sources.h"
 #include "manifest.h"
 #include "parallel_for.h"
+#include "pipeline.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,6 +141,7 @@ static void parse_range(void *ctx, size_t begin, size_t end)
     char err[1024];
     cckey_option *block = NULL;
     size_t used = 0, cap = 0;
+    batch_recent recent = {0};
     for (size_t i = begin; i < end; i++) {
         manifest_item *it = &w->slots[i].item;
         if (manifest_parse_into(&ps, w->decoded + r->off[i], r->arena + r->off[i], r->len[i], w->m->label,
@@ -145,7 +149,16 @@ static void parse_range(void *ctx, size_t begin, size_t end)
             parse_failed(&w->slots[i], r->line[i], err);
             continue;
         }
+        it->tuple.device = batch_recent_string(&recent, it->tuple.device);
+        it->tuple.name = batch_recent_string(&recent, it->tuple.name);
+        if (!it->source_file.ptr) it->tuple.source = batch_recent_string(&recent, it->tuple.source);
         size_t k = it->tuple.n_options;
+        size_t same = k ? batch_recent_set(&recent, block, it->tuple.options, k, used) : SIZE_MAX;
+        if (same != SIZE_MAX) {
+            it->opts = NULL;
+            it->tuple.options = (const cckey_option *)(uintptr_t)same;
+            continue;
+        }
         if (used + k > cap) {
             size_t ncap = cap ? 2 * cap : 64;
             while (ncap < used + k) ncap *= 2;
@@ -208,31 +221,40 @@ static void clear_slots(slot *slots, size_t n)
     }
 }
 
-typedef struct chunk_state {
-    slot *slots;
-    cckey_tuple *tuples;
-    char (*keys)[CCKEY_KEY_LEN + 1];
+/* One chunk of the manifest on its way through the pipeline: read and
+ * parsed by the reader thread, keyed and written by the calling thread. */
+typedef struct batch_chunk {
     raw_lines raw;
     char *decoded;   /* as large as raw's arena */
     size_t decoded_cap;
+    slot *slots;
+    uint64_t offset;   /* manifest bytes consumed up to its end */
+    int status;        /* CLI_OK, or CLI_FAIL with err: reading stopped there */
+    char err[1024];
+} batch_chunk;
+
+/* What the keying stage keeps: one chunk's worth, and the run's totals. */
+typedef struct chunk_state {
+    cckey_tuple *tuples;
+    char (*keys)[CCKEY_KEY_LEN + 1];
     batch_sources sources;   /* for the whole run */
     char *out_buf;           /* a chunk's output in keys format */
     size_t bad, total, warned, written;
 } chunk_state;
 
 /* One chunk's results, in order: in keys format one large write. */
-static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c)
+static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const batch_chunk *k)
 {
-    size_t n = c->raw.n;
+    size_t n = k->raw.n;
     if (o->jsonl || !c->out_buf) {
-        for (size_t j = 0, k = 0; j < n; j++)
-            write_result(out, o, &c->slots[j], c->slots[j].error ? NULL : c->keys[k++], &c->written);
+        for (size_t j = 0, g = 0; j < n; j++)
+            write_result(out, o, &k->slots[j], k->slots[j].error ? NULL : c->keys[g++], &c->written);
         return;
     }
     char *w = c->out_buf;
-    for (size_t j = 0, k = 0; j < n; j++) {
-        if (!c->slots[j].error) {
-            memcpy(w, c->keys[k++], CCKEY_KEY_LEN);
+    for (size_t j = 0, g = 0; j < n; j++) {
+        if (!k->slots[j].error) {
+            memcpy(w, c->keys[g++], CCKEY_KEY_LEN);
             w += CCKEY_KEY_LEN;
         }
         *w++ = '\n';
@@ -240,26 +262,33 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c)
     fwrite(c->out_buf, 1, (size_t)(w - c->out_buf), out);
 }
 
-/* Parse, map, key and write one chunk. CLI_OK, CLI_USAGE (a bad line and
- * no --keep-going) or CLI_FAIL. */
-static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chunk_state *c)
+/* Lines a parse range takes: enough that repeats within a range share an
+ * address (batch_recent.h), few enough to spread a chunk over the cores. */
+#define PARSE_GRAIN 1024
+
+/* Parse a chunk's lines, on all threads. false without memory. */
+static bool parse_chunk(const batch_opts *o, const manifest *m, batch_chunk *k)
 {
-    size_t n = c->raw.n;
-    if (c->decoded_cap < c->raw.used) {
-        free(c->decoded);
-        c->decoded = malloc(c->raw.used);
-        c->decoded_cap = c->decoded ? c->raw.used : 0;
-        if (!c->decoded) {
-            cli_error("batch: out of memory");
-            return CLI_FAIL;
-        }
+    if (k->decoded_cap < k->raw.used) {
+        free(k->decoded);
+        k->decoded = malloc(k->raw.used);
+        k->decoded_cap = k->decoded ? k->raw.used : 0;
+        if (!k->decoded) return false;
     }
-    parse_work pw = {.raw = &c->raw, .decoded = c->decoded, .m = m, .slots = c->slots};
-    cli_parallel_ranges(n, 64, o->threads, parse_range, &pw);
+    parse_work pw = {.raw = &k->raw, .decoded = k->decoded, .m = m, .slots = k->slots};
+    cli_parallel_ranges(k->raw.n, PARSE_GRAIN, o->threads, parse_range, &pw);
+    return true;
+}
+
+/* Map, key and write one parsed chunk. CLI_OK, CLI_USAGE (a bad line and
+ * no --keep-going) or CLI_FAIL. */
+static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chunk_state *c, batch_chunk *k)
+{
+    size_t n = k->raw.n;
     /* Each distinct source_file once per run: new paths of this chunk are
      * digested here, on all threads; known ones cost a look-up. */
     for (size_t i = 0; i < n; i++) {
-        slot *s = &c->slots[i];
+        slot *s = &k->slots[i];
         if (s->error || !s->item.source_file.ptr) continue;
         size_t e = batch_sources_add(&c->sources, s->item.source_file);
         if (e == SIZE_MAX) {
@@ -271,7 +300,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
     batch_sources_digest(&c->sources, o->threads);
     size_t good = 0;
     for (size_t i = 0; i < n; i++) {
-        slot *s = &c->slots[i];
+        slot *s = &k->slots[i];
         const batch_source *e = s->source && !s->error ? &c->sources.e[s->source - 1] : NULL;
         if (e && e->why) {
             char *path = manifest_join_path(m->base_dir, s->item.source_file);
@@ -302,14 +331,116 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
      * happens in; the rest (a device fallback, what a sample checked) once. */
     if (*warning && (strstr(warning, "wrong digest") || !c->warned++)) cli_warn("%s", warning);
     /* The key's third field is hex(md5(source)): the file's digest. */
-    for (size_t i = 0, k = 0; i < n; i++) {
-        const slot *s = &c->slots[i];
+    for (size_t i = 0, g = 0; i < n; i++) {
+        const slot *s = &k->slots[i];
         if (s->error) continue;
-        if (s->source) memcpy(c->keys[k] + 2 * (CCKEY_HEX_LEN + 1), c->sources.e[s->source - 1].hex, CCKEY_HEX_LEN);
-        k++;
+        if (s->source) memcpy(c->keys[g] + 2 * (CCKEY_HEX_LEN + 1), c->sources.e[s->source - 1].hex, CCKEY_HEX_LEN);
+        g++;
     }
-    write_chunk(out, o, c);
+    write_chunk(out, o, c, k);
     return CLI_OK;
+}
+
+/* The reader stage: the manifest, read by one thread only. */
+typedef struct batch_reader {
+    const batch_opts *o;
+    manifest *m;
+} batch_reader;
+
+/* Read the next chunk's lines: bounded in lines and in bytes of line text.
+ * false at the end of the manifest or on a read failure (k->status). */
+static bool read_chunk(batch_reader *r, batch_chunk *k)
+{
+    manifest *m = r->m;
+    /* Waiting on input (a pipe, a terminal) is where the reader may be
+     * stopped: nothing in this loop holds a lock or leaves state that the
+     * caller's cleanup cannot free. */
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+    bool more = true;
+    while (k->raw.n < r->o->chunk && k->raw.used < CHUNK_BYTES) {
+        const char *line;
+        size_t len;
+        int rd = manifest_read_line(m, &line, &len, k->err, sizeof k->err);
+        if (rd == MANIFEST_EOF) {
+            more = false;
+            break;
+        }
+        if (rd == MANIFEST_IO) {
+            k->status = CLI_FAIL;
+            break;
+        }
+        if (raw_push(&k->raw, line, len, m->line) != 0) {
+            snprintf(k->err, sizeof k->err, "batch: out of memory (line %zu of %s)", m->line, m->label);
+            k->status = CLI_FAIL;
+            break;
+        }
+        manifest_trim(m);
+    }
+    pthread_setcancelstate(cancel, NULL);
+    k->offset = m->offset;
+    return more && k->status == CLI_OK;
+}
+
+static bool fill_chunk(void *ctx, void *buf)
+{
+    batch_reader *r = ctx;
+    batch_chunk *k = buf;
+    clear_slots(k->slots, k->raw.n);
+    k->raw.n = k->raw.used = 0;
+    k->status = CLI_OK;
+    bool more = read_chunk(r, k);
+    if (k->status == CLI_OK && k->raw.n && !parse_chunk(r->o, r->m, k)) {
+        snprintf(k->err, sizeof k->err, "batch: out of memory");
+        k->status = CLI_FAIL;
+    }
+    return more && k->raw.n;
+}
+
+/* Chunks in flight: the one being keyed and the one being read. */
+#define PIPELINE_DEPTH 2
+
+static bool chunk_alloc(batch_chunk *k, size_t lines)
+{
+    k->slots = calloc(lines, sizeof *k->slots);
+    k->raw.off = calloc(lines, sizeof *k->raw.off);
+    k->raw.len = calloc(lines, sizeof *k->raw.len);
+    k->raw.line = calloc(lines, sizeof *k->raw.line);
+    return k->slots && k->raw.off && k->raw.len && k->raw.line;
+}
+
+static void chunk_free(batch_chunk *k)
+{
+    if (k->slots) clear_slots(k->slots, k->raw.n);
+    free(k->slots);
+    free(k->raw.arena), free(k->raw.off), free(k->raw.len), free(k->raw.line), free(k->decoded);
+}
+
+/* Key and write the chunks the reader hands over, in order. */
+static int consume(const batch_opts *o, const manifest *m, cli_output *out, chunk_state *c, cli_pipeline *pipe,
+                   batch_progress *prog)
+{
+    int rc = CLI_OK;
+    for (batch_chunk *k; rc == CLI_OK && (k = cli_pipeline_take(pipe));) {
+        if (k->status != CLI_OK) {
+            cli_error("%s", k->err);
+            return CLI_FAIL;
+        }
+        if (!k->raw.n) break;
+        prog->chunk_hi = k->offset;
+        prog->items = c->total + k->raw.n;
+        rc = process_chunk(o, m, out->f, c, k);
+        /* A full disk or a closed pipe stops the batch now, not at the end. */
+        if (rc == CLI_OK && fflush(out->f) != 0) {
+            cli_error("batch: writing %s: %s", o->output ? o->output : "standard output", strerror(errno));
+            rc = CLI_FAIL;
+        }
+        cli_pipeline_release(pipe);
+        prog->items = c->total;
+        prog->chunk_lo = prog->chunk_hi;
+        cli_progress_update(&prog->bar, prog->chunk_hi, prog->input_size, c->total);
+    }
+    return rc;
 }
 
 static int run(const batch_opts *o)
@@ -328,62 +459,32 @@ static int run(const batch_opts *o)
     if (fstat(fileno(m.f), &st) == 0 && S_ISREG(st.st_mode)) input_size = (uint64_t)st.st_size;
 
     chunk_state c = {0};
-    c.slots = calloc(o->chunk, sizeof *c.slots);
     c.tuples = calloc(o->chunk, sizeof *c.tuples);
     c.keys = calloc(o->chunk, sizeof *c.keys);
     c.out_buf = malloc(o->chunk * (CCKEY_KEY_LEN + 1));   /* no check: write_chunk copes without */
     c.sources.base_dir = m.base_dir;
-    c.raw.off = calloc(o->chunk, sizeof *c.raw.off);
-    c.raw.len = calloc(o->chunk, sizeof *c.raw.len);
-    c.raw.line = calloc(o->chunk, sizeof *c.raw.line);
+    batch_chunk chunks[PIPELINE_DEPTH] = {0};
+    void *bufs[PIPELINE_DEPTH];
+    bool ok = c.tuples && c.keys;
+    for (size_t i = 0; i < PIPELINE_DEPTH; i++) ok = chunk_alloc(&chunks[i], o->chunk) && ok, bufs[i] = &chunks[i];
     batch_progress prog = {.input_size = input_size};
     cli_progress *bar = &prog.bar;
     cli_progress_init(bar, "batch");
     if (o->quiet) bar->enabled = false;
     if (bar->enabled) cckey_batch_config_set_progress(o->cfg, on_progress, &prog);
     int rc = CLI_OK;
-    char err[1024];
-    if (!c.slots || !c.tuples || !c.keys || !c.raw.off || !c.raw.len || !c.raw.line) {
+    /* Reading and parsing chunk k+1 overlaps keying and writing chunk k;
+     * one host thread (--jobs 1) means no reader thread. */
+    batch_reader reader = {o, &m};
+    unsigned threads = o->threads ? o->threads : cckey_cpu_threads();
+    cli_pipeline *pipe = ok ? cli_pipeline_start(bufs, PIPELINE_DEPTH, threads > 1, fill_chunk, &reader) : NULL;
+    if (!pipe) {
         cli_error("batch: out of memory");
         rc = CLI_FAIL;
+    } else {
+        rc = consume(o, &m, &out, &c, pipe, &prog);
     }
-    for (bool eof = false; rc == CLI_OK && !eof;) {
-        /* Fill a chunk: bounded in lines and in bytes of line text. */
-        while (c.raw.n < o->chunk && c.raw.used < CHUNK_BYTES) {
-            const char *line;
-            size_t len;
-            int r = manifest_read_line(&m, &line, &len, err, sizeof err);
-            if (r == MANIFEST_EOF) {
-                eof = true;
-                break;
-            }
-            if (r == MANIFEST_IO) {
-                cli_error("%s", err);
-                rc = CLI_FAIL;
-                break;
-            }
-            if (raw_push(&c.raw, line, len, m.line) != 0) {
-                cli_error("batch: out of memory (line %zu of %s)", m.line, m.label);
-                rc = CLI_FAIL;
-                break;
-            }
-            manifest_trim(&m);
-        }
-        if (rc != CLI_OK || c.raw.n == 0) break;
-        prog.chunk_hi = m.offset;
-        prog.items = c.total + c.raw.n;
-        rc = process_chunk(o, &m, out.f, &c);
-        /* A full disk or a closed pipe stops the batch now, not at the end. */
-        if (rc == CLI_OK && fflush(out.f) != 0) {
-            cli_error("batch: writing %s: %s", o->output ? o->output : "standard output", strerror(errno));
-            rc = CLI_FAIL;
-        }
-        clear_slots(c.slots, c.raw.n);
-        c.raw.n = c.raw.used = 0;
-        prog.items = c.total;
-        prog.chunk_lo = prog.chunk_hi;
-        cli_progress_update(bar, prog.chunk_hi, input_size, c.total);
-    }
+    cli_pipeline_stop(pipe);
     cli_progress_finish(bar);
     bool complete = rc == CLI_OK;   /* every line has its output line */
     if (complete && o->json) fputs(c.written ? "\n]\n" : "[]\n", out.f);
@@ -401,11 +502,10 @@ static int run(const batch_opts *o)
     } else {
         fflush(stdout);
     }
-    clear_slots(c.slots, c.raw.n);
+    for (size_t i = 0; i < PIPELINE_DEPTH; i++) chunk_free(&chunks[i]);
     batch_sources_free(&c.sources);
     free(c.out_buf);
-    free(c.slots), free(c.tuples), free(c.keys);
-    free(c.raw.arena), free(c.raw.off), free(c.raw.len), free(c.raw.line), free(c.decoded);
+    free(c.tuples), free(c.keys);
     manifest_close(&m);
     return rc;
 }
