@@ -353,6 +353,24 @@ CCKEY_API cckey_status cckey_devices(const cckey_batch_config *cfg, cckey_backen
  *          path; CCKEY_ERR_UNAVAILABLE when the backend is not compiled in. */
 CCKEY_API cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path);
 
+/** Advanced: the function `name` (e.g. "clBuildProgram", "cuGetErrorName")
+ *  of the driver this library loads for kind, for a tool that drives the
+ *  runtime itself beside the library (`cckey warm` builds OpenCL programs
+ *  through it) and so shares the library's one runtime, loaded from the
+ *  path cckey_set_driver_library set. Loads the driver on first use, as the
+ *  backend does. Cast the address to the function's own type.
+ *  @return the address; NULL with the reason in cckey_last_error when kind
+ *          has no driver (CCKEY_ERR_INVALID_ARG), the backend is not
+ *          compiled in, the driver does not load, or it lacks the function
+ *          (CCKEY_ERR_UNAVAILABLE). */
+CCKEY_API void *cckey_driver_symbol(cckey_backend_kind kind, const char *name);
+
+/** The symbolic name of an OpenCL status code, e.g. "CL_BUILD_PROGRAM_FAILURE"
+ *  for -11 (OpenCL has no call that names its own codes; CUDA's driver has,
+ *  cuGetErrorName). A static string; "CL_<unknown>" for a code it does not
+ *  know. */
+CCKEY_API const char *cckey_opencl_status_name(int status);
+
 /** How a backend gets its kernel, in a few words ("host code", "embedded
  *  OpenCL C source, built on first use", ...; "not compiled in"). */
 CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);

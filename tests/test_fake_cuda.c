@@ -20,6 +20,7 @@
 typedef struct fake_cuda_stats {
     unsigned long live_blocks, live_pinned, pageable_copies, bytes_copied;
     int retains;
+    unsigned long live_modules;
 } fake_cuda_stats;
 static int (*fake_fail)(const char *, unsigned);
 static unsigned long (*fake_count)(const char *);
@@ -187,6 +188,127 @@ static void faults(void)
     cckey_test_arena_free(&k.a);
 }
 
+/* ---- a driver that will not let go ------------------------------------------ */
+
+typedef struct teardown_run {
+    keyset small, big;
+    cckey_batch_config *tiny, *wide;   /* 64-byte chunks; 1 MiB chunks */
+    fake_cuda_stats idle;              /* the driver's books with the engine idle after a big batch */
+} teardown_run;
+
+static void keys_on(teardown_run *r, keyset *k, cckey_batch_config *cfg, const char *used, const char *what)
+{
+    memset(k->keys, 0, k->n * sizeof *k->keys);
+    CHECK(cckey_make_keys(k->keys, k->t, k->n, cfg) == CCKEY_OK, "%s: %s", what, cckey_last_error());
+    check_keys(k, what);
+    CHECK(strcmp(cckey_batch_config_used(cfg), used) == 0, "%s: used %s, expected %s", what,
+          cckey_batch_config_used(cfg), used);
+    (void)r;
+}
+
+/* A big batch on a rebuilt engine leaves the driver's books as they were
+ * with the engine idle before, but for what it refused to free. */
+static void books_balance(const teardown_run *r, long blocks, int retains, long modules, const char *what)
+{
+    fake_cuda_stats st;
+    fake_stat(&st);
+    CHECK((long)(st.live_blocks + st.live_pinned) == (long)(r->idle.live_blocks + r->idle.live_pinned) + blocks,
+          "%s: %lu+%lu blocks live, expected %lu+%lu%+ld", what, st.live_blocks, st.live_pinned, r->idle.live_blocks,
+          r->idle.live_pinned, blocks);
+    CHECK(st.retains == r->idle.retains + retains, "%s: %d context retains, expected %d", what, st.retains,
+          r->idle.retains + retains);
+    CHECK((long)st.live_modules == (long)r->idle.live_modules + modules, "%s: %lu modules", what, st.live_modules);
+}
+
+/* The warning of the last batch on cfg names the failed call and the
+ * driver's error, and says the batch went to the CPU. */
+static void warned(cckey_batch_config *cfg, const char *call, const char *error, const char *what)
+{
+    const char *w = cckey_batch_config_warning(cfg);
+    CHECK(strstr(w, "cuda backend failed") && strstr(w, call) && strstr(w, error), "%s: warning '%s'", what, w);
+}
+
+/* Releasing staging to grow it, mid-batch: a refusal fails the batch over
+ * to the CPU (the device is suspect), its keys right, the warning naming
+ * the call; the next batch rebuilds the engine. */
+static void refused_release(teardown_run *r, const char *call, const char *error, long kept)
+{
+    /* A fresh engine with tiny staging: tear the old one down first. */
+    CHECK(fake_fail("cuLaunchKernel", 1) == 0, "arm");
+    keys_on(r, &r->small, r->tiny, "cuda+cpu", "tear down");
+    fake_fail(NULL, 0);
+    keys_on(r, &r->small, r->tiny, "cuda", "tiny staging");
+    unsigned long before = fake_count(call);
+    CHECK(fake_fail(call, 1) == 0, "arm %s", call);
+    keys_on(r, &r->big, r->wide, "cuda+cpu", call);
+    fake_fail(NULL, 0);
+    CHECK(fake_count(call) > before, "%s: never called", call);
+    warned(r->wide, call, error, call);
+    keys_on(r, &r->big, r->wide, "cuda", "after a refused release");
+    CHECK(!*cckey_batch_config_warning(r->wide), "warning: %s", cckey_batch_config_warning(r->wide));
+    books_balance(r, kept, 0, 0, call);
+}
+
+/* Tearing down after a failure: the failure is what the warning names, the
+ * refusal changes nothing else, and every other resource still goes. The
+ * failure comes at open (the context push), before a batch can grow its
+ * staging: so the refused call is surely one of the teardown's. */
+static void refused_teardown(teardown_run *r, const char *call, long blocks, int retains, long modules)
+{
+    unsigned long before = fake_count(call);
+    CHECK(fake_fail("cuCtxPushCurrent", 1) == 0 && fake_fail(call, 1) == 0, "arm %s", call);
+    keys_on(r, &r->big, r->wide, "cuda+cpu", call);
+    fake_fail(NULL, 0);
+    CHECK(fake_count(call) > before, "%s: never called", call);
+    warned(r->wide, "cuCtxPushCurrent", "CUDA_ERROR_INVALID_CONTEXT", call);
+    keys_on(r, &r->big, r->wide, "cuda", "after a refused teardown");
+    books_balance(r, blocks, retains, modules, call);
+}
+
+static void teardown_faults(void)
+{
+    teardown_run r;
+    make_keys(&r.small, 21, 4);
+    make_keys(&r.big, 22, 600);
+    r.tiny = cuda_config(0);
+    r.wide = cuda_config(0);
+    CHECK(cckey_batch_config_set_chunk_bytes(r.tiny, 64) == CCKEY_OK, "chunk");
+    CHECK(cckey_batch_config_set_chunk_bytes(r.wide, 1 << 20) == CCKEY_OK, "chunk");
+    keys_on(&r, &r.big, r.wide, "cuda", "baseline");
+    fake_stat(&r.idle);
+    CHECK(r.idle.retains == 1 && r.idle.live_modules == 1, "idle engine: %d retains, %lu modules", r.idle.retains,
+          r.idle.live_modules);
+
+    /* Growing staging: release() sees each refusal; a refused free is one
+     * block the driver keeps (the counts below add up). */
+    refused_release(&r, "cuStreamSynchronize", "CUDA_ERROR_LAUNCH_FAILED", 0);
+    refused_release(&r, "cuMemFree", "CUDA_ERROR_UNKNOWN", 1);
+    refused_release(&r, "cuMemFreeHost", "CUDA_ERROR_UNKNOWN", 2);
+
+    /* Giving the context back after a batch the device did right. */
+    unsigned long before = fake_count("cuCtxPopCurrent");
+    CHECK(fake_fail("cuCtxPopCurrent", 1) == 0, "arm");
+    keys_on(&r, &r.big, r.wide, "cuda+cpu", "cuCtxPopCurrent");
+    fake_fail(NULL, 0);
+    CHECK(fake_count("cuCtxPopCurrent") > before, "cuCtxPopCurrent: never called");
+    warned(r.wide, "cuCtxPopCurrent", "CUDA_ERROR_INVALID_CONTEXT", "cuCtxPopCurrent");
+    keys_on(&r, &r.big, r.wide, "cuda", "after a refused pop");
+    books_balance(&r, 2, 0, 0, "cuCtxPopCurrent");
+
+    /* Teardown after a failure. */
+    refused_teardown(&r, "cuMemFree", 3, 0, 0);
+    refused_teardown(&r, "cuStreamDestroy", 3, 0, 0);
+    refused_teardown(&r, "cuModuleUnload", 3, 0, 1);
+    refused_teardown(&r, "cuDevicePrimaryCtxRelease", 3, 1, 1);
+    cckey_batch_config_free(r.tiny);
+    cckey_batch_config_free(r.wide);
+    keyset *ks[] = {&r.small, &r.big};
+    for (size_t i = 0; i < 2; i++) {
+        free(ks[i]->t), free(ks[i]->keys);
+        cckey_test_arena_free(&ks[i]->a);
+    }
+}
+
 /* ---- concurrent batches: engines of their own, one primary context ------- */
 
 static void *concurrent(void *p)
@@ -217,6 +339,7 @@ int main(void)
           dev.name);
     bind_fake();
     faults();   /* first: the engine's setup calls come on its first batch */
+    teardown_faults();
     pipeline_chunks();
     public_keys();
     enum { T = 5 };

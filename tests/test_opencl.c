@@ -9,6 +9,7 @@
 #include "test_gpu_common.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,37 @@ Test(opencl, driver_library_is_fixed_by_the_first_load)
     cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/second.so"), CCKEY_OK);
     cr_assert_eq(cckey_set_driver_library(K, NULL), CCKEY_ERR_INVALID_ARG);
     cr_assert(strstr(cckey_last_error(), "already loaded from /nonexistent/second.so"), "%s", cckey_last_error());
+}
+
+/* cckey_driver_symbol hands out the library's own runtime (warm builds
+ * through it): the very function a separate dlopen of the same runtime
+ * finds, loaded from the path set before; unknown names and kinds fail. */
+Test(opencl, driver_symbol_is_the_runtime_the_library_loads)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    cr_assert_null(cckey_driver_symbol(CCKEY_BACKEND_CPU, "clBuildProgram"));
+    cr_assert(strstr(cckey_last_error(), "has no driver"), "%s", cckey_last_error());
+    cr_assert_null(cckey_driver_symbol(K, NULL));
+    void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) cr_skip_test("no OpenCL runtime: %s", dlerror());
+    void *f = cckey_driver_symbol(K, "clBuildProgram");
+    cr_assert_not_null(f, "%s", cckey_last_error());
+    cr_assert_eq(f, dlsym(lib, "clBuildProgram"));
+    cr_assert_null(cckey_driver_symbol(K, "clNoSuchFunction"));
+    cr_assert(strstr(cckey_last_error(), "clNoSuchFunction: the OpenCL runtime has no such function"), "%s",
+              cckey_last_error());
+    dlclose(lib);
+    cr_assert_str_eq(cckey_opencl_status_name(-11), "CL_BUILD_PROGRAM_FAILURE");
+    cr_assert_str_eq(cckey_opencl_status_name(12345), "CL_<unknown>");
+}
+
+Test(opencl, driver_symbol_fails_where_the_runtime_does_not_load)
+{
+    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libOpenCL.so.1"), CCKEY_OK);
+    cr_assert_null(cckey_driver_symbol(K, "clBuildProgram"));
+    cr_assert(strstr(cckey_last_error(), "clBuildProgram: no OpenCL runtime: /nonexistent/libOpenCL.so.1"), "%s",
+              cckey_last_error());
 }
 
 /* The devices, straight from the runtime. */

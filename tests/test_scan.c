@@ -2,9 +2,9 @@
  * conditionals (tests/data/scan), Itanium names checked against NVRTC's
  * output (recorded here; test_scan_nvrtc checks them live), the folder walk
  * and warm's option-to-flag mapping. */
-#include "scan/scan.h"
-#include "scan/lexer.h"
-#include "warm/warm.h"
+#include "cli/scan/scan.h"
+#include "cli/scan/lexer.h"
+#include "cli/warm/warm.h"
 #include "support.h"
 
 #include <criterion/criterion.h>

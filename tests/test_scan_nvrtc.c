@@ -1,7 +1,7 @@
 /* The scanner's CUDA names against NVRTC itself: compile the fixtures to PTX
  * and compare the .entry names with what the scanner lists. NVRTC runs on
  * the CPU (no GPU needed); the suite skips where libnvrtc is not installed. */
-#include "scan/scan.h"
+#include "cli/scan/scan.h"
 #include "support.h"
 
 #include <criterion/criterion.h>

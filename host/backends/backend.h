@@ -32,10 +32,11 @@ typedef struct cckey_device_settings {
      * platform's name. */
     char opencl_device[CCKEY_DEVICE_SELECTOR_MAX];
     char cuda_device[CCKEY_DEVICE_SELECTOR_MAX];
-    /* Test hooks, acted on only in test builds (CCKEY_TESTING): fail just
-     * before chunk fault_chunk (-1: never), flip a bit of each chunk's first
-     * digest, fail the kernel build through its real error path. Release
-     * builds carry the fields but no code that reads them. */
+    /* Test hooks, acted on only in test builds, around the engines
+     * (host/testing/device_faults.c): fail the launch of chunk fault_chunk
+     * (-1: never), flip a bit of each chunk's first digest, fail the kernel
+     * build through its real error path. Release builds carry the fields
+     * but no code that reads them. */
     long fault_chunk;
     bool fault_corrupt, fault_build;
 } cckey_device_settings;

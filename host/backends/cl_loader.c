@@ -48,6 +48,14 @@ const cckey_cl_api *cckey_cl_load(const char **why)
     return loaded;
 }
 
+void *cckey_cl_symbol(const char *name, const char **why)
+{
+    if (!cckey_cl_load(why)) return NULL;
+    void *sym = cckey_dl_symbol(&library, name);
+    if (!sym && why) *why = "the OpenCL runtime has no such function";
+    return sym;
+}
+
 const char *cckey_cl_status_name(cl_int status)
 {
     switch (status) {

@@ -84,6 +84,11 @@ const cckey_cl_api *cckey_cl_load(const char **why);
  * cckey_set_driver_library in cckey.h. False with why when refused. */
 bool cckey_cl_set_library(const char *path, char *why, size_t why_len);
 
+/* The address of the runtime function name (e.g. "clBuildProgram"), for
+ * the public cckey_driver_symbol: NULL with *why when the runtime does not
+ * load or lacks it. */
+void *cckey_cl_symbol(const char *name, const char **why);
+
 /* The symbolic name of an OpenCL status, e.g. "CL_OUT_OF_RESOURCES"; a
  * static string, "CL_<unknown>" for codes it does not know. */
 const char *cckey_cl_status_name(cl_int status);

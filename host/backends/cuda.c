@@ -49,30 +49,52 @@ static cckey_status cu_fail(const cu_engine *S, const char *call, cckey_CUresult
                       extra ? extra : "");
 }
 
-static void cuda_release(cckey_gpu_engine *self)
+/* The first call of a teardown that the driver refused; the rest goes on,
+ * since what a refused free holds is the driver's to keep. */
+typedef struct cu_first {
+    const char *call;
+    cckey_CUresult r;
+} cu_first;
+
+static void note(cu_first *f, const char *call, cckey_CUresult r)
 {
-    cu_engine *S = (cu_engine *)self;
-    const cckey_cu_api *cu = S->cu;
-    for (unsigned s = 0; s < SLOTS; s++) {
-        cu_slot *sl = &S->slot[s];
-        if (sl->stream) cu->StreamSynchronize(sl->stream);
-        if (sl->d_data) cu->MemFree(sl->d_data);
-        if (sl->d_meta) cu->MemFree(sl->d_meta);
-        if (sl->d_out) cu->MemFree(sl->d_out);
-        if (sl->h_in) cu->MemFreeHost(sl->h_in);
-        if (sl->h_out) cu->MemFreeHost(sl->h_out);
-        sl->d_data = sl->d_meta = sl->d_out = 0;
-        sl->h_in = sl->h_out = NULL;
-    }
+    if (r != CCKEY_CUDA_SUCCESS && !f->call) f->call = call, f->r = r;
+}
+
+static void free_slot(const cckey_cu_api *cu, cu_slot *sl, cu_first *f)
+{
+    if (sl->stream) note(f, "cuStreamSynchronize", cu->StreamSynchronize(sl->stream));
+    cckey_CUdeviceptr *dev[] = {&sl->d_data, &sl->d_meta, &sl->d_out};
+    for (size_t k = 0; k < sizeof dev / sizeof *dev; k++)
+        if (*dev[k]) note(f, "cuMemFree", cu->MemFree(*dev[k])), *dev[k] = 0;
+    void **host[] = {&sl->h_in, &sl->h_out};
+    for (size_t k = 0; k < sizeof host / sizeof *host; k++)
+        if (*host[k]) note(f, "cuMemFreeHost", cu->MemFreeHost(*host[k])), *host[k] = NULL;
+}
+
+static void release_slots(cu_engine *S, cu_first *f)
+{
+    for (unsigned s = 0; s < SLOTS; s++) free_slot(S->cu, &S->slot[s], f);
     S->base.cap_data = S->base.cap_msgs = 0;
 }
 
-/* Everything but the context push, which close() undoes. */
+static cckey_status cuda_release(cckey_gpu_engine *self)
+{
+    cu_engine *S = (cu_engine *)self;
+    cu_first f = {NULL, CCKEY_CUDA_SUCCESS};
+    release_slots(S, &f);
+    return f.call ? cu_fail(S, f.call, f.r, " (releasing staging)") : CCKEY_OK;
+}
+
+/* Everything but the context push, which close() undoes, released whatever
+ * the driver says and reporting nothing: this runs after a failure (whose
+ * message must stand) or for another device. */
 static void teardown(cu_engine *S)
 {
     if (!S->cu || !S->ctx) return;
     const cckey_cu_api *cu = S->cu;
-    cuda_release(&S->base);
+    cu_first ignored = {NULL, CCKEY_CUDA_SUCCESS};
+    release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].stream) cu->StreamDestroy(S->slot[s].stream), S->slot[s].stream = NULL;
     if (S->module) cu->ModuleUnload(S->module);
@@ -80,52 +102,25 @@ static void teardown(cu_engine *S)
     S->fn = NULL;
 }
 
-/* The context retain and push of an engine, undone. */
-static void drop_context(cu_engine *S, bool release)
+/* The context retain and push of an engine, undone; f gets the first
+ * refused call. */
+static void drop_context(cu_engine *S, bool release, cu_first *f)
 {
     if (S->pushed) {
         cckey_CUcontext popped;
-        S->cu->CtxPopCurrent(&popped);
+        note(f, "cuCtxPopCurrent", S->cu->CtxPopCurrent(&popped));
         S->pushed = false;
     }
     if (release && S->ctx) {
         /* Our retain only: the context itself lives on for other users. */
-        S->cu->DevicePrimaryCtxRelease(S->dev->dev);
+        note(f, "cuDevicePrimaryCtxRelease", S->cu->DevicePrimaryCtxRelease(S->dev->dev));
         S->ctx = NULL;
     }
 }
 
-#ifdef CCKEY_TESTING
-/* The injected fault goes through the driver's real image check: a fatbin
- * whose header is wiped. */
-static cckey_status load_broken_image(cu_engine *S)
+static cckey_status load_module(cu_engine *S)
 {
     const cckey_cu_api *cu = S->cu;
-    unsigned char *broken = malloc(cckey_md5_fatbin_len ? cckey_md5_fatbin_len : 1);
-    if (!broken) return cckey_fail(CCKEY_ERR_NO_MEMORY, "fault injection");
-    memcpy(broken, cckey_md5_fatbin, cckey_md5_fatbin_len);
-    memset(broken, 0, cckey_md5_fatbin_len < 64 ? cckey_md5_fatbin_len : 64);
-    cckey_CUresult r = cu->ModuleLoadData(&S->module, broken);
-    free(broken);
-    if (r != CCKEY_CUDA_SUCCESS) {
-        S->module = NULL;
-        return cu_fail(S, "cuModuleLoadData", r, " (injected by CCKEY_FAULT_BUILD)");
-    }
-    /* A driver that accepts the wiped image still has to fail here. */
-    cu->ModuleUnload(S->module);
-    S->module = NULL;
-    return cckey_fail(CCKEY_ERR_DEVICE, "CUDA cuModuleLoadData accepted a broken image (CCKEY_FAULT_BUILD)");
-}
-#endif
-
-static cckey_status load_module(cu_engine *S, const cckey_device_settings *set)
-{
-    const cckey_cu_api *cu = S->cu;
-#ifdef CCKEY_TESTING
-    if (cckey_gpu_fault_build(set)) return load_broken_image(S);
-#else
-    (void)set;
-#endif
     cckey_CUresult r = cu->ModuleLoadData(&S->module, cckey_md5_fatbin);
     if (r != CCKEY_CUDA_SUCCESS) {
         S->module = NULL;
@@ -140,7 +135,7 @@ static cckey_status load_module(cu_engine *S, const cckey_device_settings *set)
     return CCKEY_OK;
 }
 
-static cckey_status setup(cu_engine *S, const cckey_device_settings *set)
+static cckey_status setup(cu_engine *S)
 {
     const cckey_cu_api *cu = S->cu;
     cckey_CUresult r;
@@ -149,7 +144,7 @@ static cckey_status setup(cu_engine *S, const cckey_device_settings *set)
             S->slot[s].stream = NULL;
             return cu_fail(S, "cuStreamCreate", r, NULL);
         }
-    return load_module(S, set);
+    return load_module(S);
 }
 
 /* ---- the pipeline's engine ---------------------------------------------- */
@@ -170,7 +165,8 @@ static cckey_status cuda_open(cckey_gpu_engine **self, const cckey_device_settin
         /* It served another device: its state goes, in that device's context. */
         if (S->cu->CtxPushCurrent(S->ctx) == CCKEY_CUDA_SUCCESS) S->pushed = true;
         teardown(S);
-        drop_context(S, true);
+        cu_first ignored = {NULL, CCKEY_CUDA_SUCCESS};
+        drop_context(S, true, &ignored);
     }
     S->cu = cu, S->dev = dev;
     cckey_CUresult r;
@@ -180,7 +176,7 @@ static cckey_status cuda_open(cckey_gpu_engine **self, const cckey_device_settin
     }
     if ((r = cu->CtxPushCurrent(S->ctx)) != CCKEY_CUDA_SUCCESS) return cu_fail(S, "cuCtxPushCurrent", r, NULL);
     S->pushed = true;
-    return S->fn ? CCKEY_OK : setup(S, set);
+    return S->fn ? CCKEY_OK : setup(S);
 }
 
 static cckey_status cuda_alloc(cckey_gpu_engine *self, size_t data_bytes, size_t msgs)
@@ -233,16 +229,27 @@ static cckey_status cuda_wait(cckey_gpu_engine *self, unsigned s)
     return r == CCKEY_CUDA_SUCCESS ? CCKEY_OK : cu_fail(S, "cuStreamSynchronize", r, NULL);
 }
 
-static void cuda_close(cckey_gpu_engine *self, bool failed)
+static cckey_status cuda_close(cckey_gpu_engine *self, bool failed)
 {
-    if (!self) return;
+    if (!self) return CCKEY_OK;
     cu_engine *S = (cu_engine *)self;
     if (failed && S->ctx) {
         if (!S->pushed && S->cu->CtxPushCurrent(S->ctx) == CCKEY_CUDA_SUCCESS) S->pushed = true;
         teardown(S);
     }
-    drop_context(S, failed);
+    cu_first f = {NULL, CCKEY_CUDA_SUCCESS};
+    drop_context(S, failed, &f);
+    cckey_status st = CCKEY_OK;
+    if (!failed && f.call) {
+        /* Every chunk came back, but the driver would not let the context
+         * go: the batch says so, and the engine's state goes as after a
+         * failure (the context, still current, serves the teardown). */
+        st = cu_fail(S, f.call, f.r, " (giving the device back)");
+        teardown(S);
+        drop_context(S, true, &f);
+    }
     cckey_engine_give(&pool, S);
+    return st;
 }
 
 static const cckey_device_info *cuda_device(const cckey_device_settings *set, char *why, size_t why_len)

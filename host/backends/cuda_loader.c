@@ -59,6 +59,14 @@ const cckey_cu_api *cckey_cu_load(const char **why)
     return loaded;
 }
 
+void *cckey_cu_symbol(const char *name, const char **why)
+{
+    if (!cckey_cu_load(why)) return NULL;
+    void *sym = cckey_dl_symbol(&library, name);
+    if (!sym && why) *why = "the CUDA driver has no such function";
+    return sym;
+}
+
 /* Names for when the driver cannot name its own status (the toolkit's stub
  * library, a driver too old for the code): the ones a user is likely to
  * meet while setting up. */

@@ -73,6 +73,11 @@ const cckey_cu_api *cckey_cu_load(const char **why);
  * cckey_set_driver_library in cckey.h. False with why when refused. */
 bool cckey_cu_set_library(const char *path, char *why, size_t why_len);
 
+/* The address of the driver function name (e.g. "cuGetErrorName"), for
+ * the public cckey_driver_symbol: NULL with *why when the driver does not
+ * load (or cuInit fails) or lacks it. */
+void *cckey_cu_symbol(const char *name, const char **why);
+
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver status, through
  * the driver's own cuGetErrorName/cuGetErrorString. */
 void cckey_cu_describe(const cckey_cu_api *cu, cckey_CUresult r, char *buf, size_t len);

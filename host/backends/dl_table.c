@@ -55,5 +55,16 @@ bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_en
          * pointer; memcpy avoids the ISO C warning about the cast. */
         memcpy((char *)table + entries[i].offset, &sym, sizeof sym);
     }
+    pthread_mutex_lock(&p->lock);
+    p->lib = lib;
+    pthread_mutex_unlock(&p->lock);
     return true;
+}
+
+void *cckey_dl_symbol(cckey_dl_path *p, const char *name)
+{
+    pthread_mutex_lock(&p->lock);
+    void *lib = p->lib;
+    pthread_mutex_unlock(&p->lock);
+    return lib ? dlsym(lib, name) : NULL;
 }

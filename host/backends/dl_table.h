@@ -23,13 +23,13 @@ typedef struct cckey_dl_path {
     pthread_mutex_t lock;
     bool fixed;             /* a load was attempted with path */
     char path[4096];        /* "" for the default */
+    void *lib;              /* the open library, once bound */
 } cckey_dl_path;
-#define CCKEY_DL_PATH_INIT {PTHREAD_MUTEX_INITIALIZER, false, ""}
+#define CCKEY_DL_PATH_INIT {PTHREAD_MUTEX_INITIALIZER, false, "", NULL}
 
 /* Sets p to path (NULL or "" for the default). True, or false with why
  * when the path is too long or the driver (what, for the message) was
- * already loaded from another path. No cckey internals: the CLI's warm
- * links this file and cl_loader.c on their own. */
+ * already loaded from another path. */
 bool cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_path, const char *what, char *why,
                        size_t why_len);
 
@@ -40,5 +40,10 @@ bool cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_p
  * missing. */
 bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_entry *entries, size_t n, void *table,
                    const char *absent, const char *too_old, char *why, size_t why_len);
+
+/* The address of name in the library p bound (cckey_dl_bind succeeded),
+ * for a tool that calls the driver itself (the public cckey_driver_symbol):
+ * NULL when p is not bound or the library has no such symbol. */
+void *cckey_dl_symbol(cckey_dl_path *p, const char *name);
 
 #endif

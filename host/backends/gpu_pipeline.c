@@ -29,14 +29,6 @@ cckey_status cckey_gpu_params_get(const cckey_device_settings *s, cckey_gpu_para
      * message table about when it fills its data buffer. */
     p->chunk_msgs = p->chunk_bytes / 64 > 16 ? p->chunk_bytes / 64 : 16;
     p->cpu_share = s->cpu_share;
-#ifdef CCKEY_TESTING
-    p->fault_chunk = s->fault_chunk;
-    /* A device that answers wrongly without failing: what --verify is for. */
-    p->corrupt = s->fault_corrupt;
-#else
-    p->fault_chunk = -1;
-    p->corrupt = false;
-#endif
     return CCKEY_OK;
 }
 
@@ -259,9 +251,6 @@ static cckey_status finish_slot(coop *c, unsigned s)
     for (size_t j = f->begin; j < f->end; j++, d += 4) {
         size_t i = c->order[j];
         cckey_md5_store(job->out[i], d);
-#ifdef CCKEY_TESTING
-        if (c->prm->corrupt && j == f->begin) job->out[i][0] ^= 1;
-#endif
         if (job->done) job->done[i] = 1;
     }
     c->dev_msgs += f->end - f->begin;
@@ -277,13 +266,15 @@ static cckey_status reserve(coop *c, size_t data_bytes, size_t msgs)
 {
     cckey_gpu_engine *e = c->self;
     if (data_bytes > e->cap_data || msgs > e->cap_msgs) {
-        if (e->cap_data || e->cap_msgs) c->ops->release(e);
+        /* A refused release leaves the device suspect: the batch fails
+         * over to the CPU, and close() drops the engine's state. */
+        cckey_status st = e->cap_data || e->cap_msgs ? c->ops->release(e) : CCKEY_OK;
         e->cap_data = e->cap_msgs = 0;
-        cckey_status st = c->ops->alloc(e, data_bytes, msgs);
-        if (st != CCKEY_OK) {
-            c->ops->release(e);
-            return st;
-        }
+        if (st != CCKEY_OK) return st;
+        /* A failed alloc's partial buffers go with the failed batch's
+         * close(), which keeps alloc's message. */
+        st = c->ops->alloc(e, data_bytes, msgs);
+        if (st != CCKEY_OK) return st;
         e->cap_data = data_bytes, e->cap_msgs = msgs;
     }
     c->cap_data = data_bytes, c->cap_msgs = msgs;
@@ -328,17 +319,6 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
         unsigned s = (unsigned)(chunk % slots);
         if (c->fl[s].busy && (st = finish_slot(c, s)) != CCKEY_OK) break;
         size_t begin, end;
-#ifdef CCKEY_TESTING
-        if (prm->fault_chunk >= 0 && chunk == (unsigned long)prm->fault_chunk) {
-            /* Only a chunk that would have been launched counts. */
-            uint64_t w = atomic_load_explicit(&c->claims, memory_order_relaxed);
-            size_t lo = CLAIM_LO(w) > c->n_long ? CLAIM_LO(w) : c->n_long;
-            if (lo < CLAIM_HI(w))
-                st = cckey_fail(CCKEY_ERR_DEVICE, "%s: injected fault before chunk %lu (CCKEY_FAULT_CHUNK)",
-                                c->ops->name, chunk);
-            break;
-        }
-#endif
         if (cckey_job_cancelled(c->job) || !device_claim(c, &begin, &end)) break;
         size_t data_bytes = pack(c, s, begin, end, helpers);
         st = c->ops->launch(c->self, s, end - begin, data_bytes);
@@ -354,8 +334,10 @@ static cckey_status device_loop(coop *c, size_t n_dev, bool helpers)
         if (st == CCKEY_OK) st = finish_slot(c, s);
         else c->fl[s].busy = false;
     }
-    c->ops->close(c->self, st != CCKEY_OK);
-    return st;
+    /* Giving back a device that did every chunk right can still fail: the
+     * digests stand, the batch reports it (the planner warns). */
+    cckey_status closed = c->ops->close(c->self, st != CCKEY_OK);
+    return st != CCKEY_OK ? st : closed;
 }
 
 /* ---- the threads -------------------------------------------------------- */

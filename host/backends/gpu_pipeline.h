@@ -23,7 +23,8 @@
  * Settings come with the job (cckey_device_settings, from the batch's
  * config): chunk_bytes, long_bytes, cpu_share (off: the device takes
  * everything but the long messages, for measuring the device alone), the
- * device selector, and in test builds the fault hooks. */
+ * device selector. (Test builds inject faults around the engines, from
+ * host/testing/device_faults.c; nothing here knows of them.) */
 #ifndef CCKEY_GPU_PIPELINE_H
 #define CCKEY_GPU_PIPELINE_H
 
@@ -41,8 +42,6 @@ typedef struct cckey_gpu_params {
     size_t chunk_bytes;   /* packed data per chunk */
     size_t chunk_msgs;    /* messages per chunk */
     size_t long_bytes;    /* longer messages go to the CPU */
-    long fault_chunk;     /* -1: no injected fault (test builds only) */
-    bool corrupt;         /* test hook: flip a bit of each chunk's first digest */
     bool cpu_share;       /* host threads hash from the other end too */
 } cckey_gpu_params;
 
@@ -82,16 +81,22 @@ struct cckey_gpu_ops {
     /* Allocate every slot for data_bytes of packed data and msgs messages
      * and fill self->slot; the pipeline has released the old ones. */
     cckey_status (*alloc)(cckey_gpu_engine *self, size_t data_bytes, size_t msgs);
-    /* Release the slots' buffers (waiting out their work). */
-    void (*release)(cckey_gpu_engine *self);
+    /* Release the slots' buffers (waiting out their work). CCKEY_OK, or
+     * CCKEY_ERR_DEVICE naming the first driver call that refused: the
+     * buffers are dropped from the engine all the same (a refused free is
+     * the driver's to keep) and the batch fails over to the CPU. */
+    cckey_status (*release)(cckey_gpu_engine *self);
     /* Start copy in, kernel, copy out for n messages of data_bytes packed
      * bytes in slot s; returns without waiting. */
     cckey_status (*launch)(cckey_gpu_engine *self, unsigned s, size_t n, size_t data_bytes);
     /* Block until slot s's digests are in its staging memory. */
     cckey_status (*wait)(cckey_gpu_engine *self, unsigned s);
     /* Give the device back. After a failure, wait out whatever is still in
-     * flight and drop the device state so the next batch starts afresh. */
-    void (*close)(cckey_gpu_engine *self, bool failed);
+     * flight and drop the device state so the next batch starts afresh.
+     * CCKEY_OK, or CCKEY_ERR_DEVICE when a driver call refused (after a
+     * failure, the first failure is what counts and this may be ignored);
+     * the state is then dropped as after a failure. */
+    cckey_status (*close)(cckey_gpu_engine *self, bool failed);
     /* The device the settings select, or NULL with the reason in why (when
      * why is not NULL). Cheap after the first call. */
     const cckey_device_info *(*device)(const cckey_device_settings *s, char *why, size_t why_len);
@@ -109,11 +114,5 @@ cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *
  * (share false) or with cpu_threads - 1 host threads hashing beside it. */
 bool cckey_gpu_worth_it(size_t n, uint64_t total_bytes, unsigned cpu_threads, double device_gbps,
                         double setup_s, bool share);
-
-#ifdef CCKEY_TESTING
-/* Whether the settings ask for a failed kernel build: device engines then
- * fail it through their real build-error path. */
-static inline bool cckey_gpu_fault_build(const cckey_device_settings *s) { return s && s->fault_build; }
-#endif
 
 #endif

@@ -46,28 +46,53 @@ static cckey_status cl_fail(const cl_engine *S, const char *call, cl_int e)
                       cckey_cl_status_name(e), (int)e);
 }
 
-static void ocl_release(cckey_gpu_engine *self)
+/* The first call of a teardown that the runtime refused; the rest goes on,
+ * since what a refused release holds is the runtime's to keep. */
+typedef struct cl_first {
+    const char *call;
+    cl_int e;
+} cl_first;
+
+static void note(cl_first *f, const char *call, cl_int e)
 {
-    cl_engine *S = (cl_engine *)self;
+    if (e != CL_SUCCESS && !f->call) f->call = call, f->e = e;
+}
+
+static void release_slots(cl_engine *S, cl_first *f)
+{
     const cckey_cl_api *cl = S->cl;
     for (unsigned s = 0; s < SLOTS; s++) {
         cl_slot *sl = &S->slot[s];
-        if (sl->in_map) cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL);
-        if (sl->out_map) cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL);
-        if (sl->q) cl->Finish(sl->q);
+        if (sl->in_map)
+            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL));
+        if (sl->out_map)
+            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL));
+        if (sl->q) note(f, "clFinish", cl->Finish(sl->q));
         cl_mem *mems[] = {&sl->d_data, &sl->d_meta, &sl->d_out, &sl->h_in, &sl->h_out};
         for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
-            if (*mems[k]) cl->ReleaseMemObject(*mems[k]), *mems[k] = NULL;
+            if (*mems[k]) note(f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k])), *mems[k] = NULL;
         sl->in_map = sl->out_map = NULL;
     }
     S->base.cap_data = S->base.cap_msgs = 0;
 }
 
+static cckey_status ocl_release(cckey_gpu_engine *self)
+{
+    cl_engine *S = (cl_engine *)self;
+    cl_first f = {NULL, CL_SUCCESS};
+    release_slots(S, &f);
+    return f.call ? cl_fail(S, f.call, f.e) : CCKEY_OK;
+}
+
+/* Everything of the engine, released whatever the runtime says and
+ * reporting nothing: this runs after a failure (whose message must stand)
+ * or for another device. */
 static void teardown(cl_engine *S)
 {
     if (!S->cl) return;
     const cckey_cl_api *cl = S->cl;
-    ocl_release(&S->base);
+    cl_first ignored = {NULL, CL_SUCCESS};
+    release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].q) cl->ReleaseCommandQueue(S->slot[s].q), S->slot[s].q = NULL;
     if (S->kern) cl->ReleaseKernel(S->kern);
@@ -77,22 +102,13 @@ static void teardown(cl_engine *S)
     S->ready = false;
 }
 
-static cckey_status build_program(cl_engine *S, const cckey_device_settings *set)
+static cckey_status build_program(cl_engine *S)
 {
     const cckey_cl_api *cl = S->cl;
     cl_int e;
-    const char *srcs[2] = {NULL, cckey_md5_cl_source};
-    size_t lens[2] = {0, cckey_md5_cl_source_len};
-    unsigned first = 1;
-#ifdef CCKEY_TESTING
-    /* The injected fault goes through the real build-failure path. */
-    srcs[0] = "#error injected build failure (CCKEY_FAULT_BUILD)\n";
-    lens[0] = strlen(srcs[0]);
-    if (cckey_gpu_fault_build(set)) first = 0;
-#else
-    (void)set;
-#endif
-    S->prog = cl->CreateProgramWithSource(S->ctx, 2 - first, srcs + first, lens + first, &e);
+    const char *src = cckey_md5_cl_source;
+    size_t len = cckey_md5_cl_source_len;
+    S->prog = cl->CreateProgramWithSource(S->ctx, 1, &src, &len, &e);
     if (!S->prog) return cl_fail(S, "clCreateProgramWithSource", e);
     e = cl->BuildProgram(S->prog, 1, &S->dev->device, "-cl-std=CL1.2", NULL, NULL);
     if (e != CL_SUCCESS) {
@@ -114,7 +130,7 @@ static cckey_status build_program(cl_engine *S, const cckey_device_settings *set
     return CCKEY_OK;
 }
 
-static cckey_status setup(cl_engine *S, const cckey_device_settings *set)
+static cckey_status setup(cl_engine *S)
 {
     const cckey_cl_api *cl = S->cl;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)S->dev->platform, 0};
@@ -125,7 +141,7 @@ static cckey_status setup(cl_engine *S, const cckey_device_settings *set)
         S->slot[s].q = cl->CreateCommandQueue(S->ctx, S->dev->device, 0, &e);
         if (!S->slot[s].q) return cl_fail(S, "clCreateCommandQueue", e);
     }
-    cckey_status st = build_program(S, set);
+    cckey_status st = build_program(S);
     if (st == CCKEY_OK) S->ready = true;
     return st;
 }
@@ -146,7 +162,7 @@ static cckey_status ocl_open(cckey_gpu_engine **self, const cckey_device_setting
     *self = &S->base;
     if (!same) teardown(S);
     S->cl = cl, S->dev = dev;
-    return S->ready ? CCKEY_OK : setup(S, set);
+    return S->ready ? CCKEY_OK : setup(S);
 }
 
 static cckey_status ocl_alloc(cckey_gpu_engine *self, size_t data_bytes, size_t msgs)
@@ -209,12 +225,13 @@ static cckey_status ocl_wait(cckey_gpu_engine *self, unsigned s)
     return e == CL_SUCCESS ? CCKEY_OK : cl_fail(S, "clFinish", e);
 }
 
-static void ocl_close(cckey_gpu_engine *self, bool failed)
+static cckey_status ocl_close(cckey_gpu_engine *self, bool failed)
 {
-    if (!self) return;
+    if (!self) return CCKEY_OK;
     cl_engine *S = (cl_engine *)self;
     if (failed) teardown(S);
     cckey_engine_give(&pool, S);
+    return CCKEY_OK;
 }
 
 static const cckey_device_info *ocl_device(const cckey_device_settings *set, char *why, size_t why_len)

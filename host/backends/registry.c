@@ -74,23 +74,72 @@ bool cckey_backend_worth_it(const cckey_backend_ops *b, const cckey_device_setti
 
 cckey_status cckey_backend_digest(const cckey_backend_ops *b, const cckey_digest_job *job)
 {
-    return b->engine ? cckey_gpu_digest(job, b->engine) : cckey_cpu_digest(job);
+    if (!b->engine) return cckey_cpu_digest(job);
+#ifdef CCKEY_TESTING
+    /* The test build's one seam: device faults are injected around the
+     * engines (host/testing/device_faults.c), never inside them. */
+    return cckey_testing_gpu_digest(job, b->engine);
+#else
+    return cckey_gpu_digest(job, b->engine);
+#endif
+}
+
+/* A device backend's driver loader, or NULL with the failure set: kind has
+ * no driver (CCKEY_ERR_INVALID_ARG) or its backend is not compiled in. */
+typedef struct driver_loader {
+    bool (*set_library)(const char *path, char *why, size_t why_len);
+    void *(*symbol)(const char *name, const char **why);
+} driver_loader;
+
+static const driver_loader *driver_of(cckey_backend_kind kind, cckey_status *st)
+{
+#ifdef CCKEY_WITH_OPENCL
+    static const driver_loader cl = {cckey_cl_set_library, cckey_cl_symbol};
+    if (kind == CCKEY_BACKEND_OPENCL) return &cl;
+#endif
+#ifdef CCKEY_WITH_CUDA
+    static const driver_loader cu = {cckey_cu_set_library, cckey_cu_symbol};
+    if (kind == CCKEY_BACKEND_CUDA) return &cu;
+#endif
+    if (kind != CCKEY_BACKEND_OPENCL && kind != CCKEY_BACKEND_CUDA)
+        *st = cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
+    else
+        *st = cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build", cckey_backend_name(kind));
+    return NULL;
 }
 
 cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path)
 {
-    if (kind != CCKEY_BACKEND_OPENCL && kind != CCKEY_BACKEND_CUDA)
-        return cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
-    bool (*set)(const char *, char *, size_t) = NULL;
-#ifdef CCKEY_WITH_OPENCL
-    if (kind == CCKEY_BACKEND_OPENCL) set = cckey_cl_set_library;
-#endif
-#ifdef CCKEY_WITH_CUDA
-    if (kind == CCKEY_BACKEND_CUDA) set = cckey_cu_set_library;
-#endif
+    cckey_status st;
+    const driver_loader *d = driver_of(kind, &st);
+    if (!d) return st;
     char why[512] = "";
-    if (!set) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build", cckey_backend_name(kind));
-    return set(path, why, sizeof why) ? CCKEY_OK : cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
+    return d->set_library(path, why, sizeof why) ? CCKEY_OK : cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
+}
+
+void *cckey_driver_symbol(cckey_backend_kind kind, const char *name)
+{
+    cckey_status st;
+    const driver_loader *d = driver_of(kind, &st);
+    if (!d) return NULL;
+    if (!name) {
+        cckey_fail(CCKEY_ERR_INVALID_ARG, "name is NULL");
+        return NULL;
+    }
+    const char *why = NULL;
+    void *sym = d->symbol(name, &why);
+    if (!sym) cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s: %s", name, why ? why : "not found");
+    return sym;
+}
+
+const char *cckey_opencl_status_name(int status)
+{
+#ifdef CCKEY_WITH_OPENCL
+    return cckey_cl_status_name((cl_int)status);
+#else
+    (void)status;
+    return "CL_<unknown>";
+#endif
 }
 
 static const char *const names[] = {"auto", "cpu", "opencl", "cuda"};

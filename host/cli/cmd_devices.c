@@ -1,7 +1,7 @@
 /* cckey devices: every backend, every device, and the identifier to put in
  * a manifest's `device` field. */
 #include "cli.h"
-#include "../warm/warm.h"
+#include "warm/warm.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -2,7 +2,7 @@
  * manifest of entries x devices x option sets that `cckey batch` and
  * `cckey warm` read. */
 #include "cli.h"
-#include "../scan/scan.h"
+#include "scan/scan.h"
 #include "scan_exact.h"
 
 #include <ctype.h>

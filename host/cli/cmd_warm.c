@@ -5,8 +5,8 @@
 #include "parallel_for.h"
 #include "remote_opts.h"
 #include "shard.h"
-#include "../scan/scan.h"
-#include "../warm/warm.h"
+#include "scan/scan.h"
+#include "warm/warm.h"
 
 #include <getopt.h>
 #include <libgen.h>

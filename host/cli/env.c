@@ -2,10 +2,7 @@
  * these variables itself. A bad value is the user's mistake, named with
  * its variable. */
 #include "cli.h"
-#include "../warm/warm.h"
-#ifdef CCKEY_TESTING
-#include "../testing/testing.h"
-#endif
+#include "warm/warm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -74,30 +71,11 @@ static bool devices(cckey_batch_config *cfg)
     return true;
 }
 
-#ifdef CCKEY_TESTING
-/* The test build only: device faults, for the tests of the CPU fallback. */
-static bool faults(cckey_batch_config *cfg)
-{
-    long chunk = -1;
-    const char *v = var("CCKEY_FAULT_CHUNK");
-    if (v) {
-        char *end;
-        chunk = strtol(v, &end, 10);
-        if (*end || chunk < 0) {
-            cli_error("CCKEY_FAULT_CHUNK=%s: expected a chunk number >= 0", v);
-            return false;
-        }
-    }
-    const char *c = var("CCKEY_FAULT_CORRUPT"), *b = var("CCKEY_FAULT_BUILD");
-    return cckey_testing_set_faults(cfg, chunk, c && strcmp(c, "0") != 0, b && strcmp(b, "0") != 0) == CCKEY_OK;
-}
-#endif
-
 int cli_config_from_env(cckey_batch_config *cfg)
 {
     if (!sizes(cfg) || !devices(cfg)) return CLI_USAGE;
 #ifdef CCKEY_TESTING
-    if (!faults(cfg)) return CLI_USAGE;
+    if (!cli_faults_from_env(cfg)) return CLI_USAGE;
 #endif
     return CLI_OK;
 }
@@ -115,11 +93,6 @@ int cli_drivers_from_env(void)
             cli_error("%s=%s: %s", lib[i].name, v, cckey_last_error());
             return CLI_USAGE;
         }
-    }
-    /* warm's own OpenCL loader (the library's is not exported). */
-    if (cckey_warm_set_opencl_library(var("CCKEY_OPENCL_LIBRARY")) != 0) {
-        cli_error("CCKEY_OPENCL_LIBRARY: refused by warm's OpenCL loader");
-        return CLI_USAGE;
     }
     const char *v = var("CCKEY_NVRTC_LIBRARY");
     if (v && cckey_warm_set_nvrtc_library(v) != 0) {

@@ -6,7 +6,7 @@
 #include "scan_exact.h"
 #include "cli.h"
 #include "parallel_for.h"
-#include "../warm/warm.h"
+#include "warm/warm.h"
 
 #include <ctype.h>
 #include <errno.h>

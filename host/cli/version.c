@@ -2,7 +2,7 @@
  * version and key format, the backends compiled in, the CPU path in use and
  * whether each device runtime loads on this machine. */
 #include "cli.h"
-#include "../warm/warm.h"
+#include "warm/warm.h"
 
 static void runtime_line(const char *what, cckey_backend_kind kind)
 {

@@ -132,7 +132,7 @@ static void join(nat_slot *sl)
 
 /* ---- the pipeline's engine ------------------------------------------------ */
 
-static void nat_release(cckey_gpu_engine *self)
+static cckey_status nat_release(cckey_gpu_engine *self)
 {
     nat_engine *e = (nat_engine *)self;
     for (unsigned s = 0; s < SLOTS; s++) {
@@ -143,6 +143,7 @@ static void nat_release(cckey_gpu_engine *self)
         sl->h_out = sl->d_meta = sl->d_out = NULL;
     }
     e->base.cap_data = e->base.cap_msgs = 0;
+    return CCKEY_OK;
 }
 
 static cckey_status nat_open(cckey_gpu_engine **self, const cckey_device_settings *set, unsigned *slots)
@@ -159,7 +160,7 @@ static cckey_status nat_open(cckey_gpu_engine **self, const cckey_device_setting
     }
     cckey_status st = injected(CCKEY_NATIVE_OPEN);
     if (st != CCKEY_OK) return st;
-    if (cckey_gpu_fault_build(set)) return cckey_fail(CCKEY_ERR_DEVICE, "native: kernel build failed (CCKEY_FAULT_BUILD)");
+    if (set && set->fault_build) return cckey_fail(CCKEY_ERR_DEVICE, "native: kernel build failed (CCKEY_FAULT_BUILD)");
     e->ready = true;
     return CCKEY_OK;
 }
@@ -220,9 +221,9 @@ static cckey_status nat_wait(cckey_gpu_engine *self, unsigned s)
     return injected(CCKEY_NATIVE_WAIT);
 }
 
-static void nat_close(cckey_gpu_engine *self, bool failed)
+static cckey_status nat_close(cckey_gpu_engine *self, bool failed)
 {
-    if (!self) return;
+    if (!self) return CCKEY_OK;
     nat_engine *e = (nat_engine *)self;
     for (unsigned s = 0; s < SLOTS; s++) join(&e->slot[s]);
     if (failed) {
@@ -230,6 +231,7 @@ static void nat_close(cckey_gpu_engine *self, bool failed)
         e->ready = false;
     }
     cckey_engine_give(&pool, e);
+    return CCKEY_OK;
 }
 
 static const cckey_device_info *nat_device(const cckey_device_settings *set, char *why, size_t why_len)

@@ -19,6 +19,13 @@
  * the backend's real build-error path. */
 cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool corrupt, bool build);
 
+/* A device batch in a test build (registry.c): the pipeline over engine,
+ * with the faults the job's settings ask for injected around the engine and
+ * its driver (device_faults.c); the plain pipeline when they ask for none. */
+struct cckey_digest_job;
+struct cckey_gpu_ops;
+cckey_status cckey_testing_gpu_digest(const struct cckey_digest_job *job, const struct cckey_gpu_ops *engine);
+
 /* The memo (host/core/memo.c): the tag (64-bit material hash) a tuple gets
  * and the set it falls into, so that a test can build a collision or fill a
  * set; and a hook a look-up calls after an entry's material compared equal

@@ -16,8 +16,11 @@
  *
  * Test controls: CCKEY_FAKE_CUDA_FAIL=cuName:N (read on first use) or
  * fake_cuda_fail() makes the Nth call of cuName from then on fail once with
- * that call's usual error; fake_cuda_count() reads per-call counters and
- * fake_cuda_stat() a few totals. */
+ * that call's usual error; several calls can be armed at once (a failure
+ * and then one in the teardown it causes), fake_cuda_fail(NULL, 0) disarms
+ * them all. A teardown call that fails does nothing, as a refused free
+ * leaves the driver's memory in place. fake_cuda_count() reads per-call
+ * counters and fake_cuda_stat() a few totals. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,8 +60,7 @@ static const char *const calls[] = {
     "cuStreamDestroy", "cuStreamSynchronize", "cuLaunchKernel"};
 #define NCALLS (sizeof calls / sizeof *calls)
 static unsigned long count[NCALLS];
-static int fail_call = -1;
-static unsigned long fail_left;
+static unsigned long fail_left[NCALLS];   /* 0: not armed */
 static bool initialized;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
@@ -72,11 +74,12 @@ static int call_index(const char *name)
 EXPORT int fake_cuda_fail(const char *name, unsigned nth)
 {
     int i = name ? call_index(name) : -1;
+    if (name && i < 0) return -1;
     pthread_mutex_lock(&lock);
-    fail_call = nth ? i : -1;
-    fail_left = nth;
+    if (!name) memset(fail_left, 0, sizeof fail_left);
+    else fail_left[i] = nth;
     pthread_mutex_unlock(&lock);
-    return name && i < 0 ? -1 : 0;
+    return 0;
 }
 
 static void read_env(void)
@@ -93,9 +96,7 @@ static bool counted_fails(const char *name)
 {
     int i = call_index(name);
     count[i]++;
-    if (i != fail_call || --fail_left) return false;
-    fail_call = -1;
-    return true;
+    return fail_left[i] && --fail_left[i] == 0;
 }
 
 /* Entry of every counted call: the lock taken, the fault or the cuInit rule
@@ -353,7 +354,9 @@ EXPORT CUresult cuMemFreeHost(void *p)
 
 typedef struct fake_module {
     bool has_kernel;
+    struct fake_module *next;   /* the driver's books: a refused unload keeps it */
 } fake_module;
+static fake_module *modules;
 typedef struct fake_func {
     int max_threads;
 } fake_func;
@@ -385,6 +388,8 @@ EXPORT CUresult cuModuleLoadData(fake_module **m, const void *image)
     fake_module *mod = malloc(sizeof *mod);
     if (!mod) return leave(OUT_OF_MEMORY);
     mod->has_kernel = memmem(image, n, KERNEL_NAME, sizeof KERNEL_NAME - 1) != NULL;
+    mod->next = modules;
+    modules = mod;
     *m = mod;
     return leave(OK);
 }
@@ -394,9 +399,13 @@ EXPORT CUresult cuModuleUnload(fake_module *m)
     CUresult r = enter("cuModuleUnload", UNKNOWN);
     if (r != OK) return r;
     if (!have_context()) return leave(INVALID_CONTEXT);
-    if (!m) return leave(INVALID_HANDLE);
-    free(m);
-    return leave(OK);
+    for (fake_module **at = &modules; *at; at = &(*at)->next)
+        if (*at == m) {
+            *at = m->next;
+            free(m);
+            return leave(OK);
+        }
+    return leave(INVALID_HANDLE);
 }
 
 EXPORT CUresult cuModuleGetFunction(fake_func **f, fake_module *m, const char *name)
@@ -611,6 +620,7 @@ EXPORT CUresult cuLaunchKernel(fake_func *f, unsigned gx, unsigned gy, unsigned 
 typedef struct fake_cuda_stats {
     unsigned long live_blocks, live_pinned, pageable_copies, bytes_copied;
     int retains;
+    unsigned long live_modules;
 } fake_cuda_stats;
 
 EXPORT void fake_cuda_stat(fake_cuda_stats *out)
@@ -619,5 +629,6 @@ EXPORT void fake_cuda_stat(fake_cuda_stats *out)
     *out = (fake_cuda_stats){.pageable_copies = pageable_copies, .bytes_copied = bytes_copied,
                              .retains = primary.retains};
     for (block *b = blocks; b; b = b->next) b->pinned ? out->live_pinned++ : out->live_blocks++;
+    for (fake_module *m = modules; m; m = m->next) out->live_modules++;
     pthread_mutex_unlock(&lock);
 }

@@ -22,13 +22,13 @@ module Source = struct
   let key t ~device ~name ?(options = []) () = key_raw t device name options
 end
 
-(* make_key's memo: one handle per physical source string. The ephemeron
-   keeps the handle exactly as long as the string lives; the handle's
-   custom block frees the C side when collected. Strings are compared with
-   (==) and hashed on their whole content (a sampled hash would put every
-   generated source of one length in one bucket). In front of the table, a
-   few recently used strings are found by (==) alone, without hashing: the
-   usual caller keys many kernels of one source in a row. *)
+(* make_key's memo: one entry per physical source string. The ephemeron
+   keeps the entry exactly as long as the string lives; the handle's custom
+   block frees the C side when collected. Strings are compared with (==) and
+   hashed on their whole content (a sampled hash would put every generated
+   source of one length in one bucket). In front of the table, a few
+   recently used strings are found by (==) alone, without hashing: the usual
+   caller keys many kernels of one source in a row. *)
 module Physical = struct
   type t = string
 
@@ -38,14 +38,24 @@ end
 
 module Memo = Ephemeron.K1.Make (Physical)
 
-let memo : Source.t Memo.t = Memo.create 64
+(* The last key made from a source, so that asking again (the usual memo
+   hit: a backend looking up the kernel it just compiled) costs a few string
+   compares and no C call or allocation. Keys are immutable strings, so the
+   same one is returned again. *)
+type last = { l_device : string; l_name : string; l_options : (string * string) list; l_key : string }
+
+(* [last] is written whole and read without a lock: a reader sees the old
+   record or the new one, each consistent. *)
+type entry = { handle : Source.t; mutable last : last option }
+
+let memo : entry Memo.t = Memo.create 64
 
 (* OCaml threads switch at allocations, which a table operation makes. *)
 let memo_lock = Mutex.create ()
 
 (* Written under memo_lock, one whole ephemeron at a time; read without it,
    since a reader sees either the old ephemeron or the new one. *)
-let recent : (string, Source.t) Ephemeron.K1.t array = Array.init 4 (fun _ -> Ephemeron.K1.create ())
+let recent : (string, entry) Ephemeron.K1.t array = Array.init 4 (fun _ -> Ephemeron.K1.create ())
 let recent_next = ref 0
 
 let rec find_recent source i =
@@ -63,7 +73,7 @@ let remember source h =
   recent.(!recent_next) <- e;
   recent_next := (!recent_next + 1) land (Array.length recent - 1)
 
-let handle_of source =
+let entry_of source =
   match find_recent source 0 with
   | Some h -> h
   | None -> (
@@ -75,8 +85,8 @@ let handle_of source =
     | Some h -> h
     | None ->
       (* Digest outside the lock (a long source releases the runtime lock);
-         if another thread added the string meanwhile, keep its handle. *)
-      let h = Source.create source in
+         if another thread added the string meanwhile, keep its entry. *)
+      let h = { handle = Source.create source; last = None } in
       Mutex.lock memo_lock;
       let h =
         match Memo.find_opt memo source with
@@ -89,8 +99,22 @@ let handle_of source =
       Mutex.unlock memo_lock;
       h)
 
+let rec same_options a b =
+  a == b
+  ||
+  match (a, b) with
+  | (k, v) :: a', (k', v') :: b' -> String.equal k k' && String.equal v v' && same_options a' b'
+  | _ -> false
+
 let make_key ~device ~name ~source ?(options = []) () =
-  Source.key_raw (handle_of source) device name options
+  let e = entry_of source in
+  match e.last with
+  | Some l when String.equal l.l_device device && String.equal l.l_name name && same_options l.l_options options ->
+    l.l_key
+  | _ ->
+    let key = Source.key_raw e.handle device name options in
+    e.last <- Some { l_device = device; l_name = name; l_options = options; l_key = key };
+    key
 
 type backend = [ `Auto | `Cpu | `Opencl | `Cuda ]
 type verify = [ `None | `All | `Sample ]

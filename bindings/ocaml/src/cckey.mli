@@ -24,7 +24,8 @@ val make_key :
     first call with a string digests it once into a handle kept in an
     ephemeron table keyed on that string, and the handle is freed when the
     string is collected; later calls with the same string and the same
-    (device, name, options) compute no MD5. Safe from several threads; a
+    (device, name, options) compute no MD5 (the last such key of each source
+    is kept on the OCaml side and returned again). Safe from several threads; a
     source of 64 KiB or more is digested with the runtime lock released. *)
 
 type backend = [ `Auto | `Cpu | `Opencl | `Cuda ]

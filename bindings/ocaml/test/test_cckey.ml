@@ -70,7 +70,42 @@ let test_random_make_keys () =
      check "make_keys on OpenCL with verify" (keys = Array.sub want 0 3000);
      check ("OpenCL batch ran on opencl, not " ^ used) (String.length used >= 6 && String.sub used 0 6 = "opencl")
    | exception Cckey.Error { status = 4; detail; _ } -> Printf.printf "skip: no OpenCL device: %s\n" detail);
-  check "empty batch" (Cckey.make_keys [||] = [||])
+  check "empty batch" (Cckey.make_keys [||] = [||]);
+  (* A few physical option lists shared by many tuples (copied once per
+     batch), among fresh lists of the same content. *)
+  let rng = Random.State.make [| 4 |] in
+  let shared = Array.init 5 (fun _ -> random_options rng) in
+  let tuples =
+    Array.mapi
+      (fun i (device, name, source, options) ->
+        (device, name, source, if i mod 3 = 0 then options else shared.(Random.State.int rng 5)))
+      (random_tuples 5 20_000)
+  in
+  check "make_keys with shared option lists" (Cckey.make_keys ~backend:`Cpu tuples = Array.map oracle tuples)
+
+(* make_key returns a source's last key again when (device, name, options)
+   are equal by content: calls that differ in one byte, one option, the
+   order of options or only physically must each get their own key. *)
+let test_repeated_calls () =
+  let rng = Random.State.make [| 3 |] in
+  let source = random_string rng 300 in
+  let variants =
+    [| ("d", "n", []); ("d", "n", [ ("-O", "3") ]); ("d", "n", [ ("-O", "3"); ("-O", "2") ]);
+       ("d", "n", [ ("-O", "2"); ("-O", "3") ]); ("d", "n", [ ("-O", "4") ]); ("d", "n", [ ("-o", "3") ]);
+       ("d", "n\000", [ ("-O", "3") ]); ("d\000", "n", [ ("-O", "3") ]); ("", "", []); ("dn", "", []);
+       ("d", "", [ ("n", "") ]) |]
+  in
+  let bad = ref 0 in
+  for _ = 1 to 20_000 do
+    let device, name, options = variants.(Random.State.int rng (Array.length variants)) in
+    (* Half the time fresh copies: equal content, other strings. *)
+    let copy s = if Random.State.bool rng then s else Bytes.to_string (Bytes.of_string s) in
+    let device = copy device and name = copy name in
+    let options = List.map (fun (k, v) -> (copy k, copy v)) options in
+    let t = (device, name, source, options) in
+    if Cckey.make_key ~device ~name ~source ~options () <> oracle t then incr bad
+  done;
+  check (Printf.sprintf "make_key repeated on one source, 20000 calls (%d differ)" !bad) (!bad = 0)
 
 let test_source_handles () =
   let rng = Random.State.make [| 3 |] in
@@ -203,6 +238,7 @@ let () =
   test_known ();
   test_random_make_key ();
   test_random_make_keys ();
+  test_repeated_calls ();
   test_source_handles ();
   test_memo_is_weak ();
   test_threads_share_a_source ();

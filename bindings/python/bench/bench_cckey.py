@@ -21,6 +21,11 @@ import cckey
 
 
 def hashlib_keys(tuples):
+    """The baseline: the loop a Python GPU stack writes today, idiomatic and
+    not tuned either way: one hashlib.md5(...).hexdigest() per field, the
+    options sorted by key and joined, no memo across tuples (a batch's
+    fields are mostly distinct). Its keys are the oracle every candidate is
+    checked against."""
     md5 = hashlib.md5
     out = []
     for device, name, source, options in tuples:
@@ -77,7 +82,7 @@ class CApi:
 
     def prepare(self, tuples):
         keep = []
-        made = {}   # one C buffer per Python object, as a C caller would share them
+        made = {}   # one C buffer or options array per Python object, as a C caller would share them
 
         def b(data):
             if id(data) not in made:
@@ -86,11 +91,16 @@ class CApi:
                 made[id(data)] = Bytes(ctypes.cast(buf, ctypes.c_void_p), len(data))
             return made[id(data)]
 
+        def options(opts):
+            if id(opts) not in made:
+                o = (Option * max(1, len(opts)))(*[Option(b(k), b(v)) for k, v in opts])
+                keep.append((opts, o))
+                made[id(opts)] = ctypes.cast(o, ctypes.POINTER(Option))
+            return made[id(opts)]
+
         arr = (Tuple * len(tuples))()
         for i, (d, n, s, opts) in enumerate(tuples):
-            o = (Option * max(1, len(opts)))(*[Option(b(k), b(v)) for k, v in opts])
-            keep.append(o)
-            arr[i] = Tuple(b(d), b(n), b(s), ctypes.cast(o, ctypes.POINTER(Option)), len(opts))
+            arr[i] = Tuple(b(d), b(n), b(s), options(opts), len(opts))
         out = ctypes.create_string_buffer(132 * len(tuples))
         return arr, out, keep
 

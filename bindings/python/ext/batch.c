@@ -27,52 +27,153 @@ const char pyck_make_keys_doc[] =
     "A device that fails in mid-batch is not an error: the rest runs on the\n"
     "CPU and a RuntimeWarning says so.";
 
-/* The converted batch: tuples whose options are first recorded as offsets
- * into opts (which may still move as it grows), then fixed up. */
+/* Options objects already converted in this batch, by address: a suite
+ * passes a few option lists shared by many tuples, and those then share one
+ * cckey_option run, which also lets the library skip them by address. An
+ * entry holds a reference, so its address cannot be reused. An entry is
+ * valid only while no Python code has run since it was made (code that
+ * could change a cached list): any conversion outside the exact built-in
+ * types below bumps the epoch, which empties the cache. */
+#define OPT_MEMO 64
+
+typedef struct opt_memo {
+    PyObject *obj;
+    size_t start, n, epoch;
+} opt_memo;
+
+/* The converted batch. Each tuple's options are first recorded as an
+ * offset into opts (which may still move as it grows), then fixed up. */
 typedef struct batch {
     cckey_tuple *tuples;
-    size_t *opt_start;
     size_t n;
     pyck_options opts;
     pyck_holder hold;
+    size_t epoch;
+    opt_memo memo[OPT_MEMO];
 } batch;
 
 static void batch_free(batch *b)
 {
     PyMem_Free(b->tuples);
-    PyMem_Free(b->opt_start);
+    for (int i = 0; i < OPT_MEMO; i++) Py_XDECREF(b->memo[i].obj);
     pyck_options_free(&b->opts);
     pyck_holder_release(&b->hold);
+}
+
+/* A field of an exact tuple, which the private list keeps alive (and which
+ * cannot change): exact bytes and ASCII str are pointed into without a
+ * reference. Anything else takes pyck_field's general path, which keeps a
+ * reference and may run Python code (a buffer's exporter). */
+static inline int tuple_field(batch *b, PyObject *o, cckey_bytes *out, const char *what, Py_ssize_t idx)
+{
+    if (PyBytes_CheckExact(o)) {
+        out->ptr = PyBytes_AS_STRING(o);
+        out->len = (size_t)PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (PyUnicode_CheckExact(o) && PyUnicode_IS_COMPACT_ASCII(o)) {
+        out->ptr = PyUnicode_DATA(o);
+        out->len = (size_t)PyUnicode_GET_LENGTH(o);
+        return 0;
+    }
+    if (!PyUnicode_CheckExact(o)) b->epoch++;
+    return pyck_field(o, out, &b->hold, what, idx);
+}
+
+static inline int plain_text(PyObject *o)
+{
+    return PyBytes_CheckExact(o) || PyUnicode_CheckExact(o);
+}
+
+/* Whether converting options o runs no Python code: a list or tuple of
+ * exact (key, value) tuples, or a dict, of bytes and str only. */
+static int plain_options(PyObject *o)
+{
+    if (PyDict_CheckExact(o)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v))
+            if (!plain_text(k) || !plain_text(v)) return 0;
+        return 1;
+    }
+    if (!PyList_CheckExact(o) && !PyTuple_CheckExact(o)) return 0;
+    PyObject **item = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(o); i++)
+        if (!PyTuple_CheckExact(item[i]) || PyTuple_GET_SIZE(item[i]) != 2 ||
+            !plain_text(PyTuple_GET_ITEM(item[i], 0)) || !plain_text(PyTuple_GET_ITEM(item[i], 1)))
+            return 0;
+    return 1;
+}
+
+static int convert_options(batch *b, PyObject *o, cckey_tuple *t, Py_ssize_t idx)
+{
+    t->n_options = 0;
+    if (o == Py_None) return 0;
+    uintptr_t a = (uintptr_t)o;
+    opt_memo *m = &b->memo[(a >> 4 ^ a >> 12) % OPT_MEMO];
+    if (m->obj == o && m->epoch == b->epoch) {
+        t->options = (const cckey_option *)(uintptr_t)m->start;
+        t->n_options = m->n;
+        return 0;
+    }
+    size_t start = b->opts.n;
+    int plain = plain_options(o);
+    if (!plain) b->epoch++;
+    if (pyck_options_add(o, &b->opts, &b->hold, idx) < 0) return -1;
+    t->options = (const cckey_option *)(uintptr_t)start;
+    t->n_options = b->opts.n - start;
+    if (!plain) return 0;
+    Py_INCREF(o);
+    Py_XDECREF(m->obj);
+    m->obj = o;
+    m->start = start;
+    m->n = t->n_options;
+    m->epoch = b->epoch;
+    return 0;
+}
+
+static int bad_tuple(PyObject *item, Py_ssize_t idx, Py_ssize_t len)
+{
+    if (len < 0)
+        PyErr_Format(PyExc_TypeError, "tuple %zd: expected (device, name, source[, options]), not %.100s", idx,
+                     Py_TYPE(item)->tp_name);
+    else
+        PyErr_Format(PyExc_TypeError, "tuple %zd: expected (device, name, source[, options]), got %zd items",
+                     idx, len);
+    return -1;
 }
 
 static int convert_tuple(batch *b, size_t i, PyObject *item)
 {
     Py_ssize_t idx = (Py_ssize_t)i;
-    PyObject *seq = PyTuple_Check(item) ? (Py_INCREF(item), item) : PySequence_Fast(item, "");
+    cckey_tuple *t = &b->tuples[i];
+    if (PyTuple_CheckExact(item)) {
+        /* The common case: immutable, and kept alive by the private list. */
+        Py_ssize_t len = PyTuple_GET_SIZE(item);
+        if (len != 3 && len != 4) return bad_tuple(item, idx, len);
+        PyObject **f = &PyTuple_GET_ITEM(item, 0);
+        if (tuple_field(b, f[0], &t->device, "device", idx) < 0 || tuple_field(b, f[1], &t->name, "name", idx) < 0 ||
+            tuple_field(b, f[2], &t->source, "source", idx) < 0)
+            return -1;
+        return len == 4 ? convert_options(b, f[3], t, idx) : (t->n_options = 0, 0);
+    }
+    /* A list or another sequence: it may change once the GIL is out, so
+     * every field is referenced, and converting it may run Python code. */
+    b->epoch++;
+    PyObject *seq = PySequence_Fast(item, "");
     if (!seq) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "tuple %zd: expected (device, name, source[, options]), not %.100s", idx,
-                     Py_TYPE(item)->tp_name);
-        return -1;
+        return bad_tuple(item, idx, -1);
     }
     Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
-    int rc = -1;
-    if (len != 3 && len != 4) {
-        PyErr_Format(PyExc_TypeError, "tuple %zd: expected (device, name, source[, options]), got %zd items", idx,
-                     len);
-        goto out;
-    }
     PyObject **f = PySequence_Fast_ITEMS(seq);
-    cckey_tuple *t = &b->tuples[i];
-    if (pyck_field(f[0], &t->device, &b->hold, "device", idx) < 0 ||
-        pyck_field(f[1], &t->name, &b->hold, "name", idx) < 0 ||
-        pyck_field(f[2], &t->source, &b->hold, "source", idx) < 0)
-        goto out;
-    b->opt_start[i] = b->opts.n;
-    if (len == 4 && pyck_options_add(f[3], &b->opts, &b->hold, idx) < 0) goto out;
-    t->n_options = b->opts.n - b->opt_start[i];
-    rc = 0;
-out:
+    int rc = len != 3 && len != 4 ? bad_tuple(item, idx, len)
+             : pyck_field(f[0], &t->device, &b->hold, "device", idx) < 0 ||
+                     pyck_field(f[1], &t->name, &b->hold, "name", idx) < 0 ||
+                     pyck_field(f[2], &t->source, &b->hold, "source", idx) < 0
+                 ? -1
+             : len == 4 ? convert_options(b, f[3], t, idx)
+                        : (t->n_options = 0, 0);
     Py_DECREF(seq);
     return rc;
 }
@@ -81,16 +182,18 @@ static int convert(batch *b, PyObject *list)
 {
     b->n = (size_t)PyList_GET_SIZE(list);
     if (b->n == 0) return 0;
-    b->tuples = PyMem_Calloc(b->n, sizeof *b->tuples);
-    b->opt_start = PyMem_Calloc(b->n, sizeof *b->opt_start);
-    if (!b->tuples || !b->opt_start) {
+    b->tuples = PyMem_Malloc(b->n * sizeof *b->tuples);
+    if (!b->tuples) {
         PyErr_NoMemory();
         return -1;
     }
     for (size_t i = 0; i < b->n; i++)
         if (convert_tuple(b, i, PyList_GET_ITEM(list, (Py_ssize_t)i)) < 0) return -1;
-    for (size_t i = 0; i < b->n; i++)
-        b->tuples[i].options = b->tuples[i].n_options ? &b->opts.v[b->opt_start[i]] : NULL;
+    /* opts no longer moves: offsets become pointers. */
+    for (size_t i = 0; i < b->n; i++) {
+        cckey_tuple *t = &b->tuples[i];
+        t->options = t->n_options ? &b->opts.v[(uintptr_t)t->options] : NULL;
+    }
     return 0;
 }
 

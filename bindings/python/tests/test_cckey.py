@@ -125,6 +125,34 @@ def test_input_shapes():
     assert cckey.make_key("d", "n", "s", None) == oracle(b"d", b"n", b"s")
 
 
+def test_shared_options_converted_once_but_never_stale():
+    """make_keys converts a shared options list once per batch; Python code
+    that runs during the conversion (a sequence's __iter__) and changes the
+    list must not leave later tuples with the old options."""
+    opts = [(b"-O", b"3")]
+    shared = dict(O=b"2")
+
+    class Growing:
+        def __iter__(self):
+            opts.append((b"-arch", "sm_90"))
+            shared["arch"] = "sm_80"
+            return iter((b"d", b"n", b"s", opts))
+
+    tuples = [(b"d", b"n", b"s", opts), (b"d", "n", b"s", shared), Growing(), (b"d", b"n", b"s", opts),
+              (b"d", b"n", b"s", shared), (b"e", b"n", b"s", opts)]
+    want = [oracle(b"d", b"n", b"s", [(b"-O", b"3")]), oracle(b"d", b"n", b"s", [(b"O", b"2")])]
+    grown = [(b"-O", b"3"), (b"-arch", b"sm_90")]
+    want += [oracle(b"d", b"n", b"s", grown)] * 2
+    want += [oracle(b"d", b"n", b"s", [(b"O", b"2"), (b"arch", b"sm_80")]), oracle(b"e", b"n", b"s", grown)]
+    assert cckey.make_keys(tuples, backend="cpu") == want
+    # Many tuples sharing a few option objects, in every order.
+    rng = random.Random(5)
+    sets = [[], [(b"-O", b"3")], ((b"-arch", b"sm_90"), (b"-O", b"2")), {"k": "v", "a": b"b"}]
+    batch = [(b"dev", b"k%d" % i, b"src", rng.choice(sets)) for i in range(5000)]
+    pairs = [list(o.items()) if isinstance(o, dict) else o for o in (t[3] for t in batch)]
+    assert cckey.make_keys(batch, backend="cpu") == [oracle(*t[:3], p) for t, p in zip(batch, pairs)]
+
+
 def test_utf8_is_what_str_hashes():
     assert cckey.make_key("é", "名", "😀") == cckey.make_key("é".encode(), "名".encode(), "😀".encode())
 

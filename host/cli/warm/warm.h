@@ -88,9 +88,6 @@ void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len);
  * names (NULL or "": search); call before any compiler is made. 0, or -1
  * for a path of 4096 bytes or more. */
 int cckey_warm_set_nvrtc_library(const char *path);
-/* The OpenCL runtime warm's own loader opens (cckey_set_driver_library sets
- * the library's): the same path, before any compiler is made. 0, or -1. */
-int cckey_warm_set_opencl_library(const char *path);
 
 /* 0, or -1 with why when the compiler or its devices are not here. */
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);

@@ -1,22 +1,16 @@
 /* Building OpenCL programs for `cckey warm`: one context per device, made
  * on first use and shared by the worker threads (OpenCL's program calls are
- * thread-safe). The CLI links libcckey.so, whose OpenCL loader is hidden:
- * warm has its own copy of the loader (cl_loader.c, linked into the CLI)
- * and takes the devices' identities from the public cckey_devices, whose
- * order (platforms as the ICD loader lists them, devices within each) its
- * own enumeration follows. */
+ * thread-safe). The runtime is the library's own: its functions come from
+ * the public cckey_driver_symbol (so warm and the library load one
+ * runtime, from one path), and the devices' identities from the public
+ * cckey_devices, whose order (platforms as the ICD loader lists them,
+ * devices within each) warm's own enumeration follows. */
 #include "warm.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #ifndef CCKEY_WITH_OPENCL
-int cckey_warm_set_opencl_library(const char *path)
-{
-    (void)path;
-    return 0;
-}
-
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
@@ -24,13 +18,60 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
     return -1;
 }
 #else
-#include "../backends/cl_loader.h"
-
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl_icd.h>   /* the runtime's function types, cl_api_clXxx */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #define MAX_DEVS CCKEY_WARM_MAX_DEVS
 #define MAX_PLATFORMS 16
+
+/* The runtime functions warm calls. */
+typedef struct warm_cl_api {
+    cl_api_clGetPlatformIDs GetPlatformIDs;
+    cl_api_clGetPlatformInfo GetPlatformInfo;
+    cl_api_clGetDeviceIDs GetDeviceIDs;
+    cl_api_clGetDeviceInfo GetDeviceInfo;
+    cl_api_clCreateContext CreateContext;
+    cl_api_clCreateProgramWithSource CreateProgramWithSource;
+    cl_api_clBuildProgram BuildProgram;
+    cl_api_clGetProgramInfo GetProgramInfo;
+    cl_api_clGetProgramBuildInfo GetProgramBuildInfo;
+    cl_api_clReleaseProgram ReleaseProgram;
+    cl_api_clCreateKernel CreateKernel;
+    cl_api_clReleaseKernel ReleaseKernel;
+} warm_cl_api;
+
+#define FN(f) {"cl" #f, offsetof(warm_cl_api, f)}
+static const struct {
+    const char *name;
+    size_t offset;
+} fns[] = {
+    FN(GetPlatformIDs), FN(GetPlatformInfo), FN(GetDeviceIDs), FN(GetDeviceInfo),
+    FN(CreateContext), FN(CreateProgramWithSource), FN(BuildProgram), FN(GetProgramInfo),
+    FN(GetProgramBuildInfo), FN(ReleaseProgram), FN(CreateKernel), FN(ReleaseKernel),
+};
+#undef FN
+
+/* The table from the library's runtime, or -1 with why. */
+static int bind(warm_cl_api *cl, char *why, size_t why_len)
+{
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
+        void *f = cckey_driver_symbol(CCKEY_BACKEND_OPENCL, fns[i].name);
+        if (!f) {
+            snprintf(why, why_len, "%s", cckey_last_error());
+            return -1;
+        }
+        /* POSIX: a symbol's address converts to a function pointer. */
+        memcpy((char *)cl + fns[i].offset, &f, sizeof f);
+    }
+    return 0;
+}
+
+static const char *status_name(cl_int e) { return cckey_opencl_status_name(e); }
 
 typedef struct cl_dev {
     cl_platform_id platform;
@@ -38,7 +79,8 @@ typedef struct cl_dev {
 } cl_dev;
 
 typedef struct cl_state {
-    const cckey_cl_api *cl;
+    const warm_cl_api *cl;   /* &api once the devices are found */
+    warm_cl_api api;
     cl_dev devs[MAX_DEVS];
     cckey_warm_devices devices;
     cl_context ctx[MAX_DEVS];
@@ -98,25 +140,25 @@ static char *build_log(cl_state *s, cl_program p, cl_device_id d)
 static cl_program compile(cl_state *s, int dev, const char *src, size_t len, const cckey_flags *flags,
                           cckey_build *out)
 {
-    const cckey_cl_api *cl = s->cl;
+    const warm_cl_api *cl = s->cl;
     memset(out, 0, sizeof *out);
     cl_int err = CL_SUCCESS;
     cl_context ctx = context_of(s, dev, &err);
     if (!ctx) {
-        snprintf(out->error, sizeof out->error, "clCreateContext: %s", cckey_cl_status_name(err));
+        snprintf(out->error, sizeof out->error, "clCreateContext: %s", status_name(err));
         return NULL;
     }
     cl_device_id d = s->devs[dev].device;
     cl_program p = cl->CreateProgramWithSource(ctx, 1, &src, &len, &err);
     if (!p) {
-        snprintf(out->error, sizeof out->error, "clCreateProgramWithSource: %s", cckey_cl_status_name(err));
+        snprintf(out->error, sizeof out->error, "clCreateProgramWithSource: %s", status_name(err));
         return NULL;
     }
     err = cl->BuildProgram(p, 1, &d, flags->joined, NULL, NULL);
     out->log = build_log(s, p, d);
     if (err != CL_SUCCESS) {
         snprintf(out->error, sizeof out->error, "clBuildProgram with \"%s\": %s", flags->joined,
-                 cckey_cl_status_name(err));
+                 status_name(err));
         cl->ReleaseProgram(p);
         return NULL;
     }
@@ -140,7 +182,7 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
     if (err != CL_SUCCESS) {
         free(names);
         snprintf(out->error, sizeof out->error, "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES): %s",
-                 cckey_cl_status_name(err));
+                 status_name(err));
         return -1;
     }
     names[n] = '\0';
@@ -160,7 +202,7 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
                  const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
 {
     cl_state *s = impl;
-    const cckey_cl_api *cl = s->cl;
+    const warm_cl_api *cl = s->cl;
     cl_program p = compile(s, dev, src, len, flags, out);
     if (!p) return -1;
     for (size_t i = 0; i < n_names; i++) {
@@ -179,7 +221,7 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     if (err != CL_SUCCESS) {
         free(bin);
         snprintf(out->error, sizeof out->error, "reading the program binary (CL_PROGRAM_BINARIES): %s",
-                 cckey_cl_status_name(err));
+                 status_name(err));
         return -1;
     }
     out->binary = bin;
@@ -187,14 +229,8 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     return 0;
 }
 
-int cckey_warm_set_opencl_library(const char *path)
-{
-    char why[512];
-    return cckey_cl_set_library(path, why, sizeof why) ? 0 : -1;
-}
-
 /* Every device of every platform, in cckey_devices' order; their count. */
-static size_t enumerate(const cckey_cl_api *cl, cl_dev *out)
+static size_t enumerate(const warm_cl_api *cl, cl_dev *out)
 {
     cl_platform_id plats[MAX_PLATFORMS];
     cl_uint np = 0;
@@ -210,7 +246,7 @@ static size_t enumerate(const cckey_cl_api *cl, cl_dev *out)
 }
 
 /* The devices with their identities, or -1 with why. Lock held. */
-static int discover(cl_state *s, const cckey_cl_api *cl, char *why, size_t why_len)
+static int discover(cl_state *s, const warm_cl_api *cl, char *why, size_t why_len)
 {
     cckey_device *listed = calloc(MAX_DEVS, sizeof *listed);
     size_t n = 0;
@@ -237,19 +273,13 @@ static int discover(cl_state *s, const cckey_cl_api *cl, char *why, size_t why_l
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
-    const char *reason = NULL;
-    const cckey_cl_api *cl = cckey_cl_load(&reason);
-    if (!cl) {
-        snprintf(why, why_len, "%s", reason ? reason : "no OpenCL runtime");
-        return -1;
-    }
     pthread_mutex_lock(&state.lock);
     if (!state.cl) {
-        if (discover(&state, cl, why, why_len) != 0) {
+        if (bind(&state.api, why, why_len) != 0 || discover(&state, &state.api, why, why_len) != 0) {
             pthread_mutex_unlock(&state.lock);
             return -1;
         }
-        state.cl = cl;
+        state.cl = &state.api;
     }
     pthread_mutex_unlock(&state.lock);
     *out = (cckey_compiler){"OpenCL", "OpenCL", &state, find, names, version, build, entries};
