@@ -547,9 +547,11 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * key with each ':' replaced by '-' and xy is the first byte, in hex, of
  * md5(key) (the key's own prefix is the device digest, so a one-device cache
  * would otherwise fall into one folder). An entry is a 192-byte header (magic,
- * format version 2, full key, payload length, MD5 over the whole entry), a
- * section of typed records (what the build read: see cckey_store_put_meta)
- * and the payload. Entries of format version 1 are misses.
+ * format version 3, full key, payload length, a checksum over the whole
+ * entry: MD5 over the header, the records and the MD5s of the payload's 4 KiB
+ * pieces), a section of typed records (what the build read: see
+ * cckey_store_put_meta) and the payload. Entries of format versions 1 and 2
+ * are misses.
  *
  * Many threads and processes may use one folder at once: a write goes to a
  * temporary file in the entry's folder, is fsync'ed and renamed over the

@@ -35,6 +35,25 @@ void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1
     for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", d[i]);
 }
 
+void cckey_test_entry_seal(uint8_t *file, size_t len)
+{
+    memset(file + 24, 0, 16);
+    size_t rec = (size_t)file[172] | (size_t)file[173] << 8 | (size_t)file[174] << 16 | (size_t)file[175] << 24;
+    size_t body = 192 + rec;
+    if (body > len) abort();
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0;
+    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_md5(), NULL) || !EVP_DigestUpdate(ctx, file, body)) abort();
+    for (size_t at = body; at < len; at += 4096) {
+        size_t n = len - at < 4096 ? len - at : 4096;
+        if (!EVP_Digest(file + at, n, d, &dl, EVP_md5(), NULL) || !EVP_DigestUpdate(ctx, d, 16)) abort();
+    }
+    if (!EVP_DigestFinal_ex(ctx, d, &dl) || dl != 16) abort();
+    EVP_MD_CTX_free(ctx);
+    memcpy(file + 24, d, 16);
+}
+
 static int ref_cmp(cckey_bytes a, cckey_bytes b)
 {
     const unsigned char *x = a.ptr, *y = b.ptr;

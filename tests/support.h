@@ -33,6 +33,12 @@ void cckey_test_store_key(char key[CCKEY_KEY_LEN + 1], int i);
  * OpenSSL's MD5: the suites check the layout, not the library's idea of it. */
 void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key);
 
+/* An entry file's checksum as the documented format 3 defines it, computed
+ * with OpenSSL's MD5 (the independent oracle): MD5 over the 192-byte header
+ * with the checksum field (24..40) zeroed, the records (length at 172), and
+ * the MD5 of each 4096-byte piece of the payload. Writes it at file + 24. */
+void cckey_test_entry_seal(uint8_t *file, size_t len);
+
 /* A pool of heap blocks freed together, for random tuples' fields. */
 typedef struct cckey_test_arena {
     void **blocks;

@@ -23,16 +23,26 @@ static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 typedef struct sink {
+    CURL *c;
     uint8_t *p;
     size_t len, cap;
 } sink;
+
+/* Room for the whole body at the first bytes, where the server said its
+ * length (within reason: a lying server only costs a grow). */
+static size_t first_cap(CURL *c, size_t add)
+{
+    curl_off_t n = -1;
+    if (curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0 || n > (1 << 30)) n = 0;
+    return (size_t)n > add ? (size_t)n : add;
+}
 
 static size_t on_data(char *data, size_t size, size_t n, void *user)
 {
     sink *s = user;
     size_t add = size * n;
     if (s->len + add > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 65536;
+        size_t cap = s->cap ? s->cap * 2 : first_cap(s->c, add);
         while (cap < s->len + add) cap *= 2;
         uint8_t *p = realloc(s->p, cap);
         if (!p) return 0;   /* curl fails the transfer: CURLE_WRITE_ERROR */
@@ -83,6 +93,10 @@ static void setup(http_remote *r, CURL *c, const char *url)
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->url.timeout_ms);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "cckey");
+    /* Entries are often hundreds of KiB: fewer, larger socket reads and
+     * writes than the 16 KiB and 64 KiB defaults. */
+    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+    curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
     if (r->url.user || r->url.password) {
         curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(c, CURLOPT_USERNAME, r->url.user ? r->url.user : "");
@@ -122,6 +136,7 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
         }
         if (in) {
             in->len = 0;
+            in->c = c;
             curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
             curl_easy_setopt(c, CURLOPT_WRITEDATA, in);
         }

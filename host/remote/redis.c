@@ -39,6 +39,10 @@ static redisContext *connect_one(redis_remote *r, char *err, size_t err_len)
         return NULL;
     }
     redisSetTimeout(c, tv_of(r->url.timeout_ms));
+    /* Keep the reply buffer between replies: by default hiredis frees it
+     * once it holds more than 16 KiB unused, and grows it again, with a copy
+     * per doubling, for the next 100 KiB entry. */
+    c->reader->maxbuf = 0;
     char db[16];
     snprintf(db, sizeof db, "%d", r->url.db);
     const char *auth[3] = {"AUTH", r->url.user ? r->url.user : r->url.password, r->url.password};
@@ -104,6 +108,23 @@ static redisReply *request(redis_remote *r, int argc, const char **argv, const s
 
 static void key_of(char key[200], const char *name) { snprintf(key, 200, "cckey:%s", name); }
 
+/* A string reply's bytes as a malloc'ed buffer (NULL: out of memory).
+ * hiredis 0.x allocates them with malloc and frees them with free, and does
+ * nothing to a NULL str: the buffer is taken over instead of copied (100 KiB
+ * a hit). Later hiredis versions may have other allocators: copied there. */
+static void *take_string(redisReply *rep)
+{
+#if HIREDIS_MAJOR == 0
+    void *p = rep->str;
+    rep->str = NULL;
+    return p;
+#else
+    void *p = malloc(rep->len ? rep->len : 1);
+    if (p) memcpy(p, rep->str, rep->len);
+    return p;
+#endif
+}
+
 static cckey_remote_result r_get(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
                                  size_t err_len)
 {
@@ -116,9 +137,8 @@ static cckey_remote_result r_get(void *impl, const char *shard, const char *name
     if (!rep) return res;
     res = CCKEY_R_MISS;
     if (rep->type == REDIS_REPLY_STRING) {
-        *buf = malloc(rep->len ? rep->len : 1);
+        *buf = take_string(rep);
         if (*buf) {
-            memcpy(*buf, rep->str, rep->len);
             *len = rep->len;
             res = CCKEY_R_HIT;
         } else {

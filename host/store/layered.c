@@ -1,7 +1,7 @@
 /* Remote caches under the store (see cckey_store_add_remote in cckey.h):
  * whole entry files move between the folder and the remotes, and every
- * entry that comes in is checked on disk exactly as a local get checks it,
- * whatever the entry format holds. */
+ * entry that comes in is checked as a local get checks a file (the same
+ * code, on the bytes received), whatever the entry format holds. */
 #include "store_internal.h"
 #include "../core/internal.h"
 #include "../remote/remote.h"
@@ -52,9 +52,19 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
     return st;
 }
 
-/* One try of cckey_store_install; *errp: the errno of an I/O failure. */
-static cckey_status install_once(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
-                                 size_t *len, int *errp)
+/* One try of cckey_store_install, on bytes already checked. *errp: the
+ * errno of an I/O failure; *seen: the installed file.
+ *
+ * No fsync, of the file or the folder. The entry is a copy of what a remote
+ * holds, and every read of an entry file checks it whole (its size against
+ * the header's lengths, the key, and the MD5 over every byte: see
+ * cckey_entry_read). So if the machine stops before the data reaches the disk,
+ * what a later look-up finds (no file, a short file, a file of zeros, or
+ * stale blocks) fails those checks: a miss that removes it and fetches the
+ * entry again, never a wrong binary (tests/store/test_install_torn.c). The
+ * two syncs would cost far more than the transfer on most disks. */
+static cckey_status install_once(cckey_store *s, const char *key, const void *entry, size_t n, int *errp,
+                                 struct stat *seen)
 {
     char shard_dir[4096], path[4096], tmp[4200];
     int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
@@ -62,40 +72,32 @@ static cckey_status install_once(cckey_store *s, const char *key, const void *en
         *errp = errno;
         return CCKEY_ERR_IO;
     }
-    bool ok = cckey_store_write_all(fd, entry, n) && fsync(fd) == 0;
+    bool ok = cckey_store_write_all(fd, entry, n) && fstat(fd, seen) == 0;
     int err = errno;
     if (close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && rename(tmp, path) != 0) ok = false, err = errno;
     if (!ok) {
         unlink(tmp);
         *errp = err;
-        return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", tmp, strerror(err));
+        return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", path, strerror(err));
     }
-    int rfd = open(tmp, O_RDONLY | O_CLOEXEC);
-    cckey_status st = rfd < 0 ? cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno))
-                              : cckey_entry_read(rfd, key, payload, len, NULL);
-    if (rfd >= 0) close(rfd);
-    if (st == CCKEY_OK && rename(tmp, path) != 0) {
-        *errp = errno;
-        st = cckey_fail(CCKEY_ERR_IO, "renaming to %s: %s", path, strerror(errno));
-        if (payload) cckey_store_free_buffer(*payload), *payload = NULL;
-    }
-    if (st != CCKEY_OK) {
-        unlink(tmp);
-        return st;
-    }
-    cckey_store_sync_dir(shard_dir);
     cckey_store_after_put(s, n);
     return CCKEY_OK;
 }
 
-cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
-                                 size_t *len)
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, size_t *payload_at,
+                                 struct stat *seen)
 {
     if (s->read_only) return cckey_store_writable(s, "install");
+    /* Checked in memory, from the bytes received: nothing that fails is
+     * ever written, and nothing is read back. */
+    cckey_status st = cckey_entry_check(entry, n, key, payload_at);
+    if (st != CCKEY_OK) return st;
+    struct stat unused;
     /* As a put: a shard folder removed under us is written again. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        cckey_status st = install_once(s, key, entry, n, payload, len, &err);
+        st = install_once(s, key, entry, n, &err, seen ? seen : &unused);
         if (st != CCKEY_ERR_IO || attempt == 3 || !cckey_store_retryable(err)) return st;
     }
 }
@@ -103,22 +105,44 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
 typedef struct fetch {
     cckey_store *s;
     const char *key;
-    void **buf;
-    size_t *len;
+    cckey_remote_hit *hit;
 } fetch;
 
 static bool accept(void *user, const void *entry, size_t n, char *why, size_t why_len)
 {
     fetch *f = user;
-    cckey_status st = cckey_store_install(f->s, f->key, entry, n, f->buf, f->len);
+    size_t at = 0;
+    cckey_status st = cckey_store_install(f->s, f->key, entry, n, &at, &f->hit->seen);
+    if (st == CCKEY_OK) {
+        /* at is past the header, and n - at is the payload's length: both checked. */
+        uint32_t rlen = (uint32_t)(at - CCKEY_ENTRY_HEADER);
+        f->hit->len = n - at;
+        f->hit->payload = malloc(f->hit->len ? f->hit->len : 1);
+        f->hit->rec.bytes = malloc(rlen ? rlen : 1);
+        f->hit->rec.len = rlen;
+        if (!f->hit->payload || !f->hit->rec.bytes) {
+            cckey_store_remote_hit_free(f->hit);
+            st = cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+        } else {
+            memcpy(f->hit->payload, (const uint8_t *)entry + at, f->hit->len);
+            memcpy(f->hit->rec.bytes, (const uint8_t *)entry + CCKEY_ENTRY_HEADER, rlen);
+        }
+    }
     if (st != CCKEY_OK) snprintf(why, why_len, "entry refused: %s", cckey_last_error());
     return st == CCKEY_OK;
 }
 
-bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len)
+bool cckey_store_fetch_remote(cckey_store *s, const char *key, cckey_remote_hit *hit)
 {
-    fetch f = {s, key, buf, len};
+    *hit = (cckey_remote_hit){0};
+    fetch f = {s, key, hit};
     return cckey_remotes_fetch(s->remotes, key, accept, &f);
+}
+
+void cckey_store_remote_hit_free(cckey_remote_hit *hit)
+{
+    free(hit->payload), free(hit->rec.bytes);
+    hit->payload = NULL, hit->rec.bytes = NULL;
 }
 
 /* Read-only: the entry's bytes in an anonymous in-memory file, checked
@@ -150,15 +174,15 @@ int cckey_store_fetch_remote_fd(cckey_store *s, const char *key)
     return cckey_remotes_fetch(s->remotes, key, accept_in_memory, &h) ? h.fd : -1;
 }
 
-void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
-                              const void *payload, size_t len)
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
+                              uint32_t rec_len, const void *payload, size_t len)
 {
     if (!cckey_remotes_writable(s->remotes)) return;
-    /* The entry file as put wrote it, made again in memory (reading the
-     * file back would cost a read and a checksum per put). */
+    /* The entry file as put wrote it, from the header put computed (a
+     * second checksum over the payload would cost as much as the write). */
     uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + rec_len + len);
     if (!entry) return;
-    cckey_entry_header(entry, key, rec, rec_len, payload, len);
+    memcpy(entry, hdr, CCKEY_ENTRY_HEADER);
     if (rec_len) memcpy(entry + CCKEY_ENTRY_HEADER, rec, rec_len);
     if (len) memcpy(entry + CCKEY_ENTRY_HEADER + rec_len, payload, len);
     cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + rec_len + len, false);

@@ -199,6 +199,23 @@ static cckey_status check_entry(cckey_store *s, int fd, const char *path, const 
     return st;
 }
 
+/* A remote hit, checked and now in the folder at path: its records against
+ * lk, as check_entry does for a file (the bytes are not read again). */
+static cckey_status remote_hit(const char *path, const cckey_lookup *lk, cckey_remote_hit *hit, void **buf,
+                               size_t *len, cckey_miss *why)
+{
+    cckey_status st = lk ? cckey_records_match(hit->rec.bytes, hit->rec.len, lk, why) : CCKEY_OK;
+    if (st == CCKEY_OK) {
+        *why = CCKEY_MISS_NONE;
+        *buf = hit->payload, *len = hit->len;
+        hit->payload = NULL;
+    } else if (st == CCKEY_ERR_COLLISION) {
+        cckey_store_unlink_same(path, &hit->seen);   /* as check_entry: never served later without the tuple */
+    }
+    cckey_store_remote_hit_free(hit);
+    return st;
+}
+
 cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len,
                                        cckey_miss *why)
 {
@@ -221,17 +238,10 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
             file = NULL;
             if (fd < 0) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
         } else {
-            if (!s->remotes || !cckey_store_fetch_remote(s, key, buf, len))
+            cckey_remote_hit hit;
+            if (!s->remotes || !cckey_store_fetch_remote(s, key, &hit))
                 return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-            if (!lk) {
-                *why = CCKEY_MISS_NONE;
-                return CCKEY_OK;
-            }
-            /* Now in the folder: its records are checked below like any entry's. */
-            free(*buf);
-            *buf = NULL;
-            fd = cckey_store_open_entry(path);
-            if (fd < 0 && absent(fd)) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+            return remote_hit(path, lk, &hit, buf, len, why);
         }
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
@@ -302,8 +312,8 @@ int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096],
     return fd;
 }
 
-static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
-                             size_t len, char shard_dir[4096], char path[4096], int *errp);
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec, uint32_t rec_len,
+                             const void *data, size_t len, char shard_dir[4096], char path[4096], int *errp);
 
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
 {
@@ -339,27 +349,31 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
     char shard_dir[4096], path[4096];
     cckey_status st;
+    /* The header (and its checksum over every byte) once, for the folder
+     * and the remotes alike. */
+    uint8_t hdr[CCKEY_ENTRY_HEADER];
+    cckey_entry_header(hdr, key, rec, rec_len, data, len);
     /* On a shared (network) folder another machine may remove the shard
      * folder with our temporary file in it, or the server may answer ESTALE
      * or EBUSY: write the entry again, a few times, before giving up. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        st = put_once(s, key, rec, rec_len, data, len, shard_dir, path, &err);
+        st = put_once(s, key, hdr, rec, rec_len, data, len, shard_dir, path, &err);
         if (st == CCKEY_OK || attempt == 3 || !cckey_store_retryable(err)) break;
     }
     if (st != CCKEY_OK) return st;
     cckey_store_sync_dir(shard_dir);
     hook(CCKEY_STORE_STAGE_RENAMED);
     cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_written(s, key, rec, rec_len, data, len);
+    if (s->remotes) cckey_store_push_written(s, key, hdr, rec, rec_len, data, len);
     return CCKEY_OK;
 }
 
 bool cckey_store_retryable(int err) { return err == ENOENT || err == ESTALE || err == EBUSY || err == EINTR; }
 
 /* One write of the entry to a temporary file, renamed over path. */
-static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len, const void *data,
-                             size_t len, char shard_dir[4096], char path[4096], int *errp)
+static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec, uint32_t rec_len,
+                             const void *data, size_t len, char shard_dir[4096], char path[4096], int *errp)
 {
     char tmp[4200];
     int fd = cckey_store_temp_open(s, key, shard_dir, path, tmp);
@@ -368,9 +382,7 @@ static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *rec
         return CCKEY_ERR_IO;
     }
     hook(CCKEY_STORE_STAGE_OPENED);
-    uint8_t hdr[CCKEY_ENTRY_HEADER];
-    cckey_entry_header(hdr, key, rec, rec_len, data, len);
-    bool ok = cckey_store_write_all(fd, hdr, sizeof hdr) && cckey_store_write_all(fd, rec, rec_len);
+    bool ok = cckey_store_write_all(fd, hdr, CCKEY_ENTRY_HEADER) && cckey_store_write_all(fd, rec, rec_len);
     for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
         size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
         ok = cckey_store_write_all(fd, (const uint8_t *)data + off, step);

@@ -11,20 +11,25 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* Entry format, version 2. All integers little-endian. An entry file is the
+/* Entry format, version 3. All integers little-endian. An entry file is the
  * fixed header, then the record section, then the payload:
  *   0   8  magic "CCKEYBIN"
- *   8   4  format version (2)
+ *   8   4  format version (3)
  *   12  4  header size (CCKEY_ENTRY_HEADER, 192)
  *   16  8  payload length P
- *   24  16 MD5 of the header (this field zeroed), the records and the payload
+ *   24  16 checksum: MD5 of the header (this field zeroed), the records and
+ *          the payload's piece digests: the MD5 of each CCKEY_ENTRY_PIECE
+ *          (4096) bytes of the payload in order, the last piece shorter,
+ *          none for an empty payload, 16 bytes each
  *   40  131 the key
  *   171 1  zero
  *   172 4  record section length R (at most CCKEY_ENTRY_MAX_RECORDS)
  *   176 16 zeros (reserved)
  *   192 R  records
  *   192+R P payload
- * The checksum covers everything, so a flipped byte anywhere is caught.
+ * The checksum covers everything, so a flipped byte anywhere is caught. The
+ * pieces are hashed side by side (multi-buffer MD5), several times faster
+ * than one MD5 over the payload, which bounded every remote transfer.
  *
  * Records are typed and self-delimiting (type-length-value), back to back,
  * with no padding:
@@ -58,11 +63,13 @@
  *   6 SIGNATURE      HMAC-SHA-256 under a remote's shared secret, always the
  *                    last record (see store/sign.c)
  *   7..  free; the next kind of record takes the next number.
- * Version 1 entries (a 192-byte header with no record section) are misses:
- * a look-up removes them like any entry that fails its checks, and the next
- * put writes a version 2 entry. */
+ * Version 1 entries (a 192-byte header with no record section) and version 2
+ * ones (the same layout, one MD5 over the whole payload) are misses: a
+ * look-up removes them like any entry that fails its checks, and the next
+ * put writes a version 3 entry. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
-#define CCKEY_ENTRY_VERSION 2u
+#define CCKEY_ENTRY_VERSION 3u
+#define CCKEY_ENTRY_PIECE 4096u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
 #define CCKEY_ENTRY_KEY_AT 40u
@@ -169,6 +176,11 @@ void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const 
  * cckey_last_error(). */
 cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len, cckey_records *rec);
 
+/* The same checks on an entry file's n bytes held in memory (what a remote
+ * sent): CCKEY_OK and *payload_at (may be NULL), where the payload starts;
+ * the record section is entry[CCKEY_ENTRY_HEADER, *payload_at). */
+cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, size_t *payload_at);
+
 /* Remove path only if it is still the file described by seen: a concurrent
  * writer may have renamed a good entry over the bad one since we opened it.
  * A small window remains between the check and the unlink; losing it costs a
@@ -212,19 +224,30 @@ void cckey_store_sync_dir(const char *dir);
 
 /* The whole entry file of key, checked as a get checks it (*buf malloc'ed). */
 cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf, size_t *len);
-/* Keep an entry file's bytes under key: written to a temporary file, checked
- * there as a get checks it, then renamed into place. payload (may be NULL)
- * receives the payload on success. CCKEY_ERR_CORRUPT when the bytes fail. */
-cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, void **payload,
-                                 size_t *len);
+/* Keep an entry file's bytes under key: checked in memory as a get checks
+ * a file, then written to a temporary file and renamed into place (no
+ * fsync: see layered.c). *payload_at (may be NULL): where the payload starts
+ * in entry; *seen (may be NULL): the installed file. CCKEY_ERR_CORRUPT when
+ * the bytes fail, and then nothing is written. */
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, size_t *payload_at,
+                                 struct stat *seen);
 
-/* Remote layering (layered.c): on a local miss, and after a local put. */
-bool cckey_store_fetch_remote(cckey_store *s, const char *key, void **buf, size_t *len);
+/* Remote layering (layered.c): on a local miss, and after a local put. A
+ * remote hit, checked and installed: its payload and records (malloc'ed),
+ * and the file it became. */
+typedef struct cckey_remote_hit {
+    void *payload;
+    size_t len;
+    cckey_records rec;
+    struct stat seen;
+} cckey_remote_hit;
+bool cckey_store_fetch_remote(cckey_store *s, const char *key, cckey_remote_hit *hit);
+void cckey_store_remote_hit_free(cckey_remote_hit *hit);
 /* For a read-only handle: the first good remote entry of key in an
  * anonymous in-memory file (checked as a get checks it), or -1. */
 int cckey_store_fetch_remote_fd(cckey_store *s, const char *key);
-void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
-                              const void *payload, size_t len);
+void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
+                              uint32_t rec_len, const void *payload, size_t len);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */

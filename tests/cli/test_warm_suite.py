@@ -83,11 +83,13 @@ def entries(store):
             data = readb(os.path.join(sd, name))
             assert data[:8] == b"CCKEYBIN"
             version, hsize, plen = struct.unpack_from("<IIQ", data, 8)
-            assert version == 2 and hsize == 192
+            assert version == 3 and hsize == 192
             rlen = struct.unpack_from("<I", data, 172)[0]
             assert len(data) == 192 + rlen + plen
-            zeroed = data[:24] + bytes(16) + data[40:]
-            assert hashlib.md5(zeroed).digest() == data[24:40]
+            # Format 3: the payload enters the checksum as its 4 KiB pieces' MD5s.
+            body = 192 + rlen
+            pieces = b"".join(hashlib.md5(data[i:i + 4096]).digest() for i in range(body, len(data), 4096))
+            assert hashlib.md5(data[:24] + bytes(16) + data[40:body] + pieces).digest() == data[24:40]
             recs, off = [], 192
             while off < 192 + rlen:
                 rtype, flags, vlen = struct.unpack_from("<HHI", data, off)

@@ -566,7 +566,7 @@ class BundleTests(Base):
             redis.stop()
 
 
-# Entry files of format 2, read and rewritten here from the documented
+# Entry files of format 3, read and rewritten here from the documented
 # layout (host/store/store_internal.h), to craft what an attacker could.
 REC_FINGERPRINT, REC_SIGNATURE = 5, 6
 
@@ -583,7 +583,8 @@ def parse_entry(raw):
 
 
 def build_entry(head, recs, payload):
-    """An entry with a correct MD5 checksum: well formed, whatever it says."""
+    """An entry with a correct checksum (MD5 over the header, the records and
+    the MD5s of the payload's 4096-byte pieces): well formed, whatever it says."""
     import hashlib
     import struct
     rec = b"".join(struct.pack("<HHI", t, f, len(v)) + v for t, f, v in recs)
@@ -591,7 +592,8 @@ def build_entry(head, recs, payload):
     struct.pack_into("<Q", h, 16, len(payload))
     struct.pack_into("<I", h, 172, len(rec))
     h[24:40] = bytes(16)
-    h[24:40] = hashlib.md5(bytes(h) + rec + payload).digest()
+    pieces = b"".join(hashlib.md5(payload[i:i + 4096]).digest() for i in range(0, len(payload), 4096))
+    h[24:40] = hashlib.md5(bytes(h) + rec + pieces).digest()
     return bytes(h) + rec + payload
 
 

@@ -4,6 +4,7 @@
  * the usual case for sources, is copied once. */
 #include "stubs.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,42 @@ static void fix_up(cckey_bytes *b, const char *base)
     b->ptr = base + (size_t)b->ptr;
 }
 
+/* The config of the last batch, idle, for the next with the same settings:
+ * the library may keep a batch's scratch tables in its config, and a reused
+ * one then touches no fresh pages. Taken and put back by atomic exchange; a
+ * batch running meanwhile in another thread makes its own, so a config's
+ * warning is always its own batch's. */
+typedef struct idle_config {
+    cckey_batch_config *cfg;
+    long settings[3];
+} idle_config;
+
+static _Atomic(idle_config *) idle;
+
+static cckey_batch_config *take_idle(const long settings[3])
+{
+    idle_config *i = atomic_exchange(&idle, NULL);
+    cckey_batch_config *cfg = NULL;
+    if (i && memcmp(i->settings, settings, sizeof i->settings) == 0) cfg = i->cfg;
+    else if (i) cckey_batch_config_free(i->cfg);
+    free(i);
+    return cfg;
+}
+
+static void put_idle(cckey_batch_config *cfg, const long settings[3])
+{
+    idle_config *i = cfg ? malloc(sizeof *i) : NULL;
+    if (!i) {
+        cckey_batch_config_free(cfg);
+        return;
+    }
+    i->cfg = cfg;
+    memcpy(i->settings, settings, sizeof i->settings);
+    i = atomic_exchange(&idle, i);
+    if (i) cckey_batch_config_free(i->cfg);
+    free(i);
+}
+
 /* Everything make_keys allocates in C, freed on every path. */
 typedef struct batch {
     arena a;
@@ -115,6 +152,7 @@ typedef struct batch {
     size_t opts_cap;
     char (*out)[CCKEY_KEY_LEN + 1];
     cckey_batch_config *cfg;
+    long settings[3];   /* backend, threads, verify */
 } batch;
 
 static void batch_free(batch *b)
@@ -123,7 +161,7 @@ static void batch_free(batch *b)
     free(b->tuples);
     free(b->opts);
     free(b->out);
-    cckey_batch_config_free(b->cfg);
+    put_idle(b->cfg, b->settings);
 }
 
 static cckey_option *next_option(batch *b, size_t k)
@@ -199,10 +237,19 @@ static int copy_tuples(batch *b, value tuples, size_t n)
 
 static cckey_status configure(batch *b, value v_backend, value v_threads, value v_verify)
 {
+    b->settings[0] = Long_val(v_backend);
+    b->settings[1] = Long_val(v_threads);
+    b->settings[2] = Long_val(v_verify);
+    if ((b->cfg = take_idle(b->settings))) return CCKEY_OK;
     cckey_status st = cckey_batch_config_new(&b->cfg);
     if (st == CCKEY_OK) st = cckey_batch_config_set_backend(b->cfg, (cckey_backend_kind)Int_val(v_backend));
     if (st == CCKEY_OK) st = cckey_batch_config_set_threads(b->cfg, (unsigned)Long_val(v_threads));
     if (st == CCKEY_OK) st = cckey_batch_config_set_verify(b->cfg, (cckey_verify_mode)Int_val(v_verify));
+    if (st != CCKEY_OK) {
+        /* Never kept for reuse half set up. */
+        cckey_batch_config_free(b->cfg);
+        b->cfg = NULL;
+    }
     return st;
 }
 

@@ -70,6 +70,16 @@ let test_random_make_keys () =
      check "make_keys on OpenCL with verify" (keys = Array.sub want 0 3000);
      check ("OpenCL batch ran on opencl, not " ^ used) (String.length used >= 6 && String.sub used 0 6 = "opencl")
    | exception Cckey.Error { status = 4; detail; _ } -> Printf.printf "skip: no OpenCL device: %s\n" detail);
+  (* make_keys reuses its last config for the same settings: a sampled
+     verify's warning must not outlive its batch. *)
+  let big = Array.init 50_000 (fun i -> ("d", Printf.sprintf "k%d" i, Printf.sprintf "s%d" i, [])) in
+  (match Cckey.make_keys_info ~backend:`Opencl ~verify:`Sample big with
+   | _, _, warning ->
+     check ("sampled verify warns: " ^ warning) (String.length warning > 0);
+     let keys, _, warning = Cckey.make_keys_info ~backend:`Opencl ~verify:`Sample small in
+     check_eq "no warning left from the last batch" ~want:"" warning;
+     check "keys after a reused config" (keys = Array.sub want 0 3000)
+   | exception Cckey.Error { status = 4; _ } -> ());
   check "empty batch" (Cckey.make_keys [||] = [||]);
   (* A few physical option lists shared by many tuples (copied once per
      batch), among fresh lists of the same content. *)

@@ -25,7 +25,11 @@ const char pyck_make_keys_doc[] =
     "device's or platform's name, as devices() lists them (None: the best).\n"
     "\n"
     "A device that fails in mid-batch is not an error: the rest runs on the\n"
-    "CPU and a RuntimeWarning says so.";
+    "CPU and a RuntimeWarning says so.\n"
+    "\n"
+    "The library's settings object of the last call (without device=) is kept\n"
+    "for the next call with the same settings, with whatever scratch memory\n"
+    "the library keeps in it for repeated batches.";
 
 /* Options objects already converted in this batch, by address: a suite
  * passes a few option lists shared by many tuples, and those then share one
@@ -230,7 +234,44 @@ static cckey_status set_device(cckey_batch_config *cfg, cckey_backend_kind kind,
     return st;
 }
 
-static cckey_batch_config *make_config(const char *backend, long threads, PyObject *verify, const char *device)
+/* The config of the last batch, idle, for the next with the same settings
+ * (no device selector): the library may keep a batch's scratch tables in
+ * its config, and a reused one then touches no fresh pages. Taken and put
+ * back under the GIL; a batch running meanwhile on another thread makes its
+ * own, so a config's warning is always its own batch's. */
+static struct {
+    cckey_batch_config *cfg;
+    cckey_backend_kind kind;
+    long threads;
+    cckey_verify_mode mode;
+} idle;
+
+static cckey_batch_config *take_idle(cckey_backend_kind kind, long threads, cckey_verify_mode mode,
+                                     const char *device)
+{
+    if (device || !idle.cfg || idle.kind != kind || idle.threads != threads || idle.mode != mode) return NULL;
+    cckey_batch_config *cfg = idle.cfg;
+    idle.cfg = NULL;
+    return cfg;
+}
+
+/* Ends a batch's use of cfg: kept as the idle one, or freed. */
+static void put_idle(cckey_batch_config *cfg, cckey_backend_kind kind, long threads, cckey_verify_mode mode,
+                     const char *device)
+{
+    if (device || !cfg) {
+        cckey_batch_config_free(cfg);
+        return;
+    }
+    cckey_batch_config_free(idle.cfg);
+    idle.cfg = cfg;
+    idle.kind = kind;
+    idle.threads = threads;
+    idle.mode = mode;
+}
+
+static cckey_batch_config *make_config(const char *backend, long threads, PyObject *verify, const char *device,
+                                       cckey_backend_kind *kind_out, cckey_verify_mode *mode_out)
 {
     cckey_backend_kind kind;
     cckey_verify_mode mode;
@@ -247,7 +288,10 @@ static cckey_batch_config *make_config(const char *backend, long threads, PyObje
         PyErr_SetString(PyExc_ValueError, "device selects a device of the opencl or cuda backend, not of cpu");
         return NULL;
     }
-    cckey_batch_config *cfg = NULL;
+    *kind_out = kind;
+    *mode_out = mode;
+    cckey_batch_config *cfg = take_idle(kind, threads, mode, device);
+    if (cfg) return cfg;
     cckey_status st = cckey_batch_config_new(&cfg);
     if (st == CCKEY_OK) st = cckey_batch_config_set_backend(cfg, kind);
     if (st == CCKEY_OK) st = cckey_batch_config_set_threads(cfg, (unsigned)threads);
@@ -286,7 +330,9 @@ PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$slOz:make_keys", kwlist, &tuples, &backend, &threads,
                                      &verify, &device))
         return NULL;
-    cckey_batch_config *cfg = make_config(backend, threads, verify, device);
+    cckey_backend_kind kind;
+    cckey_verify_mode mode;
+    cckey_batch_config *cfg = make_config(backend, threads, verify, device, &kind, &mode);
     if (!cfg) return NULL;
     /* A private list: the caller's list may change while the GIL is out. */
     PyObject *list = PySequence_List(tuples);
@@ -314,6 +360,6 @@ done:
     PyMem_Free(out);
     batch_free(&b);
     Py_XDECREF(list);
-    cckey_batch_config_free(cfg);
+    put_idle(cfg, kind, threads, mode, device);
     return result;
 }

@@ -4,6 +4,7 @@ import hashlib
 import os
 import random
 import threading
+import warnings
 
 import pytest
 
@@ -90,6 +91,14 @@ def test_make_keys_on_opencl_with_verify():
     with pytest.raises(cckey.Error) as info:      # a selector that matches nothing
         cckey.make_keys(tuples, backend="opencl", device="no such device anywhere")
     assert info.value.status == 4 and info.value.detail
+    # make_keys reuses its last config for the same settings: a sampled
+    # verify's warning must not outlive its batch.
+    big = [(b"d", b"k%d" % i, b"s%d" % i) for i in range(50_000)]
+    with pytest.warns(RuntimeWarning, match="verify=sample"):
+        cckey.make_keys(big, backend="opencl", verify="sample")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cckey.make_keys(tuples, backend="opencl", verify="sample") == want
 
 
 def test_source_handle_matches_hashlib():
