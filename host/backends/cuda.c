@@ -49,30 +49,24 @@ static cckey_status cu_fail(const cu_engine *S, const char *call, cckey_CUresult
                       extra ? extra : "");
 }
 
-/* The first call of a teardown that the driver refused; the rest goes on,
- * since what a refused free holds is the driver's to keep. */
-typedef struct cu_first {
-    const char *call;
-    cckey_CUresult r;
-} cu_first;
-
-static void note(cu_first *f, const char *call, cckey_CUresult r)
+static void free_slot(const cckey_cu_api *cu, cu_slot *sl, cckey_refusal *f)
 {
-    if (r != CCKEY_CUDA_SUCCESS && !f->call) f->call = call, f->r = r;
-}
-
-static void free_slot(const cckey_cu_api *cu, cu_slot *sl, cu_first *f)
-{
-    if (sl->stream) note(f, "cuStreamSynchronize", cu->StreamSynchronize(sl->stream));
+    if (sl->stream) cckey_refusal_note(f, "cuStreamSynchronize", cu->StreamSynchronize(sl->stream));
     cckey_CUdeviceptr *dev[] = {&sl->d_data, &sl->d_meta, &sl->d_out};
     for (size_t k = 0; k < sizeof dev / sizeof *dev; k++)
-        if (*dev[k]) note(f, "cuMemFree", cu->MemFree(*dev[k])), *dev[k] = 0;
+        if (*dev[k]) {
+            cckey_refusal_note(f, "cuMemFree", cu->MemFree(*dev[k]));
+            *dev[k] = 0;
+        }
     void **host[] = {&sl->h_in, &sl->h_out};
     for (size_t k = 0; k < sizeof host / sizeof *host; k++)
-        if (*host[k]) note(f, "cuMemFreeHost", cu->MemFreeHost(*host[k])), *host[k] = NULL;
+        if (*host[k]) {
+            cckey_refusal_note(f, "cuMemFreeHost", cu->MemFreeHost(*host[k]));
+            *host[k] = NULL;
+        }
 }
 
-static void release_slots(cu_engine *S, cu_first *f)
+static void release_slots(cu_engine *S, cckey_refusal *f)
 {
     for (unsigned s = 0; s < SLOTS; s++) free_slot(S->cu, &S->slot[s], f);
     S->base.cap_data = S->base.cap_msgs = 0;
@@ -81,9 +75,9 @@ static void release_slots(cu_engine *S, cu_first *f)
 static cckey_status cuda_release(cckey_gpu_engine *self)
 {
     cu_engine *S = (cu_engine *)self;
-    cu_first f = {NULL, CCKEY_CUDA_SUCCESS};
+    cckey_refusal f = {NULL, 0};
     release_slots(S, &f);
-    return f.call ? cu_fail(S, f.call, f.r, " (releasing staging)") : CCKEY_OK;
+    return f.call ? cu_fail(S, f.call, f.code, " (releasing staging)") : CCKEY_OK;
 }
 
 /* Everything but the context push, which close() undoes, released whatever
@@ -93,7 +87,7 @@ static void teardown(cu_engine *S)
 {
     if (!S->cu || !S->ctx) return;
     const cckey_cu_api *cu = S->cu;
-    cu_first ignored = {NULL, CCKEY_CUDA_SUCCESS};
+    cckey_refusal ignored = {NULL, 0};
     release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].stream) cu->StreamDestroy(S->slot[s].stream), S->slot[s].stream = NULL;
@@ -104,16 +98,16 @@ static void teardown(cu_engine *S)
 
 /* The context retain and push of an engine, undone; f gets the first
  * refused call. */
-static void drop_context(cu_engine *S, bool release, cu_first *f)
+static void drop_context(cu_engine *S, bool release, cckey_refusal *f)
 {
     if (S->pushed) {
         cckey_CUcontext popped;
-        note(f, "cuCtxPopCurrent", S->cu->CtxPopCurrent(&popped));
+        cckey_refusal_note(f, "cuCtxPopCurrent", S->cu->CtxPopCurrent(&popped));
         S->pushed = false;
     }
     if (release && S->ctx) {
         /* Our retain only: the context itself lives on for other users. */
-        note(f, "cuDevicePrimaryCtxRelease", S->cu->DevicePrimaryCtxRelease(S->dev->dev));
+        cckey_refusal_note(f, "cuDevicePrimaryCtxRelease", S->cu->DevicePrimaryCtxRelease(S->dev->dev));
         S->ctx = NULL;
     }
 }
@@ -165,7 +159,7 @@ static cckey_status cuda_open(cckey_gpu_engine **self, const cckey_device_settin
         /* It served another device: its state goes, in that device's context. */
         if (S->cu->CtxPushCurrent(S->ctx) == CCKEY_CUDA_SUCCESS) S->pushed = true;
         teardown(S);
-        cu_first ignored = {NULL, CCKEY_CUDA_SUCCESS};
+        cckey_refusal ignored = {NULL, 0};
         drop_context(S, true, &ignored);
     }
     S->cu = cu, S->dev = dev;
@@ -237,14 +231,14 @@ static cckey_status cuda_close(cckey_gpu_engine *self, bool failed)
         if (!S->pushed && S->cu->CtxPushCurrent(S->ctx) == CCKEY_CUDA_SUCCESS) S->pushed = true;
         teardown(S);
     }
-    cu_first f = {NULL, CCKEY_CUDA_SUCCESS};
+    cckey_refusal f = {NULL, 0};
     drop_context(S, failed, &f);
     cckey_status st = CCKEY_OK;
     if (!failed && f.call) {
         /* Every chunk came back, but the driver would not let the context
          * go: the batch says so, and the engine's state goes as after a
          * failure (the context, still current, serves the teardown). */
-        st = cu_fail(S, f.call, f.r, " (giving the device back)");
+        st = cu_fail(S, f.call, f.code, " (giving the device back)");
         teardown(S);
         drop_context(S, true, &f);
     }

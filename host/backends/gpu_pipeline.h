@@ -68,6 +68,19 @@ typedef struct cckey_gpu_engine {
     cckey_gpu_slot slot[CCKEY_GPU_MAX_SLOTS];
 } cckey_gpu_engine;
 
+/* The first call of a teardown that the driver refused (both OpenCL's and
+ * CUDA's success status is 0); the teardown goes on, since what a refused
+ * release holds is the driver's to keep. */
+typedef struct cckey_refusal {
+    const char *call;   /* NULL: none yet */
+    int code;
+} cckey_refusal;
+
+static inline void cckey_refusal_note(cckey_refusal *f, const char *call, int code)
+{
+    if (code != 0 && !f->call) f->call = call, f->code = code;
+}
+
 /* What a device backend provides. Every call but close() returns CCKEY_OK or
  * CCKEY_ERR_DEVICE / CCKEY_ERR_NO_MEMORY with detail set by cckey_fail. */
 struct cckey_gpu_ops {

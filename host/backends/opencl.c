@@ -46,31 +46,24 @@ static cckey_status cl_fail(const cl_engine *S, const char *call, cl_int e)
                       cckey_cl_status_name(e), (int)e);
 }
 
-/* The first call of a teardown that the runtime refused; the rest goes on,
- * since what a refused release holds is the runtime's to keep. */
-typedef struct cl_first {
-    const char *call;
-    cl_int e;
-} cl_first;
-
-static void note(cl_first *f, const char *call, cl_int e)
-{
-    if (e != CL_SUCCESS && !f->call) f->call = call, f->e = e;
-}
-
-static void release_slots(cl_engine *S, cl_first *f)
+static void release_slots(cl_engine *S, cckey_refusal *f)
 {
     const cckey_cl_api *cl = S->cl;
     for (unsigned s = 0; s < SLOTS; s++) {
         cl_slot *sl = &S->slot[s];
-        if (sl->in_map)
-            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_in, sl->in_map, 0, NULL, NULL));
-        if (sl->out_map)
-            note(f, "clEnqueueUnmapMemObject", cl->EnqueueUnmapMemObject(sl->q, sl->h_out, sl->out_map, 0, NULL, NULL));
-        if (sl->q) note(f, "clFinish", cl->Finish(sl->q));
+        cl_mem mapped[] = {sl->h_in, sl->h_out};
+        void *maps[] = {sl->in_map, sl->out_map};
+        for (size_t k = 0; k < 2; k++)
+            if (maps[k])
+                cckey_refusal_note(f, "clEnqueueUnmapMemObject",
+                                   cl->EnqueueUnmapMemObject(sl->q, mapped[k], maps[k], 0, NULL, NULL));
+        if (sl->q) cckey_refusal_note(f, "clFinish", cl->Finish(sl->q));
         cl_mem *mems[] = {&sl->d_data, &sl->d_meta, &sl->d_out, &sl->h_in, &sl->h_out};
         for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
-            if (*mems[k]) note(f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k])), *mems[k] = NULL;
+            if (*mems[k]) {
+                cckey_refusal_note(f, "clReleaseMemObject", cl->ReleaseMemObject(*mems[k]));
+                *mems[k] = NULL;
+            }
         sl->in_map = sl->out_map = NULL;
     }
     S->base.cap_data = S->base.cap_msgs = 0;
@@ -79,9 +72,9 @@ static void release_slots(cl_engine *S, cl_first *f)
 static cckey_status ocl_release(cckey_gpu_engine *self)
 {
     cl_engine *S = (cl_engine *)self;
-    cl_first f = {NULL, CL_SUCCESS};
+    cckey_refusal f = {NULL, 0};
     release_slots(S, &f);
-    return f.call ? cl_fail(S, f.call, f.e) : CCKEY_OK;
+    return f.call ? cl_fail(S, f.call, f.code) : CCKEY_OK;
 }
 
 /* Everything of the engine, released whatever the runtime says and
@@ -91,7 +84,7 @@ static void teardown(cl_engine *S)
 {
     if (!S->cl) return;
     const cckey_cl_api *cl = S->cl;
-    cl_first ignored = {NULL, CL_SUCCESS};
+    cckey_refusal ignored = {NULL, 0};
     release_slots(S, &ignored);
     for (unsigned s = 0; s < SLOTS; s++)
         if (S->slot[s].q) cl->ReleaseCommandQueue(S->slot[s].q), S->slot[s].q = NULL;

@@ -104,7 +104,8 @@ static const driver_loader *driver_of(cckey_backend_kind kind, cckey_status *st)
     if (kind != CCKEY_BACKEND_OPENCL && kind != CCKEY_BACKEND_CUDA)
         *st = cckey_fail(CCKEY_ERR_INVALID_ARG, "backend %d has no driver library", (int)kind);
     else
-        *st = cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build", cckey_backend_name(kind));
+        *st = cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build",
+                         cckey_backend_name(kind));
     return NULL;
 }
 

@@ -17,6 +17,7 @@ struct cli_pipeline {
     bool done;         /* the reader has filled the last buffer */
     bool stop;         /* the caller wants no more */
     bool threaded;
+    bool joined;       /* the reader has ended and been waited for */
     pthread_t thread;
 };
 
@@ -62,7 +63,15 @@ void *cli_pipeline_take(cli_pipeline *p)
     pthread_mutex_lock(&p->mu);
     while (p->taken == p->filled && !p->done) pthread_cond_wait(&p->cv, &p->mu);
     void *buf = p->taken < p->filled ? p->bufs[p->taken++ % p->depth] : NULL;
+    bool ended = p->done;
     pthread_mutex_unlock(&p->mu);
+    /* A reader that has filled the last buffer is ending: wait for it now,
+     * so that no finished thread is left unjoined should the process exit
+     * from inside the keying stage (the SIGBUS handler of output.c). */
+    if (ended && !p->joined) {
+        pthread_join(p->thread, NULL);
+        p->joined = true;
+    }
     return buf;
 }
 
@@ -77,7 +86,7 @@ void cli_pipeline_release(cli_pipeline *p)
 void cli_pipeline_stop(cli_pipeline *p)
 {
     if (!p) return;
-    if (p->threaded) {
+    if (p->threaded && !p->joined) {
         pthread_mutex_lock(&p->mu);
         p->stop = true;
         pthread_cond_broadcast(&p->cv);

@@ -180,7 +180,8 @@ cckey_status cckey_testing_gpu_digest(const cckey_digest_job *job, const cckey_g
     wrapped.open = f_open, wrapped.alloc = f_alloc, wrapped.release = f_release;
     wrapped.launch = f_launch, wrapped.wait = f_wait, wrapped.close = f_close;
     batch_faults saved = cur;
-    cur = (batch_faults){.engine = engine, .chunk = s->fault_chunk, .corrupt = s->fault_corrupt, .build = s->fault_build};
+    cur = (batch_faults){
+        .engine = engine, .chunk = s->fault_chunk, .corrupt = s->fault_corrupt, .build = s->fault_build};
     cckey_status st = cckey_gpu_digest(job, &wrapped);
     cur = saved;
     return st;

@@ -1,7 +1,7 @@
 /* What `cckey warm` needs to compile a kernel for real: option pairs turned
  * into compiler flags, and the OpenCL and NVRTC compilers, loaded at run
- * time. CLI-only; not part of the library (hence host/warm/,
- * beside the store rather than in it). */
+ * time. CLI-only; not part of the library (hence host/cli/warm/, a
+ * component of the CLI's own tree). */
 #ifndef CCKEY_WARM_H
 #define CCKEY_WARM_H
 
