@@ -389,9 +389,13 @@ CCKEY_API unsigned cckey_cpu_threads(void);
  * Deduplication runs on all threads: fields are split by hash into 256
  * partitions, each deduplicated alone; fields at the same address as an
  * earlier one (a shared device, source or options array) skip the tables.
- * Memory besides out: at most about 104 bytes per tuple plus 56 per option
- * pair while deduplicating, and 72 bytes per distinct string (its digest and
- * hex) until the call returns; n must be below 2^32 / (3 + 2 * options).
+ * Memory besides out, until the call returns: about 104 bytes per tuple,
+ * 58 per option pair (only for an options array that no earlier tuple among
+ * the same 16,384 used: a shared array costs nothing per tuple) and 57 per
+ * distinct string. A config keeps these tables (at most 256 MiB) for its
+ * next batch, so that repeated batches touch no fresh pages;
+ * cckey_batch_config_free releases them. n must be below
+ * 2^32 / (3 + 2 * options).
  * @param out    n key buffers; may be NULL only when n is 0.
  * @param tuples n tuples; may be NULL only when n is 0.
  * @param config NULL for the defaults.

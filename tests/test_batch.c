@@ -270,6 +270,37 @@ Test(batch, one_config_many_batches)
     cckey_batch_config_free(cfg);
 }
 
+/* The config keeps a batch's scratch tables for the next: batches that
+ * grow, shrink and run at the same time on one config all stay right. */
+typedef struct shared_cfg_run {
+    cckey_batch_config *cfg;
+    uint64_t seed;
+} shared_cfg_run;
+
+static void *batches_on_one_config(void *arg)
+{
+    shared_cfg_run *r = arg;
+    static const size_t sizes[] = {40000, 7, 70000, 300, 20000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        cckey_test_arena a = {0};
+        check_batch(shared_batch(&a, &r->seed, sizes[k]), sizes[k], r->cfg, "scratch kept by the config");
+        cckey_test_arena_free(&a);
+    }
+    return NULL;
+}
+
+Test(batch, scratch_kept_across_sizes_and_threads)
+{
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 2);
+    shared_cfg_run one = {cfg, 509};
+    batches_on_one_config(&one);
+    pthread_t th[3];
+    shared_cfg_run runs[3] = {{cfg, 511}, {cfg, 513}, {cfg, 515}};
+    for (int i = 0; i < 3; i++) cr_assert_eq(pthread_create(&th[i], NULL, batches_on_one_config, &runs[i]), 0);
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    cckey_batch_config_free(cfg);
+}
+
 Test(batch, explicit_cuda_is_unavailable_here)
 {
     cckey_tuple t = {{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0};

@@ -27,8 +27,37 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
 void cckey_batch_config_free(cckey_batch_config *cfg)
 {
     if (!cfg) return;
+    cckey_scratch_free(&cfg->scratch);
     pthread_mutex_destroy(&cfg->report_lock);
     free(cfg);
+}
+
+/* Configs come only from cckey_batch_config_new: writable under the lock. */
+cckey_scratch cckey_batch_config_take_scratch(const cckey_batch_config *cfg)
+{
+    cckey_scratch s = {0};
+    if (!cfg) return s;
+    cckey_batch_config *c = (cckey_batch_config *)cfg;
+    pthread_mutex_lock(&c->report_lock);
+    s = c->scratch;
+    memset(&c->scratch, 0, sizeof c->scratch);
+    pthread_mutex_unlock(&c->report_lock);
+    return s;
+}
+
+void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch *s)
+{
+    if (cfg) {
+        cckey_batch_config *c = (cckey_batch_config *)cfg;
+        pthread_mutex_lock(&c->report_lock);
+        if (!c->scratch.buf) {
+            cckey_scratch_reset(s);
+            c->scratch = *s;
+            memset(s, 0, sizeof *s);
+        }
+        pthread_mutex_unlock(&c->report_lock);
+    }
+    cckey_scratch_free(s);
 }
 
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)

@@ -3,6 +3,7 @@
 
 #include "cckey.h"
 #include "../backends/backend.h"
+#include "scratch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,7 +26,16 @@ struct cckey_batch_config {
     pthread_mutex_t report_lock;
     char used[32];
     char warning[1024];
+    /* The last batch's scratch memory, for the next (scratch.h); also under
+     * report_lock. Concurrent batches each take it in turn or start empty. */
+    cckey_scratch scratch;
 };
+
+/* The config's kept scratch memory (empty when cfg is NULL or another batch
+ * holds it), and giving it back at the end of a batch: reset for the next
+ * one, or freed when cfg is NULL or already keeps one. */
+cckey_scratch cckey_batch_config_take_scratch(const cckey_batch_config *cfg);
+void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch *s);
 
 /* Digests --verify=sample recomputes (see verify() in planner.c). */
 #define CCKEY_VERIFY_SAMPLE_SIZE 46052u

@@ -5,7 +5,9 @@
  * partitions; each partition is deduplicated alone by one thread, in a table
  * small enough to stay in cache at any batch size (a batch of 10^7 distinct
  * names puts about 40k in each). Within a partition, items keep their index
- * order, so ids do not depend on the thread count.
+ * order; ids then number the distinct items in order of first appearance,
+ * whatever the thread count, so that later passes read per-id tables in
+ * item order.
  *
  * Links: callers that already know an item equals an earlier one (the same
  * pointer, found in a per-thread cache) skip the tables. A hash with bit 0
@@ -15,6 +17,7 @@
 #define CCKEY_DEDUP_H
 
 #include "cckey.h"
+#include "scratch.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,27 +32,31 @@ typedef bool (*cckey_same_fn)(const void *ctx, size_t a, size_t b);
 typedef struct cckey_dedup {
     size_t n;                /* items */
     const uint64_t *hash;    /* per item (borrowed) */
-    uint32_t *local;         /* per item: its id within its partition */
-    size_t base[DEDUP_PARTS];  /* the first global id of each partition */
+    uint32_t *local;         /* per real item: its global id if is_rep, else its id within its partition */
+    uint8_t *is_rep;         /* per real item: the first with its content */
+    uint32_t *remap;         /* at start[partition] + id within it: the global id */
+    size_t start[DEDUP_PARTS + 1];
     size_t distinct;
     size_t *rep;             /* per global id: the lowest item index with it */
 } cckey_dedup;
 
 /* Fill d for n items (n < UINT32_MAX) with hashes hash[] and equality same().
- * CCKEY_OK, CCKEY_ERR_NO_MEMORY or CCKEY_ERR_THREAD. Free with cckey_dedup_free. */
+ * Its tables come from mem and live as long as mem's batch.
+ * CCKEY_OK, CCKEY_ERR_NO_MEMORY or CCKEY_ERR_THREAD. */
 cckey_status cckey_dedup_run(cckey_dedup *d, size_t n, const uint64_t *hash, cckey_same_fn same, const void *ctx,
-                             unsigned threads);
-void cckey_dedup_free(cckey_dedup *d);
+                             unsigned threads, cckey_scratch *mem);
 
 static inline uint64_t cckey_dedup_real(uint64_t h) { return h | 1; }
 static inline uint64_t cckey_dedup_link(size_t root) { return (uint64_t)root << 1; }
 
-/* The global id of item i. */
+/* The global id of item i. Ids number the distinct items in order of
+ * first appearance. */
 static inline uint32_t cckey_dedup_id(const cckey_dedup *d, size_t i)
 {
     uint64_t h = d->hash[i];
     if (!(h & 1)) h = d->hash[i = (size_t)(h >> 1)];
-    return (uint32_t)(d->base[h >> (64 - DEDUP_BITS)] + d->local[i]);
+    if (d->is_rep[i]) return d->local[i];
+    return d->remap[d->start[h >> (64 - DEDUP_BITS)] + d->local[i]];
 }
 
 #endif

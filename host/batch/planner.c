@@ -8,6 +8,7 @@
 #include "config.h"
 #include "dedup.h"
 #include "intern.h"
+#include "scratch.h"
 #include "../backends/backend.h"
 #include "../backends/gpu_devices.h"
 #include "../core/internal.h"
@@ -19,41 +20,25 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct optsets {
-    size_t n;
-    size_t *rep;            /* by set id: a tuple holding this set */
-} optsets;
-
 typedef struct plan {
     const cckey_tuple *tuples;
     size_t n;
+    cckey_scratch *mem;     /* every table below comes from it */
     cckey_intern strings;   /* only msgs and n: the distinct strings by id */
-    uint32_t *ids;          /* per tuple: device, name, source, option set */
+    uint32_t *ids;          /* per tuple: device, name, source string ids */
     uint32_t *opt_ids;      /* all option key/value ids, tuple after tuple */
     size_t *opt_base;       /* per tuple: offset into opt_ids */
-    optsets sets;
-    uint8_t (*dig)[CCKEY_MD5_DIGEST];
-    char (*hex)[32];        /* per string id */
+    cckey_dedup sets;       /* option sets: distinct, rep (a tuple holding each), ids by tuple */
+    uint8_t (*dig)[CCKEY_MD5_DIGEST];   /* per string id; hex only as keys are written */
     char (*set_hex)[32];    /* per option set */
     uint8_t (*set_dig)[CCKEY_MD5_DIGEST];   /* per option set */
 } plan;
 
-static void plan_free(plan *p)
-{
-    cckey_intern_free(&p->strings);
-    free(p->ids);
-    free(p->opt_ids);
-    free(p->opt_base);
-    free(p->sets.rep);
-    free(p->dig);
-    free(p->hex);
-    free(p->set_hex);
-    free(p->set_dig);
-}
-
 /* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
  * source are 3i, 3i+1, 3i+2), then two per option pair: 3n + opt_base + 2k
- * (key) and + 1 (value). Option sets are items 0 .. n-1, one per tuple. */
+ * (key) and + 1 (value); a tuple that shares its options array with an
+ * earlier tuple of its block has no option items (see shared_options).
+ * Option sets are items 0 .. n-1, one per tuple. */
 typedef struct intern_work {
     plan *p;
     size_t n_opt;                 /* option strings (two per pair) */
@@ -95,22 +80,55 @@ static bool same_set(const void *ctx, size_t a, size_t b)
            memcmp(p->opt_ids + p->opt_base[a], p->opt_ids + p->opt_base[b], 2 * n * sizeof(uint32_t)) == 0;
 }
 
+static inline size_t ptr_slot(const void *p, size_t mod)
+{
+    uintptr_t a = (uintptr_t)p;
+    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
+}
+
+/* The earlier tuple of the block with the same options array (pointer and
+ * count) as tuple i, or SIZE_MAX. A shared options array (the usual caller
+ * keeps a few) then costs no option items, hashes or ids: the tuple's
+ * opt_base is that tuple's, its option set a link to it. Every pass asks in
+ * tuple order with a cache cleared at the block's start, so all passes get
+ * the same answers. */
+enum { SHARED_SETS = 256 };
+
+static inline size_t shared_options(const plan *p, size_t cache[SHARED_SETS], size_t i)
+{
+    const cckey_tuple *t = &p->tuples[i];
+    if (!t->n_options) return SIZE_MAX;
+    size_t *c = &cache[ptr_slot(t->options, SHARED_SETS)];
+    if (*c != SIZE_MAX && p->tuples[*c].options == t->options && p->tuples[*c].n_options == t->n_options) return *c;
+    *c = i;
+    return SIZE_MAX;
+}
+
+static inline void shared_reset(size_t cache[SHARED_SETS])
+{
+    for (int k = 0; k < SHARED_SETS; k++) cache[k] = SIZE_MAX;
+}
+
 /* Pass 1, per block of tuples: argument checks and option counts. */
 static void check_blocks(void *ctx, size_t begin, size_t end)
 {
     intern_work *w = ctx;
     const plan *p = w->p;
+    size_t shared[SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n, opts = 0;
+        shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
+            /* An options array seen earlier in the block was checked then. */
+            bool own = shared_options(p, shared, i) == SIZE_MAX;
             if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
-                !cckey_options_ok(t->options, t->n_options)) {
+                (own && !cckey_options_ok(t->options, t->n_options))) {
                 size_t seen = atomic_load(&w->first_bad);
                 while (i < seen && !atomic_compare_exchange_weak(&w->first_bad, &seen, i)) {}
                 w->bad = 1;
             }
-            opts += 2 * t->n_options;
+            if (own) opts += 2 * t->n_options;
         }
         w->block_opts[b] = opts;
     }
@@ -133,17 +151,7 @@ typedef struct seen_cache {
         uint64_t hash;
         size_t item;
     } by_hash[SEEN];
-    struct {
-        const cckey_option *options;
-        size_t n, tuple;
-    } sets[SEEN / 4];
 } seen_cache;
-
-static inline size_t ptr_slot(const void *p, size_t mod)
-{
-    uintptr_t a = (uintptr_t)p;
-    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
-}
 
 /* hash[item] for one string: a link to an earlier item, or its real hash. */
 static void hash_one(intern_work *w, seen_cache *c, size_t item, cckey_bytes b)
@@ -177,36 +185,28 @@ static void hash_blocks(void *ctx, size_t begin, size_t end)
         w->bad = 2;
         return;
     }
-    size_t n3 = 3 * p->n;
+    size_t n3 = 3 * p->n, shared[SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
         size_t o = w->block_opts[b];
+        shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
             hash_one(w, c, 3 * i, t->device);
             hash_one(w, c, 3 * i + 1, t->name);
             hash_one(w, c, 3 * i + 2, t->source);
-            p->opt_base[i] = o;
-            size_t k2 = 2 * t->n_options;
-            for (size_t k = 0; k < t->n_options; k++) w->pair[o / 2 + k] = &t->options[k];
-            size_t ss = ptr_slot(t->options, SEEN / 4);
-            if (k2 && c->sets[ss].options == t->options && c->sets[ss].n == t->n_options) {
-                /* The same options array as an earlier tuple: the same strings. */
-                size_t root = n3 + p->opt_base[c->sets[ss].tuple];
-                for (size_t k = 0; k < k2; k++) {
-                    uint64_t h = w->hash[root + k];   /* links point at real items only */
-                    w->hash[n3 + o + k] = h & 1 ? cckey_dedup_link(root + k) : h;
-                }
-            } else {
-                for (size_t k = 0; k < t->n_options; k++) {
-                    hash_one(w, c, n3 + o + 2 * k, t->options[k].key);
-                    hash_one(w, c, n3 + o + 2 * k + 1, t->options[k].value);
-                }
-                c->sets[ss].options = t->options;
-                c->sets[ss].n = t->n_options;
-                c->sets[ss].tuple = i;
+            size_t root = shared_options(p, shared, i);
+            if (root != SIZE_MAX) {
+                p->opt_base[i] = p->opt_base[root];   /* the same strings: the same ids */
+                continue;
             }
-            o += k2;
+            p->opt_base[i] = o;
+            for (size_t k = 0; k < t->n_options; k++) {
+                w->pair[o / 2 + k] = &t->options[k];
+                hash_one(w, c, n3 + o + 2 * k, t->options[k].key);
+                hash_one(w, c, n3 + o + 2 * k + 1, t->options[k].value);
+            }
+            o += 2 * t->n_options;
         }
     }
     free(c);
@@ -214,23 +214,32 @@ static void hash_blocks(void *ctx, size_t begin, size_t end)
 
 /* Pass 3, per block: global string ids into the plan, and each tuple's
  * option-set hash. A tuple with no options, or with an options array seen
- * earlier in the block, links to the tuple that had it. */
+ * earlier in the block, or with the same option strings as a recent tuple
+ * (callers that build an options array per tuple), links to the tuple that
+ * had it: the set deduplication then sees a few real items per block. */
 static void id_blocks(void *ctx, size_t begin, size_t end)
 {
     intern_work *w = ctx;
     plan *p = w->p;
     enum { RECENT = 64 };
+    size_t shared[SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
-        size_t recent[RECENT], none = SIZE_MAX;
-        for (int r = 0; r < RECENT; r++) recent[r] = SIZE_MAX;
+        size_t by_hash[RECENT], none = SIZE_MAX;
+        for (int r = 0; r < RECENT; r++) by_hash[r] = SIZE_MAX;
+        shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
-            for (int f = 0; f < 3; f++) p->ids[4 * i + f] = cckey_dedup_id(&w->strings, 3 * i + f);
+            for (int f = 0; f < 3; f++) p->ids[3 * i + f] = cckey_dedup_id(&w->strings, 3 * i + f);
+            size_t root = shared_options(p, shared, i);
+            if (root != SIZE_MAX) {
+                uint64_t h = w->set_hash[root];
+                w->set_hash[i] = h & 1 ? cckey_dedup_link(root) : h;   /* links point at real items only */
+                continue;
+            }
             uint32_t *oid = p->opt_ids + p->opt_base[i];
             size_t item = 3 * p->n + p->opt_base[i];
             for (size_t k = 0; k < 2 * t->n_options; k++) oid[k] = cckey_dedup_id(&w->strings, item + k);
-            size_t *r = &recent[ptr_slot(t->options, RECENT)];
             if (t->n_options == 0) {
                 if (none == SIZE_MAX) {
                     none = i;
@@ -238,12 +247,15 @@ static void id_blocks(void *ctx, size_t begin, size_t end)
                 } else {
                     w->set_hash[i] = cckey_dedup_link(none);
                 }
-            } else if (*r != SIZE_MAX && p->tuples[*r].options == t->options &&
-                       p->tuples[*r].n_options == t->n_options) {
-                w->set_hash[i] = cckey_dedup_link(*r);
             } else {
-                *r = i;
-                w->set_hash[i] = cckey_dedup_real(cckey_hash_bytes(oid, 2 * t->n_options * sizeof *oid));
+                uint64_t h = cckey_dedup_real(cckey_hash_bytes(oid, 2 * t->n_options * sizeof *oid));
+                size_t *c = &by_hash[(h >> 32) % RECENT];
+                if (*c != SIZE_MAX && w->set_hash[*c] == h && same_set(w, *c, i)) {
+                    w->set_hash[i] = cckey_dedup_link(*c);   /* links point at real items only */
+                } else {
+                    *c = i;
+                    w->set_hash[i] = h;
+                }
             }
         }
     }
@@ -251,15 +263,8 @@ static void id_blocks(void *ctx, size_t begin, size_t end)
 
 typedef struct set_work {
     plan *p;
-    const cckey_dedup *sets;
     const intern_work *w;
 } set_work;
-
-static void set_ids(void *ctx, size_t begin, size_t end)
-{
-    set_work *s = ctx;
-    for (size_t i = begin; i < end; i++) s->p->ids[4 * i + 3] = cckey_dedup_id(s->sets, i);
-}
 
 static void string_msgs(void *ctx, size_t begin, size_t end)
 {
@@ -275,55 +280,40 @@ static void string_msgs(void *ctx, size_t begin, size_t end)
 static cckey_status intern_all(plan *p, unsigned threads)
 {
     size_t blocks = (p->n + TUPLE_BLOCK - 1) / TUPLE_BLOCK;
-    intern_work w = {.p = p, .block_opts = malloc(blocks * sizeof *w.block_opts)};
+    cckey_scratch *mem = p->mem;
+    intern_work w = {.p = p, .block_opts = cckey_scratch_alloc(mem, blocks * sizeof *w.block_opts)};
     atomic_init(&w.first_bad, SIZE_MAX);
-    cckey_dedup sets = {0};
     cckey_status st = w.block_opts ? CCKEY_OK : cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, check_blocks, &w);
-    if (st != CCKEY_OK) goto out;
-    if (w.bad) {
-        st = cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
-                        atomic_load(&w.first_bad));
-        goto out;
-    }
+    if (st != CCKEY_OK) return st;
+    if (w.bad)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
+                          atomic_load(&w.first_bad));
     for (size_t b = 0; b < blocks; b++) {
         size_t c = w.block_opts[b];
         w.block_opts[b] = w.n_opt;
         w.n_opt += c;
     }
     size_t items = 3 * p->n + w.n_opt;
-    p->ids = malloc(p->n * 4 * sizeof *p->ids);
-    p->opt_ids = malloc((w.n_opt + 1) * sizeof *p->opt_ids);
-    p->opt_base = malloc(p->n * sizeof *p->opt_base);
-    w.pair = malloc((w.n_opt / 2 + 1) * sizeof *w.pair);
-    w.hash = malloc(items * sizeof *w.hash);
-    w.set_hash = malloc(p->n * sizeof *w.set_hash);
-    if (!p->ids || !p->opt_ids || !p->opt_base || !w.pair || !w.hash || !w.set_hash) {
-        st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
-        goto out;
-    }
+    p->ids = cckey_scratch_alloc(mem, p->n * 3 * sizeof *p->ids);
+    p->opt_ids = cckey_scratch_alloc(mem, w.n_opt * sizeof *p->opt_ids);
+    p->opt_base = cckey_scratch_alloc(mem, p->n * sizeof *p->opt_base);
+    w.pair = cckey_scratch_alloc(mem, w.n_opt / 2 * sizeof *w.pair);
+    w.hash = cckey_scratch_alloc(mem, items * sizeof *w.hash);
+    w.set_hash = cckey_scratch_alloc(mem, p->n * sizeof *w.set_hash);
+    if (!p->ids || !p->opt_ids || !p->opt_base || !w.pair || !w.hash || !w.set_hash)
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
     st = cckey_parallel_for(threads, blocks, 1, hash_blocks, &w);
     if (st == CCKEY_OK && w.bad) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "batch tables");
-    if (st == CCKEY_OK) st = cckey_dedup_run(&w.strings, items, w.hash, same_string, &w, threads);
+    if (st == CCKEY_OK) st = cckey_dedup_run(&w.strings, items, w.hash, same_string, &w, threads, mem);
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, id_blocks, &w);
-    if (st == CCKEY_OK) st = cckey_dedup_run(&sets, p->n, w.set_hash, same_set, &w, threads);
-    if (st != CCKEY_OK) goto out;
-    set_work sw = {.p = p, .sets = &sets, .w = &w};
-    st = cckey_parallel_for(threads, p->n, 1 << 16, set_ids, &sw);
-    p->sets.n = sets.distinct;
-    p->sets.rep = sets.rep;
-    sets.rep = NULL;
+    if (st == CCKEY_OK) st = cckey_dedup_run(&p->sets, p->n, w.set_hash, same_set, &w, threads, mem);
+    if (st != CCKEY_OK) return st;
+    set_work sw = {.p = p, .w = &w};
     p->strings.n = w.strings.distinct;
-    p->strings.msgs = malloc((p->strings.n ? p->strings.n : 1) * sizeof *p->strings.msgs);
+    p->strings.msgs = cckey_scratch_alloc(mem, p->strings.n * sizeof *p->strings.msgs);
     if (st == CCKEY_OK && !p->strings.msgs) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "string table");
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, p->strings.n, 1 << 16, string_msgs, &sw);
-out:
-    cckey_dedup_free(&w.strings);
-    cckey_dedup_free(&sets);
-    free(w.block_opts);
-    free(w.pair);
-    free(w.hash);
-    free(w.set_hash);
     return st;
 }
 
@@ -334,7 +324,7 @@ static void describe_string(const plan *p, uint32_t m, char *buf, size_t len)
     static const char *const field[] = {"device", "name", "source"};
     for (size_t i = 0; i < p->n; i++) {
         for (int f = 0; f < 3; f++)
-            if (p->ids[4 * i + f] == m) {
+            if (p->ids[3 * i + f] == m) {
                 snprintf(buf, len, "tuple %zu (%s)", i, field[f]);
                 return;
             }
@@ -477,21 +467,18 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
                                    unsigned threads, cckey_progress_relay *relay)
 {
     size_t m = p->strings.n;
-    p->dig = malloc((m ? m : 1) * sizeof *p->dig);
-    uint8_t *done = calloc(m ? m : 1, 1);
+    p->dig = cckey_scratch_alloc(p->mem, m * sizeof *p->dig);
+    uint8_t *done = cckey_scratch_calloc(p->mem, m);
     if (!p->dig || !done) {
-        free(done);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest buffers for %zu strings", m);
     }
     const cckey_backend_ops *b = choose(cfg, p, threads);
     char why[512] = "";
     if (!b) {
-        free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "the %s backend is not compiled into this build",
                           cckey_backend_name(cfg->backend));
     }
     if (cckey_backend_available(b, &cfg->device, why, sizeof why) != CCKEY_OK) {
-        free(done);
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s backend unavailable: %s", b->name, why);
     }
     struct cckey_digest_split split = {0, 0};
@@ -510,7 +497,6 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
         snprintf(rep->used, sizeof rep->used, "%s+cpu", b->name);
         st = cckey_cpu_digest(&job);
     }
-    free(done);
     if (atomic_load_explicit(&relay->cancelled, memory_order_relaxed))
         return cckey_fail(CCKEY_ERR_CANCELLED, "cancelled by the progress callback");
     if (st != CCKEY_OK) return st;
@@ -521,24 +507,24 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
 /* Round 2: canonical option strings, built from round 1's digests. */
 static cckey_status digest_option_sets(plan *p, unsigned threads)
 {
-    size_t ns = p->sets.n, total = 0, max_opts = 0;
+    size_t ns = p->sets.distinct, total = 0, max_opts = 0;
     for (size_t s = 0; s < ns; s++) {
         size_t k = p->tuples[p->sets.rep[s]].n_options;
         total += cckey_canon_len(k);
         if (k > max_opts) max_opts = k;
     }
-    char *canon = malloc(total ? total : 1);
-    cckey_msg *msgs = malloc((ns ? ns : 1) * sizeof *msgs);
-    uint8_t (*d)[CCKEY_MD5_DIGEST] = malloc((ns ? ns : 1) * sizeof *d);
-    size_t *order = malloc((max_opts ? max_opts : 1) * sizeof *order);
-    const char **kh = malloc((max_opts ? max_opts : 1) * sizeof *kh);
-    const char **vh = malloc((max_opts ? max_opts : 1) * sizeof *vh);
-    p->set_hex = malloc((ns ? ns : 1) * sizeof *p->set_hex);
+    cckey_scratch *mem = p->mem;
+    char *canon = cckey_scratch_alloc(mem, total);
+    cckey_msg *msgs = cckey_scratch_alloc(mem, ns * sizeof *msgs);
+    uint8_t (*d)[CCKEY_MD5_DIGEST] = cckey_scratch_alloc(mem, ns * sizeof *d);
+    size_t *order = cckey_scratch_alloc(mem, max_opts * sizeof *order);
+    const char **kh = cckey_scratch_alloc(mem, max_opts * sizeof *kh);
+    const char **vh = cckey_scratch_alloc(mem, max_opts * sizeof *vh);
+    char (*hex)[32] = cckey_scratch_alloc(mem, 2 * max_opts * sizeof *hex);
+    p->set_hex = cckey_scratch_alloc(mem, ns * sizeof *p->set_hex);
+    if (!canon || !msgs || !d || !order || !kh || !vh || !hex || !p->set_hex)
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "option set buffers");
     cckey_status st = CCKEY_OK;
-    if (!canon || !msgs || !d || !order || !kh || !vh || !p->set_hex) {
-        st = cckey_fail(CCKEY_ERR_NO_MEMORY, "option set buffers");
-        goto out;
-    }
     char *w = canon;
     for (size_t s = 0; s < ns && st == CCKEY_OK; s++) {
         size_t t = p->sets.rep[s];
@@ -546,8 +532,10 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         st = cckey_option_order(p->tuples[t].options, k, order);
         for (size_t i = 0; i < k; i++) {
             const uint32_t *ids = p->opt_ids + p->opt_base[t] + 2 * order[i];
-            kh[i] = p->hex[ids[0]];
-            vh[i] = p->hex[ids[1]];
+            cckey_hex(hex[2 * i], p->dig[ids[0]]);
+            cckey_hex(hex[2 * i + 1], p->dig[ids[1]]);
+            kh[i] = hex[2 * i];
+            vh[i] = hex[2 * i + 1];
         }
         cckey_canon_write(w, kh, vh, k);
         msgs[s] = (cckey_msg){(const uint8_t *)w, cckey_canon_len(k)};
@@ -558,10 +546,7 @@ static cckey_status digest_option_sets(plan *p, unsigned threads)
         st = cckey_cpu_digest(&job);
     }
     for (size_t s = 0; s < ns && st == CCKEY_OK; s++) cckey_hex(p->set_hex[s], d[s]);
-    p->set_dig = d;   /* kept for binary keys; freed with the plan */
-    d = NULL;
-out:
-    free(canon), free(msgs), free(d), free(order), free(kh), free(vh);
+    p->set_dig = d;   /* kept for binary keys */
     return st;
 }
 
@@ -576,20 +561,21 @@ static void format_range(void *ctx, size_t begin, size_t end)
     format_work *fw = ctx;
     const plan *p = fw->p;
     for (size_t i = begin; i < end; i++) {
-        const uint32_t *id = &p->ids[4 * i];
+        const uint32_t *id = &p->ids[3 * i];
+        uint32_t set = cckey_dedup_id(&p->sets, i);
         if (fw->bin) {
             for (int f = 0; f < 3; f++) memcpy(fw->bin[i] + 16 * f, p->dig[id[f]], 16);
-            memcpy(fw->bin[i] + 48, p->set_dig[id[3]], 16);
+            memcpy(fw->bin[i] + 48, p->set_dig[set], 16);
         } else {
-            cckey_join_key(fw->out[i], p->hex[id[0]], p->hex[id[1]], p->hex[id[2]], p->set_hex[id[3]]);
+            char *o = fw->out[i];
+            for (int f = 0; f < 3; f++) {
+                cckey_hex(o + 33 * f, p->dig[id[f]]);
+                o[33 * f + 32] = ':';
+            }
+            memcpy(o + 99, p->set_hex[set], 32);
+            o[CCKEY_KEY_LEN] = '\0';
         }
     }
-}
-
-static void hex_range(void *ctx, size_t begin, size_t end)
-{
-    plan *p = ctx;
-    for (size_t i = begin; i < end; i++) cckey_hex(p->hex[i], p->dig[i]);
 }
 
 /* Below this many items a thread costs more to start than it saves. */
@@ -604,20 +590,16 @@ static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t 
     cckey_progress_relay relay = {.cfg = cfg};
     atomic_init(&relay.cancelled, false);
 
-    plan p = {.tuples = tuples, .n = n};
+    cckey_scratch mem = cckey_batch_config_take_scratch(config);
+    plan p = {.tuples = tuples, .n = n, .mem = &mem};
     cckey_status st = intern_all(&p, threads);
     if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
-    if (st == CCKEY_OK) {
-        p.hex = malloc(p.strings.n * sizeof *p.hex);
-        if (!p.hex) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "hex digests");
-    }
-    if (st == CCKEY_OK) st = cckey_parallel_for(threads, p.strings.n, FORMAT_GRAIN, hex_range, &p);
     if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
     if (st == CCKEY_OK) {
         fw.p = &p;
         st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
     }
-    plan_free(&p);
+    cckey_batch_config_keep_scratch(config, &mem);
     if (config) {
         /* Configs come only from cckey_batch_config_new: writable. */
         cckey_batch_config *out_cfg = (cckey_batch_config *)config;
