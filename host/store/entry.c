@@ -96,6 +96,10 @@ void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const 
     cckey_md5_final(&ctx, hdr + CCKEY_ENTRY_SUM_AT);
 }
 
+/* Whether an entry's checksum takes its payload as piece digests (format 3)
+ * or whole (format 2, still read). */
+static bool payload_in_pieces(const uint8_t hdr[CCKEY_ENTRY_HEADER]) { return cckey_get_le32(hdr + 8) >= 3; }
+
 /* Read exactly len bytes at off; false on a short file or an error. */
 static bool read_at(int fd, void *buf, size_t len, uint64_t off, int *err)
 {
@@ -218,8 +222,8 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)plen);
     }
     s = read_summed(fd, records, rlen, CCKEY_ENTRY_HEADER, &ctx, false);
-    bool pieces = cckey_get_le32(hdr + 8) >= 3;   /* version 2: one MD5 over the payload */
-    if (s == CCKEY_OK) s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx, pieces);
+    if (s == CCKEY_OK)
+        s = read_summed(fd, out, plen, CCKEY_ENTRY_HEADER + (uint64_t)rlen, &ctx, payload_in_pieces(hdr));
     if (s == CCKEY_OK) s = finish_checks(hdr, &ctx, records, rlen);
     if (s != CCKEY_OK) {
         free(out), free(records);
@@ -242,7 +246,7 @@ cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, 
     cckey_status s = start_checks(entry, key, n, &rlen, &plen, &ctx);
     if (s != CCKEY_OK) return s;
     cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER, rlen);
-    if (cckey_get_le32(entry + 8) >= 3) sum_payload(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
+    if (payload_in_pieces(entry)) sum_payload(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
     else cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
     s = finish_checks(entry, &ctx, entry + CCKEY_ENTRY_HEADER, rlen);
     if (s == CCKEY_OK && payload_at) *payload_at = CCKEY_ENTRY_HEADER + rlen;

@@ -61,7 +61,7 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
  * cckey_entry_read). So if the machine stops before the data reaches the disk,
  * what a later look-up finds (no file, a short file, a file of zeros, or
  * stale blocks) fails those checks: a miss that removes it and fetches the
- * entry again, never a wrong binary (tests/store/test_install_torn.c). The
+ * entry again, never a wrong binary (tests/test_store_crash.c, torn_installed_entry_...). The
  * two syncs would cost far more than the transfer on most disks. */
 static cckey_status install_once(cckey_store *s, const char *key, const void *entry, size_t n, int *errp,
                                  struct stat *seen)
