@@ -8,6 +8,7 @@
  * Usage: cckey_bench_parse MANIFEST [REPS]   (bench/cli/gen_manifest.py
  * writes the manifest) */
 #include "cli/manifest_json.h"
+#include "cli/manifest_simd.h"
 #include "parse_walk.h"
 
 #include <stdio.h>
@@ -160,6 +161,7 @@ int main(int argc, char **argv)
         printf("%-24s %4d %8.3f %12.0f %9.0f %8.3f %14.0f %9.2fx\n", c[k].name, c[k].threads, c[k].best_wall,
                c[k].sum.lines / c[k].best_wall, len / 1e6 / c[k].best_wall, c[k].best_cpu,
                c[k].sum.lines / c[k].best_cpu, c[0].best_cpu / c[k].best_cpu);
+    printf("cckey string kernel %s (CCKEY_FORCE_ISA picks a narrower one)\n", mj_str_kernel_isa());
 #ifdef CCKEY_BENCH_HAVE_SIMDJSON
     printf("simdjson %s; batch size %zu\n", parse_sj_impl(), batch);
 #endif

@@ -8,6 +8,7 @@
  * must fit 64 bits and reals must not overflow a double; member names may
  * not hold \u0000 and may not repeat; nesting stops at 2048 levels. */
 #include "manifest_json.h"
+#include "manifest_simd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,9 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #define MAX_DEPTH 2048
 #define LINEAR_DUPS 16   /* objects with more members are checked by sorting */
@@ -47,6 +45,7 @@ void mj_parser_free(mj_parser *p)
 
 typedef struct ctx {
     mj_parser *p;
+    mj_str_kernel kern;
     const uint8_t *s;
     size_t len, i;
     char *out;
@@ -125,27 +124,13 @@ static void put_utf8(ctx *c, uint32_t cp)
     }
 }
 
-/* What a one-character escape \e decodes to; 0 for any other e. */
-static inline char short_escape(uint8_t e)
-{
-    switch (e) {
-    case '"': case '\\': case '/': return (char)e;
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    }
-    return 0;
-}
-
 /* An escape at s[i] == '\\'; advances past it. */
 static int escape(ctx *c)
 {
     size_t at = c->i;
     if (c->i + 1 >= c->len) return end_early(c);
     uint8_t e = c->s[c->i + 1];
-    char to = short_escape(e);
+    char to = mj_short_escape(e);
     if (to) {
         c->out[c->o++] = to;
         c->i += 2;
@@ -207,53 +192,16 @@ static int string(ctx *c, cckey_bytes *str)
     size_t start = c->o;
     c->i++;
     for (;;) {
-        /* The common run of plain ASCII, copied at once: 16 bytes a step
-         * where SSE2 is there. As signed bytes, "< 0x20" also catches every
-         * byte >= 0x80. The stores stay inside this line's part of out,
-         * which is never ahead of the input. */
+        /* The common run: plain ASCII and one-character escapes, a block
+         * at a time (manifest_simd.c); then the rest byte by byte. */
+        c->i = c->kern(c->s, c->i, c->len, c->out, &c->o);
         size_t run = c->i;
-#ifdef __SSE2__
-        {
-            /* In locals: a store to out may alias *c, which would reload
-             * every field after each one. */
-            const uint8_t *s = c->s;
-            char *out = c->out;
-            size_t len = c->len, i = c->i, o = c->o;
-            const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-            while (run + 16 <= len) {
-                __m128i v = _mm_loadu_si128((const __m128i *)(s + run));
-                __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                           _mm_cmplt_epi8(v, space));
-                unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-                _mm_storeu_si128((__m128i *)(out + o + (run - i)), v);
-                if (mask) {
-                    /* A one-character escape (source text is full of \n)
-                     * is decoded here and the scan goes on; anything else
-                     * leaves the loop. */
-                    size_t at = run + (size_t)__builtin_ctz(mask);
-                    char to;
-                    if (s[at] == '\\' && at + 1 < len && (to = short_escape(s[at + 1]))) {
-                        o += at - i;
-                        out[o++] = to;
-                        i = run = at + 2;
-                        continue;
-                    }
-                    run = at;
-                    break;
-                }
-                run += 16;
-            }
-            c->i = i;
-            c->o = o;
-        }
-#endif
-        size_t copied = run;   /* [c->i, copied) is in out already */
         while (run < c->len) {
             uint8_t ch = c->s[run];
             if (ch < 0x20 || ch == '"' || ch == '\\' || ch >= 0x80) break;
             run++;
         }
-        memcpy(c->out + c->o + (copied - c->i), c->s + copied, run - copied);
+        memcpy(c->out + c->o, c->s + c->i, run - c->i);
         c->o += run - c->i;
         c->i = run;
         if (c->i >= c->len) return end_early(c);
@@ -576,8 +524,8 @@ int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_li
 {
     memset(res, 0, offsetof(mj_line, unknown));
     p->n_keys = 0;
-    ctx c = {.p = p, .s = (const uint8_t *)line, .len = len, .out = out, .what = what, .what_len = what_len,
-             .res = res};
+    ctx c = {.p = p, .kern = mj_str_kernel_get(), .s = (const uint8_t *)line, .len = len, .out = out,
+             .what = what, .what_len = what_len, .res = res};
     skip_ws(&c);
     val root = {0};
     if (c.i >= len) {

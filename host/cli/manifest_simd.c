@@ -1,0 +1,234 @@
+/* The string kernels of the manifest parser (see manifest_simd.h).
+ *
+ * Why blocks and masks: manifests with inline sources are strings of a few
+ * KiB with a "\n" every ~17 bytes. Stopping at each escape (the SSE2
+ * kernel) costs a mispredicted branch or two per escape, which left the
+ * parser at 1.1 GB/s, behind simdjson. The AVX2 and AVX-512 kernels judge a
+ * whole block at once: they find where the block must stop (the first
+ * unescaped quote, control or non-ASCII byte, or an escape they do not
+ * decode), translate the escaped letters before it, and squeeze the
+ * backslashes out (VBMI2's compress; in AVX2, 8 bytes at a time through a
+ * shuffle table). No branch depends on where the escapes fall.
+ *
+ * Why "before the first stop" is enough: the block starts on a fresh
+ * character, so up to the first stop every backslash opens an escape
+ * (a backslash as the escaped character, \\, is itself a stop) and the byte
+ * after it is a valid escaped letter (anything else is a stop), so the
+ * quote and bad-byte masks need only ignore escaped positions. */
+#include "manifest_simd.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+static size_t run_none(const uint8_t *s, size_t i, size_t len, char *out, size_t *o)
+{
+    (void)s, (void)len, (void)out, (void)o;
+    return i;
+}
+
+#if defined(__x86_64__)
+/* 16 bytes a step, stopping at each escape (one-character ones are decoded
+ * here and the scan goes on). As signed bytes, "< 0x20" also catches every
+ * byte >= 0x80. */
+static size_t run_sse2(const uint8_t *s, size_t i, size_t len, char *out, size_t *po)
+{
+    size_t o = *po, run = i;
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (run + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + run));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                   _mm_cmplt_epi8(v, space));
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+        _mm_storeu_si128((__m128i *)(out + o + (run - i)), v);
+        if (!mask) {
+            run += 16;
+            continue;
+        }
+        size_t at = run + (size_t)__builtin_ctz(mask);
+        char to;
+        if (s[at] == '\\' && at + 1 < len && (to = mj_short_escape(s[at + 1]))) {
+            o += at - i;
+            out[o++] = to;
+            i = run = at + 2;
+            continue;
+        }
+        run = at;
+        break;
+    }
+    *po = o + (run - i);
+    return run;
+}
+
+#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi2,bmi2,popcnt")))
+
+/* pack8[m]: the positions of m's set bits, in order: a shuffle that moves
+ * the kept bytes of an 8-byte group to its front. */
+static uint8_t pack8[256][8];
+
+/* Bytes that may follow a backslash here, as a byte mask (the quote is
+ * added by the caller, which has its mask already). */
+AVX2_TARGET static inline __m256i letters_avx2(__m256i v, __m256i *n, __m256i *t, __m256i *r, __m256i *b,
+                                               __m256i *f)
+{
+    *n = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('n'));
+    *t = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('t'));
+    *r = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('r'));
+    *b = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('b'));
+    *f = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('f'));
+    __m256i sl = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('/'));
+    return _mm256_or_si256(_mm256_or_si256(_mm256_or_si256(*n, *t), _mm256_or_si256(*r, *b)), _mm256_or_si256(*f, sl));
+}
+
+/* Stores the kept bytes of 8-byte group g of t (halves lo, hi) at out. */
+AVX2_TARGET static inline size_t put8(char *out, __m128i lo, __m128i hi, unsigned g, uint32_t keep)
+{
+    unsigned m = keep >> (8 * g) & 0xff;
+    __m128i idx = _mm_loadl_epi64((const __m128i *)pack8[m]);
+    if (g & 1) idx = _mm_add_epi8(idx, _mm_set1_epi8(8));
+    _mm_storel_epi64((__m128i *)out, _mm_shuffle_epi8(g < 2 ? lo : hi, idx));
+    return (size_t)__builtin_popcount(m);
+}
+
+AVX2_TARGET static size_t run_avx2(const uint8_t *s, size_t i, size_t len, char *out, size_t *po)
+{
+    size_t o = *po;
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), space = _mm256_set1_epi8(0x20);
+    while (i + 32 <= len) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i vb = _mm256_cmpeq_epi8(v, bslash);
+        __m256i vq = _mm256_cmpeq_epi8(v, quote);
+        __m256i n, t, r, b, f;
+        __m256i ok = _mm256_or_si256(letters_avx2(v, &n, &t, &r, &b, &f), vq);
+        uint32_t bs = (uint32_t)_mm256_movemask_epi8(vb), q = (uint32_t)_mm256_movemask_epi8(vq);
+        uint32_t bad = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(space, v));
+        uint32_t esc_ok = (uint32_t)_mm256_movemask_epi8(ok), esc = bs << 1;
+        /* A backslash in the last byte has its letter in the next block:
+         * esc_ok >> 1 has no bit 31, so it stops there. */
+        uint32_t stops = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1));
+        unsigned stop = stops ? (unsigned)__builtin_ctz(stops) : 32;
+        uint32_t keep = (stop == 32 ? ~0u : (1u << stop) - 1) & ~bs;
+        /* The escaped positions as bytes: each byte's predecessor in vb. */
+        __m256i ve = _mm256_alignr_epi8(vb, _mm256_permute2x128_si256(vb, vb, 0x08), 15);
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi8('\n'), _mm256_and_si256(n, ve));
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi8('\t'), _mm256_and_si256(t, ve));
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi8('\r'), _mm256_and_si256(r, ve));
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi8('\b'), _mm256_and_si256(b, ve));
+        v = _mm256_blendv_epi8(v, _mm256_set1_epi8('\f'), _mm256_and_si256(f, ve));
+        /* Each 8-byte store stays below out + o + 32 <= s's i + 32 <= len. */
+        __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        o += put8(out + o, lo, hi, 0, keep);
+        o += put8(out + o, lo, hi, 1, keep);
+        o += put8(out + o, lo, hi, 2, keep);
+        o += put8(out + o, lo, hi, 3, keep);
+        i += stop;
+        if (stop < 32) break;
+    }
+    *po = o;
+    return i;
+}
+
+/* 64 bytes a step to the end of the line: the loads and stores are masked,
+ * and the lanes past len load as 0, a control byte, hence a stop. */
+AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, char *out, size_t *po)
+{
+    size_t o = *po;
+    const __m512i quote = _mm512_set1_epi8('"'), bslash = _mm512_set1_epi8('\\'), space = _mm512_set1_epi8(0x20);
+    while (i < len) {
+        __mmask64 valid = _bzhi_u64(~0ull, (unsigned)(len - i < 64 ? len - i : 64));
+        __m512i v = _mm512_maskz_loadu_epi8(valid, s + i);
+        __mmask64 bs = _mm512_cmpeq_epi8_mask(v, bslash), q = _mm512_cmpeq_epi8_mask(v, quote);
+        __mmask64 bad = _mm512_cmplt_epi8_mask(v, space);
+        __mmask64 n = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('n'));
+        __mmask64 t = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('t'));
+        __mmask64 r = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('r'));
+        __mmask64 b = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('b'));
+        __mmask64 f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('f'));
+        __mmask64 sl = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('/'));
+        __mmask64 esc_ok = q | n | t | r | b | f | sl, esc = bs << 1;
+        __mmask64 stops = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1));
+        unsigned stop = stops ? (unsigned)__builtin_ctzll(stops) : 64;
+        __mmask64 keep = _bzhi_u64(~0ull, stop) & ~bs;
+        v = _mm512_mask_mov_epi8(v, n & esc, _mm512_set1_epi8('\n'));
+        v = _mm512_mask_mov_epi8(v, t & esc, _mm512_set1_epi8('\t'));
+        v = _mm512_mask_mov_epi8(v, r & esc, _mm512_set1_epi8('\r'));
+        v = _mm512_mask_mov_epi8(v, b & esc, _mm512_set1_epi8('\b'));
+        v = _mm512_mask_mov_epi8(v, f & esc, _mm512_set1_epi8('\f'));
+        unsigned kept = (unsigned)__builtin_popcountll(keep);
+        _mm512_mask_storeu_epi8(out + o, _bzhi_u64(~0ull, kept), _mm512_maskz_compress_epi8(keep, v));
+        o += kept;
+        i += stop;
+        if (stop < 64) break;
+    }
+    *po = o;
+    return i;
+}
+
+static uint64_t xgetbv0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/* 3: AVX-512 F+BW+VBMI2, 2: AVX2, 1: SSE2. The OS must also save the wide
+ * registers (XCR0), as in host/md5/md5_dispatch.c. */
+static int best_x86(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    int level = d & bit_SSE2 ? 1 : 0;
+    if (!(c & bit_OSXSAVE) || !(c & bit_AVX) || __get_cpuid_max(0, NULL) < 7) return level;
+    uint64_t xcr0 = xgetbv0();
+    if ((xcr0 & 0x6) != 0x6) return level;
+    __cpuid_count(7, 0, a, b, c, d);
+    if (!(b & bit_AVX2)) return level;
+    level = 2;
+    if ((b & bit_AVX512F) && (b & bit_AVX512BW) && (c & bit_AVX512VBMI2) && (b & bit_BMI2) && (xcr0 & 0xe6) == 0xe6)
+        level = 3;
+    return level;
+}
+#endif
+
+static const char *const labels[] = {"scalar", "sse2", "avx2", "avx512"};
+static int chosen;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void pick(void)
+{
+    int level = 0;
+#if defined(__x86_64__)
+    level = best_x86();
+    for (unsigned m = 0; m < 256; m++)
+        for (unsigned k = 0, at = 0; k < 8; k++)
+            if (m >> k & 1) pack8[m][at++] = (uint8_t)k;
+#endif
+    const char *env = getenv("CCKEY_FORCE_ISA");
+    for (int l = 0; env && l < level; l++)
+        if (strcmp(env, labels[l]) == 0) level = l;
+    chosen = level;
+}
+
+mj_str_kernel mj_str_kernel_get(void)
+{
+    pthread_once(&once, pick);
+#if defined(__x86_64__)
+    switch (chosen) {
+    case 1: return run_sse2;
+    case 2: return run_avx2;
+    case 3: return run_avx512;
+    }
+#endif
+    return run_none;
+}
+
+const char *mj_str_kernel_isa(void)
+{
+    pthread_once(&once, pick);
+    return labels[chosen];
+}
