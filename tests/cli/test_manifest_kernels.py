@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The manifest parser's string kernels (host/cli/manifest_simd.c) on long,
+escape-heavy strings: every kernel the CPU has (CCKEY_FORCE_ISA=scalar,
+sse2, avx2, avx512) must give the keys of the format's recipe for the valid
+lines, and the same errors, at the same columns, for the bad ones.
+
+The strings are built here byte by byte with their decoded form beside them,
+so the keys come from gen_vectors.make_key (hashlib) and the column of a
+control byte or of a bad escape letter is known in advance; the other faults
+(bad UTF-8, lone surrogates, a string cut short) are held to the scalar
+kernel, the byte-at-a-time loop the others must match.
+
+Usage: test_manifest_kernels.py PATH/TO/cckey [unittest args]"""
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from gen_vectors import make_key  # noqa: E402
+
+CCKEY = None
+ISAS = ["scalar", "sse2", "avx2", "avx512"]
+ESCAPES = {b'\\n': b"\n", b'\\t': b"\t", b'\\"': b'"', b"\\/": b"/", b"\\\\": b"\\", b"\\b": b"\b",
+           b"\\f": b"\f", b"\\r": b"\r", b"\\u00e9": "\u00e9".encode(), b"\\ud83d\\ude00": "\U0001F600".encode(),
+           b"\\u0000": b"\0"}
+RAW = ["\u00e9", "\u20ac", "\U0001F600"]
+
+
+def piece(rng):
+    """One piece of a string: (JSON bytes, decoded bytes, code points)."""
+    r = rng.random()
+    if r < 0.45:
+        s = "".join(rng.choice("abcdefghij {}();") for _ in range(rng.choice([1, 5, 17, 31, 32, 33, 63, 64, 65])))
+        return s.encode(), s.encode(), len(s)
+    if r < 0.9:
+        e = rng.choice(list(ESCAPES)[:8] if rng.random() < 0.9 else list(ESCAPES))
+        return e, ESCAPES[e], len(e)
+    c = rng.choice(RAW)
+    return c.encode(), c.encode(), 1
+
+
+FAULTS = [(b"\x01", "control character 0x1"), (b"\x1f", "control character 0x1f"), (b"\\x", "invalid escape"),
+          (b"\\u12G4", None), (b"\\udc00", None), (b"\\ud800x", None), (b"\xff", None), (b"\xc0\x80", None),
+          (b"\xe2\x82a", None), (b"\xed\xa0\x80", None)]
+
+
+def make_line(rng, prefix):
+    """A line and what it should give: (bytes, decoded source or None, fault
+    message or None, expected column or None)."""
+    text, decoded, col = [], [], len(prefix)
+    for _ in range(rng.randrange(1, 120)):
+        t, d, n = piece(rng)
+        text.append(t)
+        decoded.append(d)
+        col += n
+    if rng.random() < 0.3:
+        fault, what = rng.choice(FAULTS)
+        # A control byte is reported at its own column, a bad escape at its letter.
+        at = col + 1 + (1 if fault == b"\\x" else 0)
+        tail = b"".join(piece(rng)[0] for _ in range(rng.randrange(0, 4)))
+        return prefix + b"".join(text) + fault + tail + b'"}', None, what, at if what else None
+    if rng.random() < 0.05:   # cut short: no closing quote
+        return prefix + b"".join(text), None, None, None
+    return prefix + b"".join(text) + b'"}', b"".join(decoded), None, None
+
+
+def run(isa, path):
+    env = dict(os.environ, CCKEY_FORCE_ISA=isa)
+    p = subprocess.run([CCKEY, "batch", "-k", "-q", path], capture_output=True, timeout=120, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Kernels(unittest.TestCase):
+    def test_every_kernel_agrees_with_the_recipe_and_the_scalar_loop(self):
+        rng = random.Random(20261201)
+        prefix = b'{"device":"d","name":"n","source":"'
+        lines = [make_line(rng, prefix) for _ in range(600)]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.jsonl")
+            with open(path, "wb") as f:
+                f.write(b"".join(l[0] + b"\n" for l in lines))
+            results = {isa: run(isa, path) for isa in ISAS}
+        rc, out, err = results["scalar"]
+        self.assertEqual(rc, 2, err)
+        keys = out.decode().split("\n")[:-1]
+        self.assertEqual(len(keys), len(lines))
+        errors = {int(m.group(1)): (int(m.group(2)), m.group(3))
+                  for m in re.finditer(r"m\.jsonl:(\d+):(\d+): invalid JSON: (.*)", err.decode("utf-8", "replace"))}
+        for no, (_, source, what, col) in enumerate(lines, 1):
+            if source is not None:
+                self.assertEqual(keys[no - 1], make_key(b"d", b"n", source, []), f"line {no}")
+                continue
+            self.assertEqual(keys[no - 1], "", f"line {no}")
+            self.assertIn(no, errors, f"line {no}")
+            if what:
+                self.assertEqual(errors[no], (col, what), f"line {no}")
+        for isa in ISAS[1:]:
+            self.assertEqual(results[isa], results["scalar"], isa)
+
+
+if __name__ == "__main__":
+    CCKEY = sys.argv.pop(1)
+    unittest.main()
