@@ -10,6 +10,7 @@
  * here: the CLI does not parse with it. And mj_parse's fast path for plain
  * lines against its strict parser, where the fast path takes a line. */
 #include "cli/manifest_json.h"
+#include "cli/manifest_reuse.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -132,6 +133,54 @@ static void check_fast_path(const char *line, size_t size)
     free(out_strict);
 }
 
+static bool same_line(const mj_line *a, const mj_line *b)
+{
+    const mj_member *ma[] = {&a->device, &a->name, &a->source, &a->source_file, &a->options, &a->language};
+    const mj_member *mb[] = {&b->device, &b->name, &b->source, &b->source_file, &b->options, &b->language};
+    for (size_t k = 0; k < 6; k++)
+        if (!same_member(ma[k], mb[k])) return false;
+    if (a->root != b->root || a->n_opts != b->n_opts || a->opt_err != b->opt_err ||
+        a->opt_err_index != b->opt_err_index || a->opt_err_kind != b->opt_err_kind ||
+        !same_bytes(a->opt_err_key, (const char *)b->opt_err_key.ptr, b->opt_err_key.len) ||
+        a->n_unknown != b->n_unknown)
+        return false;
+    for (size_t k = 0; k < a->n_opts; k++)
+        if (!same_bytes(a->opts[k].key, (const char *)b->opts[k].key.ptr, b->opts[k].key.len) ||
+            !same_bytes(a->opts[k].value, (const char *)b->opts[k].value.ptr, b->opts[k].value.len))
+            return false;
+    for (size_t k = 0; k < a->n_unknown; k++)
+        if (a->unknown_off[k] != b->unknown_off[k] ||
+            !same_bytes(a->unknown[k], (const char *)b->unknown[k].ptr, b->unknown[k].len))
+            return false;
+    return true;
+}
+
+/* With a table of repeats (manifest_reuse.h), the line parsed twice, the
+ * second time from another copy of its bytes so that every long string is
+ * a repeat, must give exactly what the parse without one gave (r0, j0,
+ * bad0, what0): repeats within the line are taken from the table too. */
+static void check_reuse(const char *line, size_t size, int r0, const mj_line *j0, size_t bad0, const char *what0)
+{
+    mj_reuse table;
+    char *copy = malloc(size ? size : 1), *out[2] = {malloc(size ? size : 1), malloc(size ? size : 1)};
+    if (mj_reuse_init(&table, 4) != 0 || !copy || !out[0] || !out[1]) abort();
+    memcpy(copy, line, size);
+    mj_parser ps[2] = {{.reuse = &table}, {.reuse = &table}};
+    for (int t = 0; t < 2; t++) {
+        mj_line j;
+        size_t bad;
+        char what[160];
+        int r = mj_parse(&ps[t], t ? copy : line, size, out[t], &j, &bad, what, sizeof what);
+        if (r != r0 || (r && (bad != bad0 || strcmp(what, what0))) || (!r && !same_line(&j, j0))) abort();
+    }
+    mj_parser_free(&ps[0]);
+    mj_parser_free(&ps[1]);
+    mj_reuse_free(&table);
+    free(copy);
+    free(out[0]);
+    free(out[1]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* Exactly the bytes, no terminator; the decode buffer exactly as large. */
@@ -169,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     json_decref(root);
+    check_reuse(line, size, r, &j, bad, what);
     mj_parser_free(&ps);
     check_fast_path(line, size);
     free(line);

@@ -8,6 +8,7 @@
  * must fit 64 bits and reals must not overflow a double; member names may
  * not hold \u0000 and may not repeat; nesting stops at 2048 levels. */
 #include "manifest_json.h"
+#include "manifest_reuse.h"
 #include "manifest_simd.h"
 
 #include <errno.h>
@@ -191,6 +192,17 @@ static int string(ctx *c, cckey_bytes *str)
 {
     size_t start = c->o;
     c->i++;
+    mj_reuse *reuse = c->p->reuse;
+    size_t body = c->i, slot = 0;
+    if (reuse && c->len - body > MJ_REUSE_MIN) {
+        slot = mj_reuse_slot(reuse, c->s + body);
+        const mj_reuse_entry *e = mj_reuse_find(reuse, slot, c->s + body, c->len - body);
+        if (e) {
+            c->i = body + e->raw_len + 1;
+            *str = e->dec;
+            return 0;
+        }
+    }
     for (;;) {
         /* The common run: plain ASCII and one-character escapes, a block
          * at a time (manifest_simd.c); then the rest byte by byte. */
@@ -207,8 +219,9 @@ static int string(ctx *c, cckey_bytes *str)
         if (c->i >= c->len) return end_early(c);
         uint8_t ch = c->s[c->i];
         if (ch == '"') {
-            c->i++;
             *str = (cckey_bytes){c->out + start, c->o - start};
+            if (reuse && c->i - body >= MJ_REUSE_MIN) mj_reuse_put(reuse, slot, c->s + body, c->i - body, *str);
+            c->i++;
             return 0;
         }
         int r = ch == '\\' ? escape(c) : ch >= 0x80 ? utf8_seq(c) : fail(c, c->i, "control character 0x%x", ch);

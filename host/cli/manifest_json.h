@@ -54,6 +54,10 @@ typedef struct mj_parser {
     size_t n_keys, cap_keys;
     cckey_option *opts;
     size_t cap_opts;
+    /* Optional (NULL: off), set by a caller that keeps earlier lines' raw
+     * and decoded bytes alive: long strings that repeat an earlier one are
+     * handed out at its address (manifest_reuse.h). Not freed here. */
+    struct mj_reuse *reuse;
 } mj_parser;
 void mj_parser_free(mj_parser *p);
 

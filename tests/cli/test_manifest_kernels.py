@@ -102,6 +102,48 @@ class Kernels(unittest.TestCase):
         for isa in ISAS[1:]:
             self.assertEqual(results[isa], results["scalar"], isa)
 
+    def test_repeated_long_strings_decode_as_the_first(self):
+        """Long strings that repeat an earlier one byte for byte are handed out
+        from the first (host/cli/manifest_reuse.h): repeats, strings that
+        share its first 256 bytes or all of it and go on, and long member
+        names (a duplicate one is still an error) must all decode as their own."""
+        rng = random.Random(7)
+        pool = []
+        for _ in range(12):
+            text, decoded = [], []
+            while sum(map(len, text)) < rng.choice([256, 300, 1000, 4000]):
+                t, d, _ = piece(rng)
+                text.append(t)
+                decoded.append(d)
+            pool.append((b"".join(text), b"".join(decoded)))
+        lines, want = [], []
+        for _ in range(1500):
+            t, d = rng.choice(pool)
+            kind = rng.random()
+            if kind < 0.1:   # the same start, then more
+                t2, d2 = rng.choice(pool)
+                t, d = t + t2, d + d2
+            elif kind < 0.15:   # a long member name, twice: a duplicate
+                lines.append(b'{"device":"d","name":"n","source":"s","options":{"%s":"1","%s":"2"}}' % (t, t))
+                want.append(None)
+                continue
+            elif kind < 0.25:   # a long member name and value, once
+                lines.append(b'{"device":"d","name":"n","source":"%s","options":{"%s":"%s"}}' % (t, t, t))
+                want.append(make_key(b"d", b"n", d, [(d, d)]) if b"\\u0000" not in t else None)
+                continue
+            lines.append(b'{"device":"%s","name":"n","source":"%s"}' % (t, t))
+            want.append(make_key(d, b"n", d, []))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.jsonl")
+            with open(path, "wb") as f:
+                f.write(b"".join(l + b"\n" for l in lines))
+            for isa in ["scalar", "avx512"]:
+                rc, out, err = run(isa, path)
+                keys = out.decode().split("\n")[:-1]
+                self.assertEqual(len(keys), len(lines))
+                for no, (k, w) in enumerate(zip(keys, want), 1):
+                    self.assertEqual(k, w or "", f"{isa} line {no}: {err[-500:]}")
+
 
 if __name__ == "__main__":
     CCKEY = sys.argv.pop(1)
