@@ -271,7 +271,7 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
 
 /* Long strings seen by one parse thread in this chunk: sources repeat
  * across a chunk, not within a range (1,000 distinct ones in the bench). */
-#define REUSE_BITS 12
+#define REUSE_BITS 14
 
 /* One parse thread: ranges claimed one at a time, one table of repeats
  * for all of them (parsing goes on without it when memory is short). */
