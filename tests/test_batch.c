@@ -345,3 +345,93 @@ Test(batch, long_near_duplicates_stay_distinct)
     free(base);
     free(copies);
 }
+
+/* A CPU batch of more than a block (host/batch/plan.h: 8,192 tuples) is
+ * planned block by block, a block per thread at a time. A bad tuple is
+ * reported by its index in the whole batch, and it is the first one, with
+ * any thread count, wherever the blocks fall. */
+Test(batch, blocks_report_the_first_bad_tuple)
+{
+    enum { N = 100000 };
+    cckey_tuple *t = calloc(N, sizeof *t);
+    key_t_ *out = malloc(N * sizeof *out);
+    for (size_t i = 0; i < N; i++) t[i] = (cckey_tuple){{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0};
+    static const size_t bad[][2] = {{99999, 99999}, {70001, 93000}, {8192, 50000}, {0, 99998}};
+    static const unsigned threads[] = {1, 2, 3, 8};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        t[bad[b][0]].name = (cckey_bytes){NULL, 3};
+        t[bad[b][1]].source = (cckey_bytes){NULL, 1};
+        char want[32];
+        snprintf(want, sizeof want, "tuple %zu ", bad[b][0]);
+        for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+            cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads[k]);
+            cr_assert_eq(cckey_make_keys(out, t, N, cfg), CCKEY_ERR_INVALID_ARG);
+            cr_assert(strstr(cckey_last_error(), want), "%u threads: \"%s\" does not name %s", threads[k],
+                      cckey_last_error(), want);
+            cckey_batch_config_free(cfg);
+        }
+        t[bad[b][0]].name = (cckey_bytes){"n", 1};
+        t[bad[b][1]].source = (cckey_bytes){"s", 1};
+    }
+    free(t);
+    free(out);
+}
+
+/* Long sources recur across blocks: each block takes their digests from the
+ * batch's shared cache of long strings, which must tell apart sources of one
+ * length that differ in a single byte (most outside the sampled hash, so
+ * they share it), copies at other addresses, and thousands of distinct long
+ * sources that collide in the direct-mapped cache (they evict each other).
+ * Binary keys agree. */
+Test(batch, blocks_share_long_digests_exactly)
+{
+    enum { N = 60000, LEN = 5000, NEAR = 48, MANY = 10000, MANY_LEN = 1100 };
+    uint64_t rng = 517;
+    cckey_test_arena a = {0};
+    uint8_t *base = cckey_test_alloc(&a, LEN), *near = cckey_test_alloc(&a, (size_t)NEAR * LEN);
+    for (size_t i = 0; i < LEN; i++) base[i] = (uint8_t)(i * 31 + 7);
+    for (size_t v = 0; v < NEAR; v++) {
+        memcpy(near + v * LEN, base, LEN);
+        near[v * LEN + (v * 1571 + 3) % LEN] ^= 0x5a;
+    }
+    cckey_bytes many[64];
+    for (int i = 0; i < 64; i++) many[i] = cckey_test_random_bytes(&a, &rng, MANY_LEN);
+    uint8_t *distinct = cckey_test_alloc(&a, (size_t)MANY * MANY_LEN);
+    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
+    for (size_t i = 0; i < N; i++) {
+        cckey_bytes s;
+        switch (i % 4) {
+        case 0: s = (cckey_bytes){near + cckey_test_below(&rng, NEAR) * LEN, LEN}; break;
+        case 1: s = cckey_test_below(&rng, 2) ? cckey_test_dup(&a, (cckey_bytes){base, LEN}) : (cckey_bytes){base, LEN}; break;
+        case 2: s = many[cckey_test_below(&rng, 64)]; break;
+        default: {
+            /* 10,000 distinct sources, most used twice, 40,000 tuples apart. */
+            uint8_t *d = distinct + (i / 4 % MANY) * MANY_LEN;
+            memcpy(d, many[i / 4 % 64].ptr, MANY_LEN);
+            memcpy(d, &(uint32_t){(uint32_t)(i / 4 % MANY)}, 4);
+            s = (cckey_bytes){d, MANY_LEN};
+        }
+        }
+        t[i] = (cckey_tuple){{"d", 1}, {"n", 1}, s, NULL, 0};
+    }
+    unsigned char (*bin)[CCKEY_KEY_BIN_LEN] = malloc(N * sizeof *bin);
+    key_t_ *text = malloc(N * sizeof *text);
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads);
+        check_batch(t, N, cfg, "long sources across blocks");
+        cr_assert_eq(cckey_make_keys(text, t, N, cfg), CCKEY_OK);
+        cr_assert_eq(cckey_make_keys_bin(bin, t, N, cfg), CCKEY_OK);
+        for (size_t i = 0; i < N; i++) {
+            char hex[CCKEY_KEY_LEN + 1];
+            for (int f = 0; f < 4; f++) {
+                for (int j = 0; j < 16; j++) snprintf(hex + 33 * f + 2 * j, 3, "%02x", bin[i][16 * f + j]);
+                if (f < 3) hex[33 * f + 32] = ':';
+            }
+            cr_assert_str_eq(hex, text[i], "%u threads: binary key %zu", threads, i);
+        }
+        cckey_batch_config_free(cfg);
+    }
+    free(bin);
+    free(text);
+    cckey_test_arena_free(&a);
+}

@@ -27,37 +27,36 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
 void cckey_batch_config_free(cckey_batch_config *cfg)
 {
     if (!cfg) return;
-    cckey_scratch_free(&cfg->scratch);
+    for (int i = 0; i < CCKEY_KEPT_SCRATCH; i++) cckey_scratch_free(&cfg->scratch[i]);
     pthread_mutex_destroy(&cfg->report_lock);
     free(cfg);
 }
 
 /* Configs come only from cckey_batch_config_new: writable under the lock. */
-cckey_scratch cckey_batch_config_take_scratch(const cckey_batch_config *cfg)
+void cckey_batch_config_take_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH])
 {
-    cckey_scratch s = {0};
-    if (!cfg) return s;
+    memset(s, 0, CCKEY_KEPT_SCRATCH * sizeof *s);
+    if (!cfg) return;
     cckey_batch_config *c = (cckey_batch_config *)cfg;
     pthread_mutex_lock(&c->report_lock);
-    s = c->scratch;
-    memset(&c->scratch, 0, sizeof c->scratch);
+    memcpy(s, c->scratch, sizeof c->scratch);
+    memset(c->scratch, 0, sizeof c->scratch);
     pthread_mutex_unlock(&c->report_lock);
-    return s;
 }
 
-void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch *s)
+void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH])
 {
-    if (cfg) {
-        cckey_batch_config *c = (cckey_batch_config *)cfg;
-        pthread_mutex_lock(&c->report_lock);
-        if (!c->scratch.buf) {
-            cckey_scratch_reset(s);
-            c->scratch = *s;
-            memset(s, 0, sizeof *s);
+    cckey_batch_config *c = (cckey_batch_config *)cfg;
+    if (c) pthread_mutex_lock(&c->report_lock);
+    for (int i = 0; i < CCKEY_KEPT_SCRATCH; i++) {
+        if (c && !c->scratch[i].buf) {
+            cckey_scratch_reset(&s[i]);
+            c->scratch[i] = s[i];
+            memset(&s[i], 0, sizeof s[i]);
         }
-        pthread_mutex_unlock(&c->report_lock);
+        cckey_scratch_free(&s[i]);
     }
-    cckey_scratch_free(s);
+    if (c) pthread_mutex_unlock(&c->report_lock);
 }
 
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)

@@ -9,6 +9,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* Threads of a batch whose tables a config keeps between batches. */
+#define CCKEY_KEPT_SCRATCH 16
+
 struct cckey_batch_config {
     cckey_backend_kind backend;
     unsigned threads;
@@ -26,16 +29,17 @@ struct cckey_batch_config {
     pthread_mutex_t report_lock;
     char used[32];
     char warning[1024];
-    /* The last batch's scratch memory, for the next (scratch.h); also under
-     * report_lock. Concurrent batches each take it in turn or start empty. */
-    cckey_scratch scratch;
+    /* The last batch's scratch memory, for the next (scratch.h), one per
+     * thread of a batch planned by blocks (plan.h); also under report_lock.
+     * Concurrent batches each take it in turn or start empty. */
+    cckey_scratch scratch[CCKEY_KEPT_SCRATCH];
 };
 
 /* The config's kept scratch memory (empty when cfg is NULL or another batch
  * holds it), and giving it back at the end of a batch: reset for the next
  * one, or freed when cfg is NULL or already keeps one. */
-cckey_scratch cckey_batch_config_take_scratch(const cckey_batch_config *cfg);
-void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch *s);
+void cckey_batch_config_take_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH]);
+void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH]);
 
 /* Digests --verify=sample recomputes (see verify() in planner.c). */
 #define CCKEY_VERIFY_SAMPLE_SIZE 46052u

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "dedup.h"
 #include "intern.h"
+#include "plan.h"
 #include "scratch.h"
 #include "../backends/backend.h"
 #include "../backends/gpu_devices.h"
@@ -23,6 +24,7 @@
 typedef struct plan {
     const cckey_tuple *tuples;
     size_t n;
+    size_t base;            /* tuples[0]'s index in the caller's batch (blocks.c) */
     cckey_scratch *mem;     /* every table below comes from it */
     cckey_intern strings;   /* only msgs and n: the distinct strings by id */
     uint32_t *ids;          /* per tuple: device, name, source string ids */
@@ -288,7 +290,7 @@ static cckey_status intern_all(plan *p, unsigned threads)
     if (st != CCKEY_OK) return st;
     if (w.bad)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
-                          atomic_load(&w.first_bad));
+                          p->base + atomic_load(&w.first_bad));
     for (size_t b = 0; b < blocks; b++) {
         size_t c = w.block_opts[b];
         w.block_opts[b] = w.n_opt;
@@ -581,7 +583,39 @@ static void format_range(void *ctx, size_t begin, size_t end)
 /* Below this many items a thread costs more to start than it saves. */
 #define FORMAT_GRAIN 16384
 
-static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
+/* Round 1 on this thread's CPU for one block (blocks.c): long strings
+ * another block digested come from the shared cache. */
+static cckey_status digest_block(plan *p, cckey_digest_cache *cache)
+{
+    size_t m = p->strings.n, misses = 0, longs = 0;
+    p->dig = cckey_scratch_alloc(p->mem, m * sizeof *p->dig);
+    uint8_t *done = cckey_scratch_calloc(p->mem, m);
+    if (!p->dig || !done) return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest buffers for %zu strings", m);
+    for (size_t i = 0; i < m; i++) longs += p->strings.msgs[i].len >= CCKEY_DIGEST_CACHE_MIN;
+    size_t *miss = cckey_scratch_alloc(p->mem, longs * sizeof *miss);
+    uint64_t *hash = cckey_scratch_alloc(p->mem, longs * sizeof *hash);
+    if (!miss || !hash) return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest cache buffers");
+    if (longs) misses = cckey_digest_cache_find(cache, p->strings.msgs, m, p->dig, done, miss, hash);
+    cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done, .threads = 1};
+    cckey_status st = cckey_cpu_digest(&job);
+    if (st == CCKEY_OK) cckey_digest_cache_put(cache, p->strings.msgs, miss, hash, misses, (const void *)p->dig);
+    return st;
+}
+
+cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, size_t begin, size_t end,
+                                  cckey_scratch *mem, cckey_digest_cache *cache)
+{
+    plan p = {.tuples = tuples + begin, .n = end - begin, .base = begin, .mem = mem};
+    cckey_status st = intern_all(&p, 1);
+    if (st == CCKEY_OK) st = digest_block(&p, cache);
+    if (st == CCKEY_OK) st = digest_option_sets(&p, 1);
+    if (st != CCKEY_OK) return st;
+    format_work fw = {.p = &p, .out = out.text ? out.text + begin : NULL, .bin = out.bin ? out.bin + begin : NULL};
+    format_range(&fw, 0, p.n);
+    return CCKEY_OK;
+}
+
+static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
 {
     static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO, .device = CCKEY_DEVICE_SETTINGS_INIT};
     const cckey_batch_config *cfg = config ? config : &defaults;
@@ -590,16 +624,23 @@ static cckey_status make_keys(format_work fw, const cckey_tuple *tuples, size_t 
     cckey_progress_relay relay = {.cfg = cfg};
     atomic_init(&relay.cancelled, false);
 
-    cckey_scratch mem = cckey_batch_config_take_scratch(config);
-    plan p = {.tuples = tuples, .n = n, .mem = &mem};
-    cckey_status st = intern_all(&p, threads);
-    if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
-    if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
-    if (st == CCKEY_OK) {
-        fw.p = &p;
-        st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
+    cckey_scratch mem[CCKEY_KEPT_SCRATCH];
+    cckey_batch_config_take_scratch(config, mem);
+    cckey_status st;
+    if (cckey_plan_by_blocks(cfg, n, threads)) {
+        st = cckey_plan_blocks(out, tuples, n, threads, mem, CCKEY_KEPT_SCRATCH);
+        snprintf(rep.used, sizeof rep.used, "cpu");
+    } else {
+        plan p = {.tuples = tuples, .n = n, .mem = &mem[0]};
+        st = intern_all(&p, threads);
+        if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
+        if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
+        if (st == CCKEY_OK) {
+            format_work fw = {.p = &p, .out = out.text, .bin = out.bin};
+            st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
+        }
     }
-    cckey_batch_config_keep_scratch(config, &mem);
+    cckey_batch_config_keep_scratch(config, mem);
     if (config) {
         /* Configs come only from cckey_batch_config_new: writable. */
         cckey_batch_config *out_cfg = (cckey_batch_config *)config;
@@ -616,7 +657,7 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
 {
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
-    return make_keys((format_work){.out = out}, tuples, n, config);
+    return make_keys((cckey_key_out){.text = out}, tuples, n, config);
 }
 
 cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples, size_t n,
@@ -624,5 +665,5 @@ cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const 
 {
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
-    return make_keys((format_work){.bin = out}, tuples, n, config);
+    return make_keys((cckey_key_out){.bin = out}, tuples, n, config);
 }

@@ -46,6 +46,7 @@ void *cckey_scratch_calloc(cckey_scratch *s, size_t bytes)
 
 void cckey_scratch_reset(cckey_scratch *s)
 {
+    if (!s->need && !s->n_extra) return;   /* nothing since the last reset: keep its size */
     for (size_t i = 0; i < s->n_extra; i++) free(s->extra[i]);
     s->n_extra = 0;
     size_t want = s->need < CCKEY_SCRATCH_KEEP ? s->need : CCKEY_SCRATCH_KEEP;
