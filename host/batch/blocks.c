@@ -10,7 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cckey_plan_by_blocks(const cckey_batch_config *cfg, size_t n, unsigned threads)
+/* Field bytes per tuple, on average over a sample of the batch. */
+static size_t sampled_bytes(const cckey_tuple *tuples, size_t n)
+{
+    enum { SAMPLE = 256 };
+    size_t bytes = 0;
+    for (size_t k = 0; k < SAMPLE; k++) {
+        const cckey_tuple *t = &tuples[k * (n - 1) / (SAMPLE - 1)];
+        bytes += t->device.len + t->name.len + t->source.len;
+        for (size_t o = 0; t->options && o < t->n_options && o < 64; o++)
+            bytes += t->options[o].key.len + t->options[o].value.len;
+    }
+    return bytes / SAMPLE;
+}
+
+bool cckey_plan_by_blocks(const cckey_batch_config *cfg, const cckey_tuple *tuples, size_t n, unsigned threads)
 {
     if (cfg && (cfg->progress || cfg->progress_cancel)) return false;   /* reported over the whole batch */
     cckey_backend_kind kind = cfg ? cfg->backend : CCKEY_BACKEND_AUTO;
@@ -19,7 +33,11 @@ bool cckey_plan_by_blocks(const cckey_batch_config *cfg, size_t n, unsigned thre
         (cckey_backend_ops_for(CCKEY_BACKEND_CUDA) || cckey_backend_ops_for(CCKEY_BACKEND_OPENCL)))
         return false;
     if (kind != CCKEY_BACKEND_CPU && kind != CCKEY_BACKEND_AUTO) return false;
-    return threads > 1 ? n >= 2 * CCKEY_PLAN_BLOCK_MIN : n > CCKEY_PLAN_BLOCK;
+    if (threads > 1 ? n < 2 * CCKEY_PLAN_BLOCK_MIN : n <= CCKEY_PLAN_BLOCK) return false;
+    /* Long fields: MD5 is the cost, not the tables. The whole batch then
+     * digests each distinct one once, on all threads at a time, where
+     * blocks that run together would each digest the ones they share. */
+    return sampled_bytes(tuples, n) < CCKEY_DIGEST_CACHE_MIN;
 }
 
 typedef struct block_run {

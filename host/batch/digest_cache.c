@@ -1,6 +1,5 @@
 /* The blocks' shared digests of long strings (see digest_cache.h). */
 #include "digest_cache.h"
-#include "intern.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +19,12 @@ void cckey_digest_cache_free(cckey_digest_cache *c)
 
 static inline size_t slot_of(uint64_t hash) { return (size_t)(hash >> 20) & (CCKEY_DIGEST_CACHE_SLOTS - 1); }
 
-size_t cckey_digest_cache_find(cckey_digest_cache *c, const cckey_msg *msgs, size_t m,
-                               uint8_t (*out)[CCKEY_MD5_DIGEST], uint8_t *done, size_t *miss, uint64_t *hash)
+size_t cckey_digest_cache_find(cckey_digest_cache *c, const cckey_msg *msgs, uint8_t (*out)[CCKEY_MD5_DIGEST],
+                               uint8_t *done, size_t *miss, uint64_t *hash, size_t count)
 {
-    size_t misses = 0;
-    /* Hash outside the lock: it reads the whole sample of each string. */
-    for (size_t i = 0; i < m; i++) {
-        if (msgs[i].len < CCKEY_DIGEST_CACHE_MIN) continue;
-        miss[misses] = i;
-        hash[misses++] = cckey_hash_bytes(msgs[i].ptr, msgs[i].len);
-    }
-    if (!misses) return 0;
     size_t kept = 0;
-    pthread_mutex_lock(&c->lock);
-    for (size_t k = 0; k < misses; k++) {
+    pthread_mutex_lock(&c->lock);   /* once a block */
+    for (size_t k = 0; k < count; k++) {
         size_t i = miss[k];
         const cckey_digest_slot *s = c->slots ? &c->slots[slot_of(hash[k])] : NULL;
         if (s && s->ptr && s->hash == hash[k] && s->len == msgs[i].len &&

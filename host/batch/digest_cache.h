@@ -41,11 +41,12 @@ typedef struct cckey_digest_cache {
 int cckey_digest_cache_init(cckey_digest_cache *c);
 void cckey_digest_cache_free(cckey_digest_cache *c);
 
-/* For each long msgs[i] (i < m): its digest into out[i] and done[i] = 1 when
- * the cache has it; else i goes into miss[] with its hash into hash[]
- * (both sized by the caller for every long message). Returns the misses. */
-size_t cckey_digest_cache_find(cckey_digest_cache *c, const cckey_msg *msgs, size_t m,
-                               uint8_t (*out)[CCKEY_MD5_DIGEST], uint8_t *done, size_t *miss, uint64_t *hash);
+/* The long messages msgs[miss[k]] (k < count) with their hashes hash[k]
+ * (the deduplication's: any hash of the bytes will do, one per batch): each
+ * the cache has gets its digest into out[] and done[] = 1; the others stay
+ * in miss[] and hash[], in order. Returns how many stay. */
+size_t cckey_digest_cache_find(cckey_digest_cache *c, const cckey_msg *msgs, uint8_t (*out)[CCKEY_MD5_DIGEST],
+                               uint8_t *done, size_t *miss, uint64_t *hash, size_t count);
 /* Store the digests out[miss[k]] of the k < count misses (best effort: no
  * memory for the slots leaves the cache empty). */
 void cckey_digest_cache_put(cckey_digest_cache *c, const cckey_msg *msgs, const size_t *miss, const uint64_t *hash,

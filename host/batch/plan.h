@@ -7,7 +7,9 @@
  * at 10^7 tuples), and threads share nothing but the long strings' digests
  * (digest_cache.h). Deduplication then holds within a block; a string that
  * recurs across blocks is digested again unless it is long. Device batches,
- * and batches that report progress, are planned whole, on all threads. */
+ * batches that report progress, and batches whose fields are long on
+ * average (MD5 is their cost: blocks running at the same time would each
+ * digest the long strings they share) are planned whole, on all threads. */
 #ifndef CCKEY_PLAN_H
 #define CCKEY_PLAN_H
 
@@ -38,8 +40,10 @@ typedef struct cckey_key_out {
 cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, size_t begin, size_t end,
                                   cckey_scratch *mem, cckey_digest_cache *cache);
 
-/* Whether a batch of n tuples with this config goes by blocks. */
-bool cckey_plan_by_blocks(const cckey_batch_config *cfg, size_t n, unsigned threads);
+/* Whether a batch of n tuples with this config goes by blocks: a CPU batch
+ * with no progress callback, long enough for blocks, and whose fields are
+ * short on average (sampled; see blocks.c). */
+bool cckey_plan_by_blocks(const cckey_batch_config *cfg, const cckey_tuple *tuples, size_t n, unsigned threads);
 /* The whole batch by blocks on up to `threads` threads; thread t's tables
  * come from mem[t] for t < n_mem (kept by the config between batches), else
  * from memory of its own. */

@@ -34,6 +34,8 @@ typedef struct plan {
     uint8_t (*dig)[CCKEY_MD5_DIGEST];   /* per string id; hex only as keys are written */
     char (*set_hex)[32];    /* per option set */
     uint8_t (*set_dig)[CCKEY_MD5_DIGEST];   /* per option set */
+    const uint64_t *item_hash;  /* the deduplication's, per item (intern_work) */
+    const size_t *string_rep;   /* per string id: an item with it */
 } plan;
 
 /* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
@@ -311,6 +313,8 @@ static cckey_status intern_all(plan *p, unsigned threads)
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, id_blocks, &w);
     if (st == CCKEY_OK) st = cckey_dedup_run(&p->sets, p->n, w.set_hash, same_set, &w, threads, mem);
     if (st != CCKEY_OK) return st;
+    p->item_hash = w.hash;
+    p->string_rep = w.strings.rep;
     set_work sw = {.p = p, .w = &w};
     p->strings.n = w.strings.distinct;
     p->strings.msgs = cckey_scratch_alloc(mem, p->strings.n * sizeof *p->strings.msgs);
@@ -587,7 +591,7 @@ static void format_range(void *ctx, size_t begin, size_t end)
  * another block digested come from the shared cache. */
 static cckey_status digest_block(plan *p, cckey_digest_cache *cache)
 {
-    size_t m = p->strings.n, misses = 0, longs = 0;
+    size_t m = p->strings.n, longs = 0;
     p->dig = cckey_scratch_alloc(p->mem, m * sizeof *p->dig);
     uint8_t *done = cckey_scratch_calloc(p->mem, m);
     if (!p->dig || !done) return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest buffers for %zu strings", m);
@@ -595,7 +599,12 @@ static cckey_status digest_block(plan *p, cckey_digest_cache *cache)
     size_t *miss = cckey_scratch_alloc(p->mem, longs * sizeof *miss);
     uint64_t *hash = cckey_scratch_alloc(p->mem, longs * sizeof *hash);
     if (!miss || !hash) return cckey_fail(CCKEY_ERR_NO_MEMORY, "digest cache buffers");
-    if (longs) misses = cckey_digest_cache_find(cache, p->strings.msgs, m, p->dig, done, miss, hash);
+    for (size_t i = 0, k = 0; k < longs; i++) {
+        if (p->strings.msgs[i].len < CCKEY_DIGEST_CACHE_MIN) continue;
+        miss[k] = i;
+        hash[k++] = p->item_hash[p->string_rep[i]];   /* a real hash: reps are never links */
+    }
+    size_t misses = longs ? cckey_digest_cache_find(cache, p->strings.msgs, p->dig, done, miss, hash, longs) : 0;
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done, .threads = 1};
     cckey_status st = cckey_cpu_digest(&job);
     if (st == CCKEY_OK) cckey_digest_cache_put(cache, p->strings.msgs, miss, hash, misses, (const void *)p->dig);
@@ -627,7 +636,7 @@ static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size
     cckey_scratch mem[CCKEY_KEPT_SCRATCH];
     cckey_batch_config_take_scratch(config, mem);
     cckey_status st;
-    if (cckey_plan_by_blocks(cfg, n, threads)) {
+    if (cckey_plan_by_blocks(cfg, tuples, n, threads)) {
         st = cckey_plan_blocks(out, tuples, n, threads, mem, CCKEY_KEPT_SCRATCH);
         snprintf(rep.used, sizeof rep.used, "cpu");
     } else {
