@@ -6,6 +6,7 @@
 #include "check.h"
 #include "support.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void check_keys(const cckey_tuple *t, size_t n, unsigned threads, const char *what)
@@ -95,12 +96,53 @@ static void one_hot_value(size_t n)
     cckey_test_arena_free(&a);
 }
 
+/* A batch by blocks (host/batch/plan.h) whose few long sources recur in
+ * every block: the threads share their digests through one cache, which
+ * must tell apart equal-length sources one byte apart and copies at other
+ * addresses. */
+static void long_sources_across_blocks(size_t n)
+{
+    enum { LEN = 3000, SRCS = 24 };
+    cckey_test_arena a = {0};
+    uint64_t rng = 71;
+    cckey_bytes base = cckey_test_random_bytes(&a, &rng, LEN), src[SRCS];
+    for (int k = 0; k < SRCS; k++) {
+        src[k] = cckey_test_dup(&a, base);
+        ((uint8_t *)src[k].ptr)[(size_t)k * 997 % LEN] ^= (uint8_t)(k + 1);
+    }
+    src[SRCS - 1] = cckey_test_dup(&a, src[0]);   /* equal bytes, another address */
+    cckey_tuple *t = cckey_test_alloc(&a, n * sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        cckey_bytes s = i % 16 ? (cckey_bytes){"s", 1} : src[cckey_test_below(&rng, SRCS)];
+        t[i] = (cckey_tuple){{"d", 1}, cckey_test_random_bytes(&a, &rng, 12), s, NULL, 0};
+    }
+    for (unsigned th = 1; th <= 4; th++) check_keys(t, n, th, "long sources across blocks");
+    /* A bad tuple in a late block is reported, and it is the first. */
+    t[n - 3].source = (cckey_bytes){NULL, 2};
+    t[n / 2 + 1].name = (cckey_bytes){NULL, 1};
+    char (*out)[CCKEY_KEY_LEN + 1] = calloc(n, sizeof *out);
+    char want[32];
+    snprintf(want, sizeof want, "tuple %zu ", n / 2 + 1);
+    for (unsigned th = 1; th <= 4; th++) {
+        cckey_batch_config *cfg;
+        CHECK(out && cckey_batch_config_new(&cfg) == CCKEY_OK, "config");
+        cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CPU);
+        cckey_batch_config_set_threads(cfg, th);
+        CHECK(cckey_make_keys(out, t, n, cfg) == CCKEY_ERR_INVALID_ARG, "%u threads: a bad tuple was accepted", th);
+        CHECK(strstr(cckey_last_error(), want), "%u threads: %s", th, cckey_last_error());
+        cckey_batch_config_free(cfg);
+    }
+    free(out);
+    cckey_test_arena_free(&a);
+}
+
 int main(void)
 {
     aliasing(1, 1);
     aliasing(300, 2);
     aliasing(70000, 3);   /* more than one block of tuples and of items */
     one_hot_value(50000);
+    long_sources_across_blocks(40000);
     /* Invalid tuples are still found, wherever they are. */
     cckey_tuple t[3] = {{{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0}};
     t[1] = t[0];
