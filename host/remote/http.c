@@ -53,18 +53,25 @@ static size_t on_data(char *data, size_t size, size_t n, void *user)
     return add;
 }
 
+/* An upload's bytes: the entry's parts in turn, each copied once, into
+ * curl's upload buffer. */
 typedef struct source {
-    const uint8_t *p;
-    size_t left;
+    cckey_entry_parts e;
+    int part;
+    size_t at;
 } source;
 
 static size_t on_read(char *out, size_t size, size_t n, void *user)
 {
     source *s = user;
-    size_t take = size * n < s->left ? size * n : s->left;
-    memcpy(out, s->p, take);
-    s->p += take, s->left -= take;
-    return take;
+    size_t room = size * n, put = 0;
+    while (put < room && s->part < CCKEY_PARTS) {
+        size_t left = s->e.n[s->part] - s->at, take = room - put < left ? room - put : left;
+        if (take) memcpy(out + put, (const uint8_t *)s->e.p[s->part] + s->at, take);
+        put += take, s->at += take;
+        if (s->at == s->e.n[s->part]) s->part++, s->at = 0;
+    }
+    return put;
 }
 
 static CURL *take(http_remote *r)
@@ -114,7 +121,7 @@ static bool transient(CURLcode e)
 /* One request with retries: method GET/HEAD/PUT. ok_codes: what is a HIT;
  * 404 is a MISS. */
 static cckey_remote_result perform(http_remote *r, const char *method, const char *shard, const char *name, sink *in,
-                                   const void *out, size_t out_len, char *err, size_t err_len)
+                                   const cckey_entry_parts *out, char *err, size_t err_len)
 {
     char url[8192];
     snprintf(url, sizeof url, "%s/%s/%s", r->url.base, shard, name);
@@ -126,13 +133,13 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
             return CCKEY_R_ERROR;
         }
         setup(r, c, url);
-        source src = {out, out_len};
+        source src = {out ? *out : (cckey_entry_parts){{0}, {0}}, 0, 0};
         if (strcmp(method, "HEAD") == 0) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-        if (strcmp(method, "PUT") == 0) {
+        if (out) {
             curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
             curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
             curl_easy_setopt(c, CURLOPT_READDATA, &src);
-            curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)out_len);
+            curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)cckey_entry_parts_len(out));
         }
         if (in) {
             in->len = 0;
@@ -172,7 +179,7 @@ static cckey_remote_result h_get(void *impl, const char *shard, const char *name
                                  size_t err_len)
 {
     sink in = {0};
-    cckey_remote_result res = perform(impl, "GET", shard, name, &in, NULL, 0, err, err_len);
+    cckey_remote_result res = perform(impl, "GET", shard, name, &in, NULL, err, err_len);
     if (res == CCKEY_R_HIT) {
         *buf = in.p ? in.p : malloc(1);
         *len = in.len;
@@ -184,14 +191,14 @@ static cckey_remote_result h_get(void *impl, const char *shard, const char *name
 
 static cckey_remote_result h_head(void *impl, const char *shard, const char *name, char *err, size_t err_len)
 {
-    return perform(impl, "HEAD", shard, name, NULL, NULL, 0, err, err_len);
+    return perform(impl, "HEAD", shard, name, NULL, NULL, err, err_len);
 }
 
-static cckey_remote_result h_put(void *impl, const char *shard, const char *name, const void *buf, size_t len,
+static cckey_remote_result h_put(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
                                  char *err, size_t err_len)
 {
     sink in = {0};   /* the server's reply body, unused */
-    cckey_remote_result res = perform(impl, "PUT", shard, name, &in, buf, len, err, err_len);
+    cckey_remote_result res = perform(impl, "PUT", shard, name, &in, e, err, err_len);
     free(in.p);
     if (res == CCKEY_R_MISS) {   /* 404 on PUT: the server does not create the folders */
         snprintf(err, err_len, "PUT %s/%s: HTTP 404 (does the server create folders on PUT?)", shard, name);
@@ -210,7 +217,7 @@ static void h_close(void *impl)
     free(r);
 }
 
-static const cckey_remote_ops http_ops = {h_get, h_head, h_put, h_close};
+static const cckey_remote_ops http_ops = {h_get, h_head, h_put, NULL, NULL, h_close};
 
 void *cckey_remote_http_open(cckey_remote_url *u, const cckey_remote_ops **ops)
 {

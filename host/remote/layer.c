@@ -197,46 +197,129 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
     return false;
 }
 
-/* Put, signed first when the remote has a secret. */
-static cckey_remote_result put_signed(remote *r, const char *key, const char *shard, const char *name, const void *buf,
-                                      size_t len, char *err, size_t err_len)
+size_t cckey_entry_parts_len(const cckey_entry_parts *e)
 {
-    if (!r->secret) return r->ops->put(r->impl, shard, name, buf, len, err, err_len);
+    size_t n = 0;
+    for (int i = 0; i < CCKEY_PARTS; i++) n += e->n[i];
+    return n;
+}
+
+/* One remote's half-done put. */
+typedef struct pending {
+    void *token;              /* put_end's, when begun */
+    cckey_remote_result res;  /* HIT: begun (or done, where there is no put_begin) */
+    void *signed_entry;       /* the signed copy sent to this remote, or NULL */
+    cckey_entry_parts sent;   /* what goes to this remote */
+    char err[512];
+} pending;
+
+struct cckey_push {
+    char shard[3], name[CCKEY_NAME_LEN + 1];
+    size_t len;   /* entry bytes, as counted in bytes_out */
+    pending p[];  /* one per remote of the set */
+};
+
+/* What r is sent: e itself, or, where r has a secret, e joined and signed
+ * (the signature covers every byte, so it needs them in one place). */
+static bool to_send(remote *r, const char *key, const cckey_entry_parts *e, pending *pd)
+{
+    pd->sent = *e;
+    if (!r->secret) return true;
 #ifndef CCKEY_WITH_CRYPTO
     (void)key;
-    return CCKEY_R_ERROR;   /* not reached: such a remote is refused when added */
+    return false;   /* not reached: such a remote is refused when added */
 #else
-    void *signed_entry;
-    size_t n;
-    if (cckey_entry_sign(buf, len, key, r->secret, r->secret_len, &signed_entry, &n) != CCKEY_OK) {
-        snprintf(err, err_len, "cannot sign the entry: %s", cckey_last_error());
-        return CCKEY_R_ERROR;
+    size_t n = cckey_entry_parts_len(e), at = 0, signed_n;
+    uint8_t *joined = malloc(n ? n : 1);
+    if (!joined) {
+        snprintf(pd->err, sizeof pd->err, "out of memory");
+        return false;
     }
-    cckey_remote_result res = r->ops->put(r->impl, shard, name, signed_entry, n, err, err_len);
-    free(signed_entry);
-    return res;
+    for (int i = 0; i < CCKEY_PARTS; i++) {
+        if (e->n[i]) memcpy(joined + at, e->p[i], e->n[i]);
+        at += e->n[i];
+    }
+    cckey_status st = cckey_entry_sign(joined, n, key, r->secret, r->secret_len, &pd->signed_entry, &signed_n);
+    free(joined);
+    if (st != CCKEY_OK) {
+        snprintf(pd->err, sizeof pd->err, "cannot sign the entry: %s", cckey_last_error());
+        return false;
+    }
+    pd->sent = (cckey_entry_parts){{pd->signed_entry}, {signed_n}};
+    return true;
 #endif
+}
+
+/* Start (or, without put_begin, do) r's put. */
+static void begin_one(remote *r, const char *key, const char *shard, const char *name, const cckey_entry_parts *e,
+                      pending *pd)
+{
+    pd->res = CCKEY_R_ERROR;
+    if (!to_send(r, key, e, pd)) return;
+    if (r->ops->put_begin)
+        pd->res = r->ops->put_begin(r->impl, shard, name, &pd->sent, &pd->token, pd->err, sizeof pd->err);
+    else
+        pd->res = r->ops->put(r->impl, shard, name, &pd->sent, pd->err, sizeof pd->err);
+}
+
+/* Finish r's put: its answer counted and reported. */
+static void end_one(cckey_remotes *set, remote *r, pending *pd, size_t len)
+{
+    if (pd->res == CCKEY_R_HIT && r->ops->put_begin) pd->res = r->ops->put_end(r->impl, pd->token, pd->err, sizeof pd->err);
+    free(pd->signed_entry);
+    pd->signed_entry = NULL;
+    if (pd->res != CCKEY_R_HIT) {
+        failed(set, r, pd->res, pd->err);
+        return;
+    }
+    atomic_store(&r->streak, 0);
+    atomic_fetch_add(&set->puts, 1);
+    atomic_fetch_add(&set->bytes_out, len);
+}
+
+static bool takes_writes(remote *r) { return !r->read_only && !atomic_load(&r->down); }
+
+cckey_push *cckey_remotes_push_begin(cckey_remotes *set, const char *key, const cckey_entry_parts *e)
+{
+    if (!set || !cckey_remotes_writable(set)) return NULL;
+    cckey_push *p = calloc(1, sizeof *p + set->n * sizeof p->p[0]);
+    if (!p) return NULL;
+    names_of(key, p->shard, p->name);
+    p->len = cckey_entry_parts_len(e);
+    for (size_t i = 0; i < set->n; i++) {
+        p->p[i].res = CCKEY_R_MISS;   /* MISS: not asked */
+        if (takes_writes(&set->r[i])) begin_one(&set->r[i], key, p->shard, p->name, e, &p->p[i]);
+    }
+    return p;
+}
+
+void cckey_remotes_push_end(cckey_remotes *set, cckey_push *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < set->n; i++)
+        if (p->p[i].res != CCKEY_R_MISS) end_one(set, &set->r[i], &p->p[i], p->len);
+    free(p);
 }
 
 void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present)
 {
-    char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
+    char shard[3], name[CCKEY_NAME_LEN + 1];
     names_of(key, shard, name);
+    cckey_entry_parts e = {{buf}, {len}};
     for (size_t i = 0; i < set->n; i++) {
         remote *r = &set->r[i];
-        if (r->read_only || atomic_load(&r->down)) continue;
-        err[0] = '\0';
-        cckey_remote_result res = CCKEY_R_MISS;
-        if (skip_present) res = r->ops->head(r->impl, shard, name, err, sizeof err);
-        if (res == CCKEY_R_HIT) continue;
-        if (res == CCKEY_R_MISS) res = put_signed(r, key, shard, name, buf, len, err, sizeof err);
-        if (res != CCKEY_R_HIT) {
-            failed(set, r, res, err);
-            continue;
+        if (!takes_writes(r)) continue;
+        pending pd = {0};
+        if (skip_present) {
+            cckey_remote_result res = r->ops->head(r->impl, shard, name, pd.err, sizeof pd.err);
+            if (res == CCKEY_R_HIT) continue;
+            if (res != CCKEY_R_MISS) {
+                failed(set, r, res, pd.err);
+                continue;
+            }
         }
-        atomic_store(&r->streak, 0);
-        atomic_fetch_add(&set->puts, 1);
-        atomic_fetch_add(&set->bytes_out, len);
+        begin_one(r, key, shard, name, &e, &pd);
+        end_one(set, r, &pd, len);
     }
 }
 

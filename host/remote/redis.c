@@ -1,7 +1,9 @@
 /* The Redis remote (hiredis): GET and SET of "cckey:NAME", whole entry files
  * as values. A hiredis context serves one caller at a time, so idle
- * connections wait in a pool and each request takes one (or opens one). */
+ * connections wait in a pool and each request takes one (or opens one).
+ * The entries themselves cross the socket through redis_wire.c. */
 #include "remote.h"
+#include "redis_wire.h"
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -39,10 +41,6 @@ static redisContext *connect_one(redis_remote *r, char *err, size_t err_len)
         return NULL;
     }
     redisSetTimeout(c, tv_of(r->url.timeout_ms));
-    /* Keep the reply buffer between replies: by default hiredis frees it
-     * once it holds more than 16 KiB unused, and grows it again, with a copy
-     * per doubling, for the next 100 KiB entry. */
-    c->reader->maxbuf = 0;
     char db[16];
     snprintf(db, sizeof db, "%d", r->url.db);
     const char *auth[3] = {"AUTH", r->url.user ? r->url.user : r->url.password, r->url.password};
@@ -77,6 +75,17 @@ static void give_back(redis_remote *r, redisContext *c)
     if (c) redisFree(c);
 }
 
+/* What a reply that is an error comes to, with err filled; frees it.
+ * Credentials missing or refused: DOWN, as every request would fail alike. */
+static cckey_remote_result error_reply(redisReply *rep, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "error reply: %.200s", rep->str);
+    bool auth = strncmp(rep->str, "NOAUTH", 6) == 0 || strncmp(rep->str, "WRONGPASS", 9) == 0 ||
+                strncmp(rep->str, "NOPERM", 6) == 0;
+    freeReplyObject(rep);
+    return auth ? CCKEY_R_DOWN : CCKEY_R_ERROR;
+}
+
 /* One request: the reply, or NULL with the result to return. */
 static redisReply *request(redis_remote *r, int argc, const char **argv, const size_t *lens, cckey_remote_result *res,
                            char *err, size_t err_len)
@@ -95,12 +104,7 @@ static redisReply *request(redis_remote *r, int argc, const char **argv, const s
     }
     give_back(r, c);
     if (rep->type == REDIS_REPLY_ERROR) {
-        snprintf(err, err_len, "error reply: %.200s", rep->str);
-        /* Credentials missing or refused: every request would fail alike. */
-        bool auth = strncmp(rep->str, "NOAUTH", 6) == 0 || strncmp(rep->str, "WRONGPASS", 9) == 0 ||
-                    strncmp(rep->str, "NOPERM", 6) == 0;
-        freeReplyObject(rep);
-        *res = auth ? CCKEY_R_DOWN : CCKEY_R_ERROR;
+        *res = error_reply(rep, err, err_len);
         return NULL;
     }
     return rep;
@@ -108,44 +112,30 @@ static redisReply *request(redis_remote *r, int argc, const char **argv, const s
 
 static void key_of(char key[200], const char *name) { snprintf(key, 200, "cckey:%s", name); }
 
-/* A string reply's bytes as a malloc'ed buffer (NULL: out of memory).
- * hiredis 0.x allocates them with malloc and frees them with free, and does
- * nothing to a NULL str: the buffer is taken over instead of copied (100 KiB
- * a hit). Later hiredis versions may have other allocators: copied there. */
-static void *take_string(redisReply *rep)
-{
-#if HIREDIS_MAJOR == 0
-    void *p = rep->str;
-    rep->str = NULL;
-    return p;
-#else
-    void *p = malloc(rep->len ? rep->len : 1);
-    if (p) memcpy(p, rep->str, rep->len);
-    return p;
-#endif
-}
-
 static cckey_remote_result r_get(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
                                  size_t err_len)
 {
     (void)shard;
+    redis_remote *r = impl;
     char key[200];
     key_of(key, name);
     const char *argv[2] = {"GET", key};
-    cckey_remote_result res;
-    redisReply *rep = request(impl, 2, argv, NULL, &res, err, err_len);
-    if (!rep) return res;
-    res = CCKEY_R_MISS;
-    if (rep->type == REDIS_REPLY_STRING) {
-        *buf = take_string(rep);
-        if (*buf) {
-            *len = rep->len;
-            res = CCKEY_R_HIT;
-        } else {
-            snprintf(err, err_len, "no memory for a %zu-byte entry", rep->len);
-            res = CCKEY_R_ERROR;
-        }
-    } else if (rep->type != REDIS_REPLY_NIL) {
+    size_t lens[2] = {3, strlen(key)};
+    redisContext *c = take(r, err, err_len);
+    if (!c) return CCKEY_R_DOWN;
+    redisReply *rep = NULL;
+    int got = cckey_redis_send(c, 2, argv, lens, -1, NULL, err, err_len)
+                  ? cckey_redis_read_bulk(c, buf, len, &rep, err, err_len)
+                  : -1;
+    if (got < 0) {
+        redisFree(c);   /* timed out, gone, or out of step: a new connection next time */
+        return CCKEY_R_DOWN;
+    }
+    give_back(r, c);
+    if (got == 1) return CCKEY_R_HIT;
+    if (rep->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
+    cckey_remote_result res = CCKEY_R_MISS;
+    if (rep->type != REDIS_REPLY_NIL) {
         snprintf(err, err_len, "GET gave a reply of type %d", rep->type);
         res = CCKEY_R_ERROR;
     }
@@ -167,21 +157,49 @@ static cckey_remote_result r_head(void *impl, const char *shard, const char *nam
     return res;
 }
 
-static cckey_remote_result r_put(void *impl, const char *shard, const char *name, const void *buf, size_t len,
-                                 char *err, size_t err_len)
+/* SET's request, sent on a connection of the pool: *token is that
+ * connection, whose reply r_put_end reads. */
+static cckey_remote_result r_put_begin(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
+                                       void **token, char *err, size_t err_len)
 {
     (void)shard;
     redis_remote *r = impl;
     char key[200], ttl[16];
     key_of(key, name);
     snprintf(ttl, sizeof ttl, "%u", r->url.ttl_s);
-    const char *argv[5] = {"SET", key, buf, "EX", ttl};
-    size_t lens[5] = {3, strlen(key), len, 2, strlen(ttl)};
-    cckey_remote_result res;
-    redisReply *rep = request(r, r->url.ttl_s ? 5 : 3, argv, lens, &res, err, err_len);
-    if (!rep) return res;
+    const char *argv[5] = {"SET", key, NULL, "EX", ttl};
+    size_t lens[5] = {3, strlen(key), 0, 2, strlen(ttl)};
+    redisContext *c = take(r, err, err_len);
+    if (!c) return CCKEY_R_DOWN;
+    if (!cckey_redis_send(c, r->url.ttl_s ? 5 : 3, argv, lens, 2, e, err, err_len)) {
+        redisFree(c);
+        return CCKEY_R_DOWN;
+    }
+    *token = c;
+    return CCKEY_R_HIT;
+}
+
+static cckey_remote_result r_put_end(void *impl, void *token, char *err, size_t err_len)
+{
+    redisContext *c = token;
+    void *rep = NULL;
+    if (redisGetReply(c, &rep) != REDIS_OK || !rep) {
+        snprintf(err, err_len, "%s", c->err == REDIS_ERR_IO ? "connection lost or timed out" : c->errstr);
+        redisFree(c);
+        return CCKEY_R_DOWN;
+    }
+    give_back(impl, c);
+    if (((redisReply *)rep)->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
     freeReplyObject(rep);
     return CCKEY_R_HIT;
+}
+
+static cckey_remote_result r_put(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
+                                 char *err, size_t err_len)
+{
+    void *token;
+    cckey_remote_result res = r_put_begin(impl, shard, name, e, &token, err, err_len);
+    return res == CCKEY_R_HIT ? r_put_end(impl, token, err, err_len) : res;
 }
 
 static void r_close(void *impl)
@@ -193,7 +211,7 @@ static void r_close(void *impl)
     free(r);
 }
 
-static const cckey_remote_ops redis_ops = {r_get, r_head, r_put, r_close};
+static const cckey_remote_ops redis_ops = {r_get, r_head, r_put, r_put_begin, r_put_end, r_close};
 
 void *cckey_remote_redis_open(cckey_remote_url *u, const cckey_remote_ops **ops)
 {

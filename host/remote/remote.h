@@ -36,6 +36,16 @@ int cckey_remote_url_parse(cckey_remote_url *out, const char *url, const cckey_r
                            size_t why_len);
 void cckey_remote_url_free(cckey_remote_url *u);
 
+/* An entry file to send, in the pieces it is made of where put has them
+ * (header, records, payload): they go to the socket from there, never
+ * joined into one buffer first. */
+enum { CCKEY_PARTS = 3 };
+typedef struct cckey_entry_parts {
+    const void *p[CCKEY_PARTS];
+    size_t n[CCKEY_PARTS];
+} cckey_entry_parts;
+size_t cckey_entry_parts_len(const cckey_entry_parts *e);
+
 /* One backend. name is the entry's file name (the key with '-' for ':'),
  * shard its folder name. get returns a malloc'ed *buf on a hit. err
  * receives the reason for ERROR and DOWN. Thread-safe. */
@@ -45,8 +55,15 @@ typedef struct cckey_remote_ops {
     /* HIT: there, MISS: not there. */
     cckey_remote_result (*head)(void *impl, const char *shard, const char *name, char *err, size_t err_len);
     /* HIT: stored. */
-    cckey_remote_result (*put)(void *impl, const char *shard, const char *name, const void *buf, size_t len, char *err,
+    cckey_remote_result (*put)(void *impl, const char *shard, const char *name, const cckey_entry_parts *e, char *err,
                                size_t err_len);
+    /* Optional (NULL: put does it all): a put in two halves, so that the
+     * local write runs while the server takes the entry. put_begin sends the
+     * whole request (e is not used after it) and, on HIT, leaves *token for
+     * put_end, which waits for the answer; each begun put is ended. */
+    cckey_remote_result (*put_begin)(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
+                                     void **token, char *err, size_t err_len);
+    cckey_remote_result (*put_end)(void *impl, void *token, char *err, size_t err_len);
     void (*close)(void *impl);
 } cckey_remote_ops;
 
@@ -72,6 +89,13 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
 /* Write an entry file's bytes to every writable remote. skip_present: HEAD
  * first and send nothing where the remote has the entry. */
 void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present);
+/* The same without HEAD, in two halves around the caller's own work (put's
+ * local write): begin sends what each remote can take before it answers;
+ * end (always called, NULL is a no-op) waits for the answers, counts and
+ * reports. e must stay valid until end. NULL from begin: nothing pending. */
+typedef struct cckey_push cckey_push;
+cckey_push *cckey_remotes_push_begin(cckey_remotes *set, const char *key, const cckey_entry_parts *e);
+void cckey_remotes_push_end(cckey_remotes *set, cckey_push *p);
 
 /* This handle's counters. */
 void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out);

@@ -174,20 +174,17 @@ int cckey_store_fetch_remote_fd(cckey_store *s, const char *key)
     return cckey_remotes_fetch(s->remotes, key, accept_in_memory, &h) ? h.fd : -1;
 }
 
-void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
-                              uint32_t rec_len, const void *payload, size_t len)
+cckey_push *cckey_store_push_begin(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
+                                   uint32_t rec_len, const void *payload, size_t len)
 {
-    if (!cckey_remotes_writable(s->remotes)) return;
-    /* The entry file as put wrote it, from the header put computed (a
-     * second checksum over the payload would cost as much as the write). */
-    uint8_t *entry = malloc(CCKEY_ENTRY_HEADER + rec_len + len);
-    if (!entry) return;
-    memcpy(entry, hdr, CCKEY_ENTRY_HEADER);
-    if (rec_len) memcpy(entry + CCKEY_ENTRY_HEADER, rec, rec_len);
-    if (len) memcpy(entry + CCKEY_ENTRY_HEADER + rec_len, payload, len);
-    cckey_remotes_push(s->remotes, key, entry, CCKEY_ENTRY_HEADER + rec_len + len, false);
-    free(entry);
+    /* The entry file as put writes it, from the header put computed (a
+     * second checksum over the payload would cost as much as the write),
+     * sent from where its parts are. */
+    cckey_entry_parts e = {{hdr, rec, payload}, {CCKEY_ENTRY_HEADER, rec_len, len}};
+    return cckey_remotes_push_begin(s->remotes, key, &e);
 }
+
+void cckey_store_push_end(cckey_store *s, cckey_push *p) { cckey_remotes_push_end(s->remotes, p); }
 
 void cckey_store_drop_remotes(cckey_store *s)
 {

@@ -353,6 +353,12 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
      * and the remotes alike. */
     uint8_t hdr[CCKEY_ENTRY_HEADER];
     cckey_entry_header(hdr, key, rec, rec_len, data, len);
+    /* The remotes are sent the entry first, and answer while the folder's
+     * copy is written and synced: the two waits overlap instead of adding
+     * up. Should the local write then fail, a remote holds an entry the
+     * folder lacks: a whole, checksummed entry under its own key, which is
+     * what every other machine's remote hit is, so nothing is lost by it. */
+    struct cckey_push *push = s->remotes ? cckey_store_push_begin(s, key, hdr, rec, rec_len, data, len) : NULL;
     /* On a shared (network) folder another machine may remove the shard
      * folder with our temporary file in it, or the server may answer ESTALE
      * or EBUSY: write the entry again, a few times, before giving up. */
@@ -361,12 +367,13 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
         st = put_once(s, key, hdr, rec, rec_len, data, len, shard_dir, path, &err);
         if (st == CCKEY_OK || attempt == 3 || !cckey_store_retryable(err)) break;
     }
-    if (st != CCKEY_OK) return st;
-    cckey_store_sync_dir(shard_dir);
-    hook(CCKEY_STORE_STAGE_RENAMED);
-    cckey_store_after_put(s, total);
-    if (s->remotes) cckey_store_push_written(s, key, hdr, rec, rec_len, data, len);
-    return CCKEY_OK;
+    if (st == CCKEY_OK) {
+        cckey_store_sync_dir(shard_dir);
+        hook(CCKEY_STORE_STAGE_RENAMED);
+        cckey_store_after_put(s, total);
+    }
+    cckey_store_push_end(s, push);
+    return st;
 }
 
 bool cckey_store_retryable(int err) { return err == ENOENT || err == ESTALE || err == EBUSY || err == EINTR; }

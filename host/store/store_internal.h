@@ -249,8 +249,13 @@ void cckey_store_remote_hit_free(cckey_remote_hit *hit);
 /* For a read-only handle: the first good remote entry of key in an
  * anonymous in-memory file (checked as a get checks it), or -1. */
 int cckey_store_fetch_remote_fd(cckey_store *s, const char *key);
-void cckey_store_push_written(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
-                              uint32_t rec_len, const void *payload, size_t len);
+/* A put's entry to the writable remotes, in two halves around the local
+ * write (see write_entry in store.c). The parts must stay valid until
+ * push_end, which is always called (NULL: nothing pending). */
+struct cckey_push;
+struct cckey_push *cckey_store_push_begin(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,
+                                          uint32_t rec_len, const void *payload, size_t len);
+void cckey_store_push_end(cckey_store *s, struct cckey_push *p);
 void cckey_store_drop_remotes(cckey_store *s);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */
