@@ -2,6 +2,7 @@
  * protocol of nginx's WebDAV module and bazel-remote-style servers. Easy
  * handles wait in a pool between requests, so each keeps its connection. */
 #include "remote.h"
+#include "../store/store_internal.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -22,35 +23,100 @@ typedef struct http_remote {
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
+/* A response body. A GET's entry, when the server said its length, goes
+ * into its parts' own buffers as it arrives (cckey_entry_got: the one copy
+ * is from curl's buffer); any other body into one growing buffer. */
 typedef struct sink {
     CURL *c;
-    uint8_t *p;
+    bool entry;                           /* a GET: split when the length is known */
+    size_t total;                         /* that length, once known; 0: grow */
+    uint8_t head[CCKEY_ENTRY_HEADER];     /* the first bytes, until the split is known */
+    cckey_entry_got e;
+    size_t got;
+    uint8_t *p;                           /* a body that is not split */
     size_t len, cap;
 } sink;
 
-/* Room for the whole body at the first bytes, where the server said its
- * length (within reason: a lying server only costs a grow). */
-static size_t first_cap(CURL *c, size_t add)
+static void sink_reset(sink *s, CURL *c)
+{
+    cckey_entry_got_free(&s->e);
+    free(s->p);
+    *s = (sink){.c = c, .entry = s->entry};
+}
+
+/* The length the server announced (within reason), or 0. */
+static size_t announced(CURL *c)
 {
     curl_off_t n = -1;
     if (curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0 || n > (1 << 30)) n = 0;
-    return (size_t)n > add ? (size_t)n : add;
+    return (size_t)n;
+}
+
+static bool grow(sink *s, const char *data, size_t add)
+{
+    if (s->len + add > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : add;
+        while (cap < s->len + add) cap *= 2;
+        uint8_t *p = realloc(s->p, cap);
+        if (!p) return false;
+        s->p = p, s->cap = cap;
+    }
+    memcpy(s->p + s->len, data, add);
+    s->len += add;
+    return true;
+}
+
+/* The next bytes of a split entry: the head, then front, then payload. */
+static bool place(sink *s, const uint8_t *data, size_t add)
+{
+    if (add > s->total - s->got) return false;   /* more than announced */
+    size_t h = s->total < sizeof s->head ? s->total : sizeof s->head;
+    while (add) {
+        uint8_t *dst;
+        size_t room;
+        if (!s->e.front && s->got < h) {
+            dst = s->head + s->got, room = h - s->got;
+        } else if (s->got < s->e.front_len) {
+            dst = s->e.front + s->got, room = s->e.front_len - s->got;
+        } else {
+            dst = s->e.payload + (s->got - s->e.front_len), room = s->total - s->got;
+        }
+        size_t take = add < room ? add : room;
+        memcpy(dst, data, take);
+        s->got += take, data += take, add -= take;
+        if (!s->e.front && s->got == h) {   /* the split is known now */
+            s->e.front_len = cckey_entry_front_len(s->head, s->total);
+            s->e.len = s->total - s->e.front_len;
+            s->e.front = malloc(s->e.front_len ? s->e.front_len : 1);
+            s->e.payload = s->e.len ? malloc(s->e.len) : NULL;
+            if (!s->e.front || (s->e.len && !s->e.payload)) return false;
+            memcpy(s->e.front, s->head, h);
+        }
+    }
+    return true;
 }
 
 static size_t on_data(char *data, size_t size, size_t n, void *user)
 {
     sink *s = user;
     size_t add = size * n;
-    if (s->len + add > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : first_cap(s->c, add);
-        while (cap < s->len + add) cap *= 2;
-        uint8_t *p = realloc(s->p, cap);
-        if (!p) return 0;   /* curl fails the transfer: CURLE_WRITE_ERROR */
-        s->p = p, s->cap = cap;
+    if (s->entry && !s->got && !s->len) s->total = announced(s->c);
+    bool ok = s->total ? place(s, (const uint8_t *)data, add) : grow(s, data, add);
+    return ok ? add : 0;   /* 0: curl fails the transfer (CURLE_WRITE_ERROR) */
+}
+
+/* The entry a GET received, handed over from s. */
+static bool sink_take(sink *s, cckey_entry_got *e)
+{
+    if (s->total) {
+        if (s->got != s->total || !s->e.front) return false;
+        *e = s->e;
+        s->e = (cckey_entry_got){0};
+        return true;
     }
-    memcpy(s->p + s->len, data, add);
-    s->len += add;
-    return add;
+    *e = (cckey_entry_got){s->p ? s->p : malloc(1), s->len, NULL, 0};
+    s->p = NULL;
+    return e->front != NULL;
 }
 
 /* An upload's bytes: the entry's parts in turn, each copied once, into
@@ -142,8 +208,7 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
             curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)cckey_entry_parts_len(out));
         }
         if (in) {
-            in->len = 0;
-            in->c = c;
+            sink_reset(in, c);
             curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
             curl_easy_setopt(c, CURLOPT_WRITEDATA, in);
         }
@@ -175,17 +240,16 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
     }
 }
 
-static cckey_remote_result h_get(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
+static cckey_remote_result h_get(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
                                  size_t err_len)
 {
-    sink in = {0};
+    sink in = {.entry = true};
     cckey_remote_result res = perform(impl, "GET", shard, name, &in, NULL, err, err_len);
-    if (res == CCKEY_R_HIT) {
-        *buf = in.p ? in.p : malloc(1);
-        *len = in.len;
-        return *buf ? res : CCKEY_R_ERROR;
+    if (res == CCKEY_R_HIT && !sink_take(&in, e)) {
+        snprintf(err, err_len, "GET %s/%s: body not as long as announced, or no memory", shard, name);
+        res = CCKEY_R_ERROR;
     }
-    free(in.p);
+    sink_reset(&in, NULL);
     return res;
 }
 
@@ -199,7 +263,7 @@ static cckey_remote_result h_put(void *impl, const char *shard, const char *name
 {
     sink in = {0};   /* the server's reply body, unused */
     cckey_remote_result res = perform(impl, "PUT", shard, name, &in, e, err, err_len);
-    free(in.p);
+    sink_reset(&in, NULL);
     if (res == CCKEY_R_MISS) {   /* 404 on PUT: the server does not create the folders */
         snprintf(err, err_len, "PUT %s/%s: HTTP 404 (does the server create folders on PUT?)", shard, name);
         res = CCKEY_R_ERROR;

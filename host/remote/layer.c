@@ -157,6 +157,34 @@ static void names_of(const char *key, char shard[3], char name[CCKEY_NAME_LEN + 
     cckey_store_key_to_name(name, key);
 }
 
+void cckey_entry_got_free(cckey_entry_got *e)
+{
+    free(e->front), free(e->payload);
+    e->front = e->payload = NULL;
+}
+
+/* Whether e ends in a good signature under r's secret. The signature covers
+ * every byte, so its check takes them in one place: joined here. */
+static bool signed_well(remote *r, const char *key, const cckey_entry_got *e, char *err, size_t err_len)
+{
+#ifndef CCKEY_WITH_CRYPTO
+    (void)r, (void)key, (void)e, (void)err, (void)err_len;
+    return false;   /* not reached: such a remote is refused when added */
+#else
+    uint8_t *joined = malloc(e->front_len + e->len + 1);
+    if (!joined) {
+        snprintf(err, err_len, "out of memory");
+        return false;
+    }
+    memcpy(joined, e->front, e->front_len);
+    if (e->len) memcpy(joined + e->front_len, e->payload, e->len);
+    bool ok = cckey_entry_check_signature(joined, e->front_len + e->len, key, r->secret, r->secret_len) == CCKEY_OK;
+    free(joined);
+    if (!ok) snprintf(err, err_len, "entry refused: %s", cckey_last_error());
+    return ok;
+#endif
+}
+
 bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
@@ -164,10 +192,9 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
     for (size_t i = 0; i < set->n; i++) {
         remote *r = &set->r[i];
         if (atomic_load(&r->down)) continue;
-        void *buf = NULL;
-        size_t len = 0;
+        cckey_entry_got e = {0};
         err[0] = '\0';
-        cckey_remote_result res = r->ops->get(r->impl, shard, name, &buf, &len, err, sizeof err);
+        cckey_remote_result res = r->ops->get(r->impl, shard, name, &e, err, sizeof err);
         if (res == CCKEY_R_MISS) {
             atomic_store(&r->streak, 0);
             continue;
@@ -176,16 +203,10 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accep
             failed(set, r, res, err);
             continue;
         }
-        atomic_fetch_add(&set->bytes_in, len);
-        bool ok = true;
-#ifdef CCKEY_WITH_CRYPTO
-        if (r->secret && cckey_entry_check_signature(buf, len, key, r->secret, r->secret_len) != CCKEY_OK) {
-            snprintf(err, sizeof err, "entry refused: %s", cckey_last_error());
-            ok = false;
-        }
-#endif
-        ok = ok && accept(user, buf, len, err, sizeof err);
-        free(buf);
+        atomic_fetch_add(&set->bytes_in, e.front_len + e.len);
+        bool ok = !r->secret || signed_well(r, key, &e, err, sizeof err);
+        ok = ok && accept(user, &e, err, sizeof err);
+        cckey_entry_got_free(&e);
         if (ok) {
             atomic_store(&r->streak, 0);
             atomic_fetch_add(&set->hits, 1);

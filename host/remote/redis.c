@@ -112,7 +112,7 @@ static redisReply *request(redis_remote *r, int argc, const char **argv, const s
 
 static void key_of(char key[200], const char *name) { snprintf(key, 200, "cckey:%s", name); }
 
-static cckey_remote_result r_get(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
+static cckey_remote_result r_get(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
                                  size_t err_len)
 {
     (void)shard;
@@ -125,7 +125,7 @@ static cckey_remote_result r_get(void *impl, const char *shard, const char *name
     if (!c) return CCKEY_R_DOWN;
     redisReply *rep = NULL;
     int got = cckey_redis_send(c, 2, argv, lens, -1, NULL, err, err_len)
-                  ? cckey_redis_read_bulk(c, buf, len, &rep, err, err_len)
+                  ? cckey_redis_read_entry(c, e, &rep, err, err_len)
                   : -1;
     if (got < 0) {
         redisFree(c);   /* timed out, gone, or out of step: a new connection next time */

@@ -2,8 +2,9 @@
  * command into one buffer (a copy of a 100 KiB entry), and reads a reply in
  * 16 KiB steps into a buffer it grows, then copies the string out of it.
  * Here a SET's value goes from the entry's parts to the socket in one
- * sendmsg, and a GET's bulk reply from the socket into one buffer of its
- * exact size: the only copy is the kernel's. Other replies (status, nil,
+ * sendmsg, and a GET's bulk reply from the socket straight into the
+ * buffers the entry's parts are kept in (cckey_entry_got): the only copy is
+ * the kernel's. Other replies (status, nil,
  * errors) still go through hiredis' reader, fed with what was read.
  *
  * The socket is hiredis' blocking one, with its timeouts (SO_SNDTIMEO and
@@ -12,6 +13,7 @@
  * request/reply exchanges are made, so hiredis' own buffers are empty
  * before and after each. */
 #include "redis_wire.h"
+#include "../store/store_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,10 +91,21 @@ bool cckey_redis_send(redisContext *c, int argc, const char **argv, const size_t
     return send_all(c->fd, iov, n, err, err_len);
 }
 
-static bool recv_all(int fd, uint8_t *p, size_t n, char *err, size_t err_len)
+/* A reply's bytes: those read with its first line first, then the socket. */
+typedef struct stream {
+    int fd;
+    const char *have;
+    size_t have_n;
+} stream;
+
+static bool fill(stream *s, void *dst, size_t n, char *err, size_t err_len)
 {
+    uint8_t *p = dst;
+    size_t k = n < s->have_n ? n : s->have_n;
+    if (k) memcpy(p, s->have, k);
+    s->have += k, s->have_n -= k, p += k, n -= k;
     while (n) {
-        ssize_t r = recv(fd, p, n, MSG_WAITALL);
+        ssize_t r = recv(s->fd, p, n, MSG_WAITALL);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             if (r == 0) errno = 0;
@@ -104,36 +117,34 @@ static bool recv_all(int fd, uint8_t *p, size_t n, char *err, size_t err_len)
     return true;
 }
 
-/* A bulk string's bytes: those already read (have, after its "$LEN\r\n"),
- * then the rest straight from the socket into their place. */
-static int read_body(int fd, const char *have, size_t have_n, long long n, void **buf, size_t *len, char *err,
-                     size_t err_len)
+/* A bulk string of n bytes, an entry: split as cckey_entry_front_len says,
+ * each part read straight into its own buffer, then the closing CRLF. */
+static int read_entry(stream *s, size_t n, cckey_entry_got *e, char *err, size_t err_len)
 {
-    size_t want = (size_t)n + 2;   /* and its "\r\n" */
-    if (have_n > want) {
-        snprintf(err, err_len, "protocol error: bytes after a reply");
+    uint8_t head[CCKEY_ENTRY_HEADER], crlf[2];
+    size_t h = n < sizeof head ? n : sizeof head;
+    if (!fill(s, head, h, err, err_len)) return -1;
+    size_t front = cckey_entry_front_len(head, n);
+    e->front = malloc(front ? front : 1);
+    e->payload = n > front ? malloc(n - front) : NULL;
+    if (!e->front || (n > front && !e->payload)) {
+        cckey_entry_got_free(e);
+        snprintf(err, err_len, "no memory for a %zu-byte entry", n);
         return -1;
     }
-    uint8_t *p = malloc(want);
-    if (!p) {
-        snprintf(err, err_len, "no memory for a %lld-byte entry", n);
-        return -1;
+    memcpy(e->front, head, h);
+    e->front_len = front, e->len = n - front;
+    bool ok = fill(s, e->front + h, front - h, err, err_len) && fill(s, e->payload, e->len, err, err_len) &&
+              fill(s, crlf, 2, err, err_len);
+    if (ok && (crlf[0] != '\r' || crlf[1] != '\n' || s->have_n)) {
+        snprintf(err, err_len, "protocol error: a bulk reply not ended as it said");
+        ok = false;
     }
-    memcpy(p, have, have_n);
-    if (!recv_all(fd, p + have_n, want - have_n, err, err_len)) {
-        free(p);
-        return -1;
-    }
-    if (p[n] != '\r' || p[n + 1] != '\n') {
-        free(p);
-        snprintf(err, err_len, "protocol error: bulk reply not ended by CRLF");
-        return -1;
-    }
-    *buf = p, *len = (size_t)n;
-    return 1;
+    if (!ok) cckey_entry_got_free(e);
+    return ok ? 1 : -1;
 }
 
-int cckey_redis_read_bulk(redisContext *c, void **buf, size_t *len, redisReply **rep, char *err, size_t err_len)
+int cckey_redis_read_entry(redisContext *c, cckey_entry_got *e, redisReply **rep, char *err, size_t err_len)
 {
     /* The first line, and whatever followed it in the same reads. */
     char first[4096];
@@ -153,8 +164,10 @@ int cckey_redis_read_bulk(redisContext *c, void **buf, size_t *len, redisReply *
     if (eol && first[0] == '$' && eol > first + 1 && eol[-1] == '\r') {
         char *end;
         long long n = strtoll(first + 1, &end, 10);
-        if (end == eol - 1 && n >= 0 && (unsigned long long)n < SIZE_MAX / 2)
-            return read_body(c->fd, eol + 1, got - (size_t)(eol + 1 - first), n, buf, len, err, err_len);
+        if (end == eol - 1 && n >= 0 && (unsigned long long)n < SIZE_MAX / 2) {
+            stream s = {c->fd, eol + 1, got - (size_t)(eol + 1 - first)};
+            return read_entry(&s, (size_t)n, e, err, err_len);
+        }
     }
     /* Not a bulk string of ours: hiredis reads it, from these bytes on. */
     void *r = NULL;

@@ -12,9 +12,9 @@
 bool cckey_redis_send(redisContext *c, int argc, const char **argv, const size_t *lens, int big_at,
                       const cckey_entry_parts *e, char *err, size_t err_len);
 
-/* The reply to the command just sent. A bulk string: 1, its bytes in *buf
- * (malloc'ed) and *len. Any other reply: 0 and *rep (hiredis'). -1: the
- * connection failed or broke the protocol (err filled; drop it). */
-int cckey_redis_read_bulk(redisContext *c, void **buf, size_t *len, redisReply **rep, char *err, size_t err_len);
+/* The reply to the command just sent. A bulk string: 1, its bytes in *e
+ * (an entry's parts, unchecked). Any other reply: 0 and *rep (hiredis').
+ * -1: the connection failed or broke the protocol (err filled; drop it). */
+int cckey_redis_read_entry(redisContext *c, cckey_entry_got *e, redisReply **rep, char *err, size_t err_len);
 
 #endif

@@ -5,6 +5,7 @@
 #define CCKEY_REMOTE_H
 
 #include "cckey.h"
+#include "../store/store_internal.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -46,11 +47,14 @@ typedef struct cckey_entry_parts {
 } cckey_entry_parts;
 size_t cckey_entry_parts_len(const cckey_entry_parts *e);
 
+/* cckey_entry_got (store/store_internal.h): an entry as a get receives it. */
+void cckey_entry_got_free(cckey_entry_got *e);
+
 /* One backend. name is the entry's file name (the key with '-' for ':'),
- * shard its folder name. get returns a malloc'ed *buf on a hit. err
- * receives the reason for ERROR and DOWN. Thread-safe. */
+ * shard its folder name. get fills *e on a hit. err receives the reason
+ * for ERROR and DOWN. Thread-safe. */
 typedef struct cckey_remote_ops {
-    cckey_remote_result (*get)(void *impl, const char *shard, const char *name, void **buf, size_t *len, char *err,
+    cckey_remote_result (*get)(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
                                size_t err_len);
     /* HIT: there, MISS: not there. */
     cckey_remote_result (*head)(void *impl, const char *shard, const char *name, char *err, size_t err_len);
@@ -80,11 +84,11 @@ void cckey_remotes_free(cckey_remotes *set);
 /* Whether any remote takes writes. */
 bool cckey_remotes_writable(const cckey_remotes *set);
 
-/* Ask the remotes for key's entry. On a hit the whole entry file's bytes
- * (unchecked) are in *buf (malloc'ed); accept(user, buf, len) checks and
- * keeps them and returns true, or false when the entry is bad (an error of
- * that remote; the next one is asked). */
-typedef bool (*cckey_remote_accept)(void *user, const void *buf, size_t len, char *why, size_t why_len);
+/* Ask the remotes for key's entry. On a hit the entry file's bytes
+ * (unchecked) are in *e; accept(user, e) checks and keeps them (it may take
+ * e->payload, leaving NULL) and returns true, or false when the entry is
+ * bad (an error of that remote; the next one is asked). */
+typedef bool (*cckey_remote_accept)(void *user, cckey_entry_got *e, char *why, size_t why_len);
 bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user);
 /* Write an entry file's bytes to every writable remote. skip_present: HEAD
  * first and send nothing where the remote has the entry. */

@@ -236,21 +236,45 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     return CCKEY_OK;
 }
 
-cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, size_t *payload_at)
+cckey_status cckey_entry_check_parts(const cckey_entry_got *e, const char *key, cckey_entry_view *out)
 {
-    if (n < CCKEY_ENTRY_HEADER)
+    size_t n = e->front_len + e->len;
+    if (e->front_len < CCKEY_ENTRY_HEADER)
         return cckey_fail(CCKEY_ERR_CORRUPT, "truncated entry: %zu bytes, less than its header", n);
     uint32_t rlen = 0;
     uint64_t plen = 0;
     cckey_md5_ctx ctx;
-    cckey_status s = start_checks(entry, key, n, &rlen, &plen, &ctx);
+    cckey_status s = start_checks(e->front, key, n, &rlen, &plen, &ctx);
     if (s != CCKEY_OK) return s;
-    cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER, rlen);
-    if (payload_in_pieces(entry)) sum_payload(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
-    else cckey_md5_update(&ctx, entry + CCKEY_ENTRY_HEADER + rlen, (size_t)plen);
-    s = finish_checks(entry, &ctx, entry + CCKEY_ENTRY_HEADER, rlen);
-    if (s == CCKEY_OK && payload_at) *payload_at = CCKEY_ENTRY_HEADER + rlen;
+    const uint8_t *rec = e->front + CCKEY_ENTRY_HEADER, *payload = e->len ? e->payload : rec + rlen;
+    /* The payload is in one place: after the records, or all of e->payload. */
+    if (e->len && e->front_len != CCKEY_ENTRY_HEADER + (size_t)rlen)
+        return cckey_fail(CCKEY_ERR_CORRUPT, "entry received split at %zu, not after its records", e->front_len);
+    cckey_md5_update(&ctx, rec, rlen);
+    if (payload_in_pieces(e->front)) sum_payload(&ctx, payload, (size_t)plen);
+    else cckey_md5_update(&ctx, payload, (size_t)plen);
+    s = finish_checks(e->front, &ctx, rec, rlen);
+    if (s == CCKEY_OK && out) *out = (cckey_entry_view){rec, rlen, payload, (size_t)plen};
     return s;
+}
+
+cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, size_t *payload_at)
+{
+    cckey_entry_got e = {(uint8_t *)entry, n, NULL, 0};
+    cckey_entry_view v = {0};
+    cckey_status s = cckey_entry_check_parts(&e, key, &v);
+    if (s == CCKEY_OK && payload_at) *payload_at = (size_t)(v.payload - entry);
+    return s;
+}
+
+size_t cckey_entry_front_len(const uint8_t *head, size_t total)
+{
+    if (total < CCKEY_ENTRY_HEADER) return total;
+    uint32_t rlen = cckey_get_le32(head + CCKEY_ENTRY_RECLEN_AT);
+    /* A header that cannot be split after is not split: the whole entry
+     * goes in front, and the checks then say what is wrong with it. */
+    if (rlen > CCKEY_ENTRY_MAX_RECORDS || rlen > total - CCKEY_ENTRY_HEADER) return total;
+    return CCKEY_ENTRY_HEADER + (size_t)rlen;
 }
 
 bool cckey_store_unlink_same(const char *path, const struct stat *seen)

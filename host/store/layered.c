@@ -63,7 +63,7 @@ cckey_status cckey_store_read_entry(cckey_store *s, const char *key, void **buf,
  * stale blocks) fails those checks: a miss that removes it and fetches the
  * entry again, never a wrong binary (tests/test_store_crash.c, torn_installed_entry_...). The
  * two syncs would cost far more than the transfer on most disks. */
-static cckey_status install_once(cckey_store *s, const char *key, const void *entry, size_t n, int *errp,
+static cckey_status install_once(cckey_store *s, const char *key, const cckey_entry_got *e, int *errp,
                                  struct stat *seen)
 {
     char shard_dir[4096], path[4096], tmp[4200];
@@ -72,7 +72,8 @@ static cckey_status install_once(cckey_store *s, const char *key, const void *en
         *errp = errno;
         return CCKEY_ERR_IO;
     }
-    bool ok = cckey_store_write_all(fd, entry, n) && fstat(fd, seen) == 0;
+    bool ok = cckey_store_write_all(fd, e->front, e->front_len) && cckey_store_write_all(fd, e->payload, e->len) &&
+              fstat(fd, seen) == 0;
     int err = errno;
     if (close(fd) != 0 && ok) ok = false, err = errno;
     if (ok && rename(tmp, path) != 0) ok = false, err = errno;
@@ -81,25 +82,36 @@ static cckey_status install_once(cckey_store *s, const char *key, const void *en
         *errp = err;
         return cckey_fail(CCKEY_ERR_IO, "writing %s: %s", path, strerror(err));
     }
-    cckey_store_after_put(s, n);
+    cckey_store_after_put(s, e->front_len + e->len);
     return CCKEY_OK;
 }
 
-cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, size_t *payload_at,
-                                 struct stat *seen)
+/* cckey_store_install on an entry received in two buffers; *v: its parts. */
+static cckey_status install_got(cckey_store *s, const char *key, const cckey_entry_got *e, cckey_entry_view *v,
+                                struct stat *seen)
 {
     if (s->read_only) return cckey_store_writable(s, "install");
     /* Checked in memory, from the bytes received: nothing that fails is
      * ever written, and nothing is read back. */
-    cckey_status st = cckey_entry_check(entry, n, key, payload_at);
+    cckey_status st = cckey_entry_check_parts(e, key, v);
     if (st != CCKEY_OK) return st;
     struct stat unused;
     /* As a put: a shard folder removed under us is written again. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        st = install_once(s, key, entry, n, &err, seen ? seen : &unused);
+        st = install_once(s, key, e, &err, seen ? seen : &unused);
         if (st != CCKEY_ERR_IO || attempt == 3 || !cckey_store_retryable(err)) return st;
     }
+}
+
+cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, size_t *payload_at,
+                                 struct stat *seen)
+{
+    cckey_entry_got e = {(uint8_t *)entry, n, NULL, 0};
+    cckey_entry_view v = {0};
+    cckey_status st = install_got(s, key, &e, &v, seen);
+    if (st == CCKEY_OK && payload_at) *payload_at = (size_t)(v.payload - (const uint8_t *)entry);
+    return st;
 }
 
 typedef struct fetch {
@@ -108,24 +120,25 @@ typedef struct fetch {
     cckey_remote_hit *hit;
 } fetch;
 
-static bool accept(void *user, const void *entry, size_t n, char *why, size_t why_len)
+/* Keep a checked entry in the folder, and hand its payload to the look-up:
+ * the buffer it was received into where it has one of its own. */
+static bool accept(void *user, cckey_entry_got *e, char *why, size_t why_len)
 {
     fetch *f = user;
-    size_t at = 0;
-    cckey_status st = cckey_store_install(f->s, f->key, entry, n, &at, &f->hit->seen);
+    cckey_entry_view v;
+    cckey_status st = install_got(f->s, f->key, e, &v, &f->hit->seen);
     if (st == CCKEY_OK) {
-        /* at is past the header, and n - at is the payload's length: both checked. */
-        uint32_t rlen = (uint32_t)(at - CCKEY_ENTRY_HEADER);
-        f->hit->len = n - at;
-        f->hit->payload = malloc(f->hit->len ? f->hit->len : 1);
-        f->hit->rec.bytes = malloc(rlen ? rlen : 1);
-        f->hit->rec.len = rlen;
+        f->hit->len = v.len;
+        f->hit->rec.len = v.rec_len;
+        f->hit->rec.bytes = malloc(v.rec_len ? v.rec_len : 1);
+        if (e->len) f->hit->payload = e->payload, e->payload = NULL;
+        else f->hit->payload = malloc(v.len ? v.len : 1);
         if (!f->hit->payload || !f->hit->rec.bytes) {
             cckey_store_remote_hit_free(f->hit);
             st = cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
         } else {
-            memcpy(f->hit->payload, (const uint8_t *)entry + at, f->hit->len);
-            memcpy(f->hit->rec.bytes, (const uint8_t *)entry + CCKEY_ENTRY_HEADER, rlen);
+            if (!e->len && v.len) memcpy(f->hit->payload, v.payload, v.len);
+            if (v.rec_len) memcpy(f->hit->rec.bytes, v.rec, v.rec_len);
         }
     }
     if (st != CCKEY_OK) snprintf(why, why_len, "entry refused: %s", cckey_last_error());
@@ -152,13 +165,14 @@ typedef struct held {
     int fd;
 } held;
 
-static bool accept_in_memory(void *user, const void *entry, size_t n, char *why, size_t why_len)
+static bool accept_in_memory(void *user, cckey_entry_got *e, char *why, size_t why_len)
 {
     held *h = user;
     int fd = memfd_create("cckey-entry", MFD_CLOEXEC);
     cckey_status st = fd < 0 ? cckey_fail(CCKEY_ERR_IO, "memfd_create: %s", strerror(errno))
-                      : !cckey_store_write_all(fd, entry, n) ? cckey_fail(CCKEY_ERR_IO, "write: %s", strerror(errno))
-                                                             : cckey_entry_read(fd, h->key, NULL, NULL, NULL);
+                      : !cckey_store_write_all(fd, e->front, e->front_len) || !cckey_store_write_all(fd, e->payload, e->len)
+                          ? cckey_fail(CCKEY_ERR_IO, "write: %s", strerror(errno))
+                          : cckey_entry_read(fd, h->key, NULL, NULL, NULL);
     if (st != CCKEY_OK) {
         if (fd >= 0) close(fd);
         snprintf(why, why_len, "entry refused: %s", cckey_last_error());

@@ -183,6 +183,29 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
  * sent): CCKEY_OK and *payload_at (may be NULL), where the payload starts;
  * the record section is entry[CCKEY_ENTRY_HEADER, *payload_at). */
 cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, size_t *payload_at);
+/* An entry received in two buffers (see cckey_entry_got in
+ * remote/remote.h): the same checks, and where its parts are. */
+typedef struct cckey_entry_view {
+    const uint8_t *rec;
+    uint32_t rec_len;
+    const uint8_t *payload;
+    size_t len;
+} cckey_entry_view;
+/* An entry as a remote's get receives it, each byte read once into its
+ * final place: the header and records in front, the payload in a buffer of
+ * its own that a look-up hands over as it is. Both malloc'ed (payload may
+ * be NULL when len is 0). A receiver splits where cckey_entry_front_len
+ * says; one that cannot (no length known in advance) puts all in front. */
+typedef struct cckey_entry_got {
+    uint8_t *front;
+    size_t front_len;
+    uint8_t *payload;
+    size_t len;
+} cckey_entry_got;
+cckey_status cckey_entry_check_parts(const cckey_entry_got *e, const char *key, cckey_entry_view *out);
+/* How many of an entry's total bytes a receiver puts in front (header and
+ * records), from its first min(total, CCKEY_ENTRY_HEADER) bytes at head. */
+size_t cckey_entry_front_len(const uint8_t *head, size_t total);
 
 /* Remove path only if it is still the file described by seen: a concurrent
  * writer may have renamed a good entry over the bad one since we opened it.

@@ -108,6 +108,32 @@ class Base(unittest.TestCase):
                 f.write(json.dumps({"device": DEVICE, "name": f"k{i}", "source": src}) + "\n")
         return path
 
+    def expect_malformed_refused(self, url, spoil):
+        """Warm through url, spoil(entry name, entry bytes) six of the served
+        entries, warm a second cache: each spoilt one is an error and a miss
+        (compiled again), every other one a hit, and the run neither crashes
+        nor hangs: the connection stays in step after every bad reply."""
+        rc, out, err = self.warm(self.cache("a"), "--remote", url)
+        self.assertEqual(rc, 0, err)
+        a = entries(self.cache("a"))
+        for i, name in enumerate(sorted(a)[:6]):
+            spoil(i, name, a[name])
+        rc, out, err = self.warm(self.cache("b"), "--remote", url)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(counts(out)[0], 6, out)
+        self.assertIn(f"{self.n_tuples - 6} hits, 6 misses, 6 errors, 6 written", out)
+        self.assertEqual(len(warnings(err)), 1, err)
+        self.assertEqual(sorted(entries(self.cache("b"))), sorted(a))
+
+    @staticmethod
+    def malformed(i, entry):
+        """Six ways an entry file can be wrong: empty, shorter than a header,
+        a record length past its end, cut short, one payload byte flipped, a
+        header padded with bytes beyond what it announces."""
+        lying = entry[:172] + (0xFFFFFFF0).to_bytes(4, "little") + entry[176:]
+        flipped = entry[:-1] + bytes([entry[-1] ^ 1])
+        return [b"", b"CCKEYBIN short", lying, entry[:len(entry) // 2], flipped, entry + b"extra"][i]
+
     def expect_shared(self, url, extra=()):
         """Two caches share one remote: the first compiles everything, the
         second nothing, and ends up with the same entries."""
@@ -214,6 +240,21 @@ class RedisTests(Base):
         self.assertEqual(len(warnings(err)), 1, err)
         self.assertIn("timed out", err)
 
+    def test_malformed_values_are_refused_and_the_run_goes_on(self):
+        def spoil(i, name, entry):
+            key = "cckey:" + name
+            if i == 0:   # another type: GET answers with an error reply
+                self.redis.cli("DEL", key)
+                self.redis.cli("RPUSH", key, "x")
+                return
+            path = os.path.join(self.tmp, "value")
+            with open(path, "wb") as f:
+                f.write(self.malformed(i, entry))
+            with open(path, "rb") as f:
+                subprocess.run(["redis-cli", "-p", str(self.redis.port), "-x", "SET", key], stdin=f, check=True,
+                               capture_output=True)
+        self.expect_malformed_refused(self.redis.url(), spoil)
+
     def test_unreachable_server_is_one_warning(self):
         self.redis.stop()
         rc, out, err = self.warm(self.cache("a"), "--remote", self.redis.url())
@@ -261,6 +302,14 @@ class HttpTests(Base):
         a = self.expect_shared(self.nginx.url())
         # URL/<shard>/<entry name>, the entry files themselves.
         self.assertEqual(self.served("cache"), a)
+
+    def test_malformed_files_are_refused_and_the_run_goes_on(self):
+        def spoil(i, name, entry):
+            served = os.path.join(self.nginx.dir, "dav", "cache")
+            shard = next(d for d in os.listdir(served) if os.path.exists(os.path.join(served, d, name)))
+            with open(os.path.join(served, shard, name), "wb") as f:
+                f.write(self.malformed(i, entry))
+        self.expect_malformed_refused(self.nginx.url(), spoil)
 
     def test_basic_auth(self):
         self.expect_shared(self.nginx.url("basic", "cckey:pw@"))
