@@ -8,14 +8,20 @@
  *         checked and copied into the folder; every payload is compared with
  *         what was put
  *   local: the same N puts into a folder with no remote, for scale
+ *   fetch: the get phase through a read-only handle: each entry checked in
+ *         memory as a get checks it and handed over, nothing written (the
+ *         remote transfer alone, with cckey's checks)
  *
  * Prints one CSV line per phase: phase,jobs,entries,payload_bytes,seconds,
  * cpu_seconds (this process's user + system time in the phase; the servers'
  * is not in it). $PHASES (default "lpg") picks phases to run, for profiling
- * one alone: l local, p put, g get (g needs p in the same run). */
+ * one alone: l local, p put, g get, f fetch (g and f need p in the same
+ * run). Usage: URL DIR_LOCAL DIR_PUT DIR_GET ENTRIES SIZE; fetch reads
+ * through DIR_GET/ro, a folder that never exists. */
 #include "cckey.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +36,7 @@ typedef struct bench {
     uint8_t *data;   /* the payloads, made before the clock starts */
     atomic_size_t next;
     atomic_int failures;
-    int phase;   /* 0 put, 1 get */
+    int phase;   /* 0 put, 1 get (also fetch's) */
 } bench;
 
 static void payload(size_t i, size_t size, uint8_t *out)
@@ -87,7 +93,8 @@ static void warn(void *user, const char *msg)
 /* One phase on a fresh handle of dir (with url unless NULL). */
 static int phase(const char *name, int which, const char *dir, const char *url, bench *b, unsigned jobs)
 {
-    if (cckey_store_open(&b->store, dir, 0) != CCKEY_OK) {
+    bool ro = which == 2;
+    if ((ro ? cckey_store_open_read_only(&b->store, dir) : cckey_store_open(&b->store, dir, 0)) != CCKEY_OK) {
         fprintf(stderr, "cckey_remote_bench: %s: %s\n", dir, cckey_last_error());
         return 1;
     }
@@ -97,7 +104,7 @@ static int phase(const char *name, int which, const char *dir, const char *url, 
         cckey_store_close(b->store);
         return 1;
     }
-    b->phase = which;
+    b->phase = which ? 1 : 0;
     atomic_store(&b->next, 0);
     atomic_store(&b->failures, 0);
     pthread_t th[64];
@@ -109,7 +116,7 @@ static int phase(const char *name, int which, const char *dir, const char *url, 
     cckey_store_remote_counters(b->store, 1, &c);
     cckey_store_close(b->store);
     int bad = atomic_load(&b->failures);
-    if (bad || (url && (c.errors || (which == 1 && c.hits != b->n)))) {
+    if (bad || (url && (c.errors || (which >= 1 && c.hits != b->n)))) {
         fprintf(stderr, "cckey_remote_bench: %s: %d failures, %llu remote errors, %llu hits\n", name, bad,
                 (unsigned long long)c.errors, (unsigned long long)c.hits);
         return 1;
@@ -144,10 +151,13 @@ int main(int argc, char **argv)
                        (cckey_bytes){source, strlen(source)}, NULL, 0);
     }
     const char *only = getenv("PHASES");
-    if (!only) only = "lpg";
+    if (!only) only = "lpgf";
+    char ro_dir[4096];
+    snprintf(ro_dir, sizeof ro_dir, "%s/ro", argv[4]);
     int rc = (strchr(only, 'l') && phase("local", 0, argv[2], NULL, &b, jobs)) ||
              (strchr(only, 'p') && phase("put", 0, argv[3], url, &b, jobs)) ||
-             (strchr(only, 'g') && phase("get", 1, argv[4], url, &b, jobs));
+             (strchr(only, 'g') && phase("get", 1, argv[4], url, &b, jobs)) ||
+             (strchr(only, 'f') && phase("fetch", 2, ro_dir, url, &b, jobs));
     free(b.keys), free(b.data);
     return rc;
 }

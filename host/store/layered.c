@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +125,9 @@ static bool accept(void *user, cckey_entry_got *e, char *why, size_t why_len)
 {
     fetch *f = user;
     cckey_entry_view v;
-    cckey_status st = install_got(f->s, f->key, e, &v, &f->hit->seen);
+    /* A read-only handle keeps nothing: the same checks, in memory only. */
+    cckey_status st = f->s->read_only ? cckey_entry_check_parts(e, f->key, &v)
+                                      : install_got(f->s, f->key, e, &v, &f->hit->seen);
     if (st == CCKEY_OK) {
         f->hit->len = v.len;
         f->hit->rec.len = v.rec_len;
@@ -156,36 +157,6 @@ void cckey_store_remote_hit_free(cckey_remote_hit *hit)
 {
     free(hit->payload), free(hit->rec.bytes);
     hit->payload = NULL, hit->rec.bytes = NULL;
-}
-
-/* Read-only: the entry's bytes in an anonymous in-memory file, checked
- * there; the file is kept for the look-up's record checks. */
-typedef struct held {
-    const char *key;
-    int fd;
-} held;
-
-static bool accept_in_memory(void *user, cckey_entry_got *e, char *why, size_t why_len)
-{
-    held *h = user;
-    int fd = memfd_create("cckey-entry", MFD_CLOEXEC);
-    cckey_status st = fd < 0 ? cckey_fail(CCKEY_ERR_IO, "memfd_create: %s", strerror(errno))
-                      : !cckey_store_write_all(fd, e->front, e->front_len) || !cckey_store_write_all(fd, e->payload, e->len)
-                          ? cckey_fail(CCKEY_ERR_IO, "write: %s", strerror(errno))
-                          : cckey_entry_read(fd, h->key, NULL, NULL, NULL);
-    if (st != CCKEY_OK) {
-        if (fd >= 0) close(fd);
-        snprintf(why, why_len, "entry refused: %s", cckey_last_error());
-        return false;
-    }
-    h->fd = fd;
-    return true;
-}
-
-int cckey_store_fetch_remote_fd(cckey_store *s, const char *key)
-{
-    held h = {key, -1};
-    return cckey_remotes_fetch(s->remotes, key, accept_in_memory, &h) ? h.fd : -1;
 }
 
 cckey_push *cckey_store_push_begin(cckey_store *s, const char *key, const uint8_t *hdr, const uint8_t *rec,

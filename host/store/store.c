@@ -167,7 +167,7 @@ static bool absent(int fd)
 
 /* The entry open on fd, checked, then its records against lk. path: the
  * folder's file, which a writable handle removes when corrupt and marks
- * used on a hit; NULL for an entry held in memory (read-only remote hit). */
+ * used on a hit. */
 static cckey_status check_entry(cckey_store *s, int fd, const char *path, const char *key, const cckey_lookup *lk,
                                 void **buf, size_t *len, cckey_miss *why)
 {
@@ -185,7 +185,7 @@ static cckey_status check_entry(cckey_store *s, int fd, const char *path, const 
         *buf = NULL;
     }
     free(rec.bytes);
-    if (!path || s->read_only) return st;
+    if (s->read_only) return st;
     /* A fingerprint mismatch may be a planted binary: removed, so that a
      * later look-up without the tuple (cckey_store_get) cannot serve it. */
     if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_COLLISION) {
@@ -199,8 +199,9 @@ static cckey_status check_entry(cckey_store *s, int fd, const char *path, const 
     return st;
 }
 
-/* A remote hit, checked and now in the folder at path: its records against
- * lk, as check_entry does for a file (the bytes are not read again). */
+/* A remote hit, checked and now in the folder at path (NULL: a read-only
+ * handle's, checked in memory and not kept): its records against lk, as
+ * check_entry does for a file (the bytes are not read again). */
 static cckey_status remote_hit(const char *path, const cckey_lookup *lk, cckey_remote_hit *hit, void **buf,
                                size_t *len, cckey_miss *why)
 {
@@ -209,7 +210,7 @@ static cckey_status remote_hit(const char *path, const cckey_lookup *lk, cckey_r
         *why = CCKEY_MISS_NONE;
         *buf = hit->payload, *len = hit->len;
         hit->payload = NULL;
-    } else if (st == CCKEY_ERR_COLLISION) {
+    } else if (st == CCKEY_ERR_COLLISION && path) {
         cckey_store_unlink_same(path, &hit->seen);   /* as check_entry: never served later without the tuple */
     }
     cckey_store_remote_hit_free(hit);
@@ -229,23 +230,15 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
     int fd = cckey_store_open_entry(path);
-    const char *file = path;
     if (fd < 0 && absent(fd)) {
         *why = CCKEY_MISS_ABSENT;
-        if (s->remotes && s->read_only) {
-            /* Checked in memory: a read-only handle keeps nothing. */
-            fd = cckey_store_fetch_remote_fd(s, key);
-            file = NULL;
-            if (fd < 0) return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-        } else {
-            cckey_remote_hit hit;
-            if (!s->remotes || !cckey_store_fetch_remote(s, key, &hit))
-                return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-            return remote_hit(path, lk, &hit, buf, len, why);
-        }
+        cckey_remote_hit hit;
+        if (!s->remotes || !cckey_store_fetch_remote(s, key, &hit))
+            return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        return remote_hit(s->read_only ? NULL : path, lk, &hit, buf, len, why);
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
-    cckey_status st = check_entry(s, fd, file, key, lk, buf, len, why);
+    cckey_status st = check_entry(s, fd, path, key, lk, buf, len, why);
     close(fd);
     return st;
 }

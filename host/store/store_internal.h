@@ -259,8 +259,9 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
                                  struct stat *seen);
 
 /* Remote layering (layered.c): on a local miss, and after a local put. A
- * remote hit, checked and installed: its payload and records (malloc'ed),
- * and the file it became. */
+ * remote hit, checked and installed (by a read-only handle: checked only):
+ * its payload and records (malloc'ed), and the file it became (zeros when
+ * not installed). */
 typedef struct cckey_remote_hit {
     void *payload;
     size_t len;
@@ -269,9 +270,6 @@ typedef struct cckey_remote_hit {
 } cckey_remote_hit;
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, cckey_remote_hit *hit);
 void cckey_store_remote_hit_free(cckey_remote_hit *hit);
-/* For a read-only handle: the first good remote entry of key in an
- * anonymous in-memory file (checked as a get checks it), or -1. */
-int cckey_store_fetch_remote_fd(cckey_store *s, const char *key);
 /* A put's entry to the writable remotes, in two halves around the local
  * write (see write_entry in store.c). The parts must stay valid until
  * push_end, which is always called (NULL: nothing pending). */

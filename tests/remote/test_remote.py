@@ -240,6 +240,21 @@ class RedisTests(Base):
         self.assertEqual(len(warnings(err)), 1, err)
         self.assertIn("timed out", err)
 
+    def test_check_reads_the_remote_and_writes_nothing(self):
+        """warm --check (a read-only handle) checks the remote's entries in
+        memory: all cached, nothing written anywhere; a spoilt one is not
+        cached."""
+        self.expect_shared(self.redis.url())
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.redis.url(), "--check")
+        self.assertEqual(rc, 0, out + err)
+        self.assertFalse(os.path.exists(self.cache("c")))
+        name = sorted(entries(self.cache("a")))[0]
+        self.redis.cli("SETRANGE", "cckey:" + name, "300", "X")
+        rc, out, err = self.warm(self.cache("c"), "--remote", self.redis.url(), "--check")
+        self.assertEqual(rc, 3, out + err)
+        self.assertFalse(os.path.exists(self.cache("c")))
+        self.assertEqual(int(self.redis.cli("DBSIZE")), self.n_tuples)
+
     def test_malformed_values_are_refused_and_the_run_goes_on(self):
         def spoil(i, name, entry):
             key = "cckey:" + name
