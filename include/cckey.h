@@ -921,9 +921,11 @@ CCKEY_API cckey_status cckey_store_get_explained(cckey_store *s, const char *key
  *
  * cckey_store_get looks in the local folder first; on a miss it asks each
  * remote in turn, checks what comes back exactly as a local entry is
- * checked (written to a temporary file of the folder and read back), and
- * keeps it in the folder. cckey_store_put writes the folder, then the same
- * entry file to every remote that is not read-only.
+ * checked (in memory, from the bytes received), and keeps it in the folder
+ * (renamed into place, without fsync: a copy lost in a crash fails its
+ * checks and is fetched again). cckey_store_put sends the entry file to
+ * every remote that is not read-only and writes the folder while they take
+ * it; it returns once both are done.
  *
  * A remote never makes a store call fail. A remote that cannot be reached,
  * times out or refuses the credentials is reported once through the warning

@@ -279,12 +279,6 @@ void cckey_store_sync_dir(const char *dir)
 int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096], char path[4096], char tmp[4200])
 {
     cckey_store_paths_of(s, key, shard_dir, path, 4096);
-    if (mkdir(shard_dir, 0777) == 0) cckey_store_sync_dir(s->dir);
-    else if (errno != EEXIST) {
-        cckey_fail(CCKEY_ERR_IO, "%s: %s", shard_dir, strerror(errno));
-        return -1;
-    }
-
     static atomic_uint serial;
     uint8_t rnd[CCKEY_MD5_DIGEST];
     char hex[32];
@@ -298,9 +292,16 @@ int cckey_store_temp_open(cckey_store *s, const char *key, char shard_dir[4096],
              (long)getpid(), hex);
 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    /* A concurrent clear may have removed the shard folder just now. */
-    if (fd < 0 && errno == ENOENT && (mkdir(shard_dir, 0777) == 0 || errno == EEXIST))
+    /* The shard folder made only when missing (its first entry, or a
+     * concurrent clear removed it just now), not tried before every put. */
+    if (fd < 0 && errno == ENOENT) {
+        if (mkdir(shard_dir, 0777) == 0) cckey_store_sync_dir(s->dir);
+        else if (errno != EEXIST) {
+            cckey_fail(CCKEY_ERR_IO, "%s: %s", shard_dir, strerror(errno));
+            return -1;
+        }
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
     if (fd < 0) cckey_fail(CCKEY_ERR_IO, "%s: %s", tmp, strerror(errno));
     return fd;
 }
