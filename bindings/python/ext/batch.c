@@ -1,6 +1,7 @@
 /* cckey.make_keys: the tuples are converted under the GIL (pointers into the
  * Python objects, which are kept alive), then cckey_make_keys runs with the
  * GIL released. */
+#include "keyer.h"
 #include "pyck.h"
 
 #include <string.h>
@@ -27,6 +28,10 @@ const char pyck_make_keys_doc[] =
     "A device that fails in mid-batch is not an error: the rest runs on the\n"
     "CPU and a RuntimeWarning says so.\n"
     "\n"
+    "A CPU batch runs in blocks of 32768 tuples, each keyed on a helper thread\n"
+    "while the next is converted; tuples may be a list that another thread\n"
+    "changes meanwhile, but one that changes size raises RuntimeError.\n"
+    "\n"
     "The library's settings object of the last call (without device=) is kept\n"
     "for the next call with the same settings, with whatever scratch memory\n"
     "the library keeps in it for repeated batches.";
@@ -45,26 +50,52 @@ typedef struct opt_memo {
     size_t start, n, epoch;
 } opt_memo;
 
-/* The converted batch. Each tuple's options are first recorded as an
- * offset into opts (which may still move as it grows), then fixed up. */
-typedef struct batch {
+/* A block of the batch: its tuples, their options and their keys. Two
+ * slots take turns, so that one block is keyed while the next is
+ * converted. */
+typedef struct slot {
+    PyObject **items;       /* references to the block's items */
+    size_t n_items;
     cckey_tuple *tuples;
-    size_t n;
+    char (*out)[CCKEY_KEY_LEN + 1];
     pyck_options opts;
+    pyck_job job;
+} slot;
+
+/* The batch being converted, a block at a time. Each tuple's options are
+ * first recorded as an offset into the block's opts (which may still move
+ * as it grows), then fixed up. */
+typedef struct batch {
+    size_t total;           /* the list's length */
+    cckey_tuple *tuples;    /* the block being converted: a slot's */
+    size_t n;
+    pyck_options *opts;     /* its options */
+    slot slot[2];
     pyck_holder hold;
     size_t epoch;
     opt_memo memo[OPT_MEMO];
 } batch;
 
+static void release_items(slot *s)
+{
+    for (size_t i = 0; i < s->n_items; i++) Py_DECREF(s->items[i]);
+    s->n_items = 0;
+}
+
 static void batch_free(batch *b)
 {
-    PyMem_Free(b->tuples);
+    for (int i = 0; i < 2; i++) {
+        release_items(&b->slot[i]);
+        PyMem_Free(b->slot[i].items);
+        PyMem_Free(b->slot[i].tuples);
+        PyMem_Free(b->slot[i].out);
+        pyck_options_free(&b->slot[i].opts);
+    }
     for (int i = 0; i < OPT_MEMO; i++) Py_XDECREF(b->memo[i].obj);
-    pyck_options_free(&b->opts);
     pyck_holder_release(&b->hold);
 }
 
-/* A field of an exact tuple, which the private list keeps alive (and which
+/* A field of an exact tuple, which its block keeps alive (and which
  * cannot change): exact bytes and ASCII str are pointed into without a
  * reference. Anything else takes pyck_field's general path, which keeps a
  * reference and may run Python code (a buffer's exporter). */
@@ -120,12 +151,12 @@ static int convert_options(batch *b, PyObject *o, cckey_tuple *t, Py_ssize_t idx
         t->n_options = m->n;
         return 0;
     }
-    size_t start = b->opts.n;
+    size_t start = b->opts->n;
     int plain = plain_options(o);
     if (!plain) b->epoch++;
-    if (pyck_options_add(o, &b->opts, &b->hold, idx) < 0) return -1;
+    if (pyck_options_add(o, b->opts, &b->hold, idx) < 0) return -1;
     t->options = (const cckey_option *)(uintptr_t)start;
-    t->n_options = b->opts.n - start;
+    t->n_options = b->opts->n - start;
     if (!plain) return 0;
     Py_INCREF(o);
     Py_XDECREF(m->obj);
@@ -147,12 +178,10 @@ static int bad_tuple(PyObject *item, Py_ssize_t idx, Py_ssize_t len)
     return -1;
 }
 
-static int convert_tuple(batch *b, size_t i, PyObject *item)
+static int convert_tuple(batch *b, cckey_tuple *t, Py_ssize_t idx, PyObject *item)
 {
-    Py_ssize_t idx = (Py_ssize_t)i;
-    cckey_tuple *t = &b->tuples[i];
     if (PyTuple_CheckExact(item)) {
-        /* The common case: immutable, and kept alive by the private list. */
+        /* The common case: immutable, and kept alive by its block. */
         Py_ssize_t len = PyTuple_GET_SIZE(item);
         if (len != 3 && len != 4) return bad_tuple(item, idx, len);
         PyObject **f = &PyTuple_GET_ITEM(item, 0);
@@ -182,21 +211,31 @@ static int convert_tuple(batch *b, size_t i, PyObject *item)
     return rc;
 }
 
-static int convert(batch *b, PyObject *list)
+/* Converts list[start, start + n) into slot s, which keeps a reference to
+ * each item: the list may be the caller's, which another thread can change
+ * while the GIL is out (as can Python code that converting a field runs). */
+static int convert_block(batch *b, PyObject *list, size_t start, size_t n, slot *s)
 {
-    b->n = (size_t)PyList_GET_SIZE(list);
-    if (b->n == 0) return 0;
-    b->tuples = PyMem_Malloc(b->n * sizeof *b->tuples);
-    if (!b->tuples) {
-        PyErr_NoMemory();
-        return -1;
+    release_items(s);
+    b->tuples = s->tuples;
+    b->n = n;
+    b->opts = &s->opts;
+    b->opts->n = 0;
+    b->epoch++;   /* the memo's offsets are into another block's opts */
+    for (size_t i = 0; i < n; i++) {
+        if ((size_t)PyList_GET_SIZE(list) != b->total) {
+            PyErr_SetString(PyExc_RuntimeError, "make_keys: the list of tuples changed size during the call");
+            return -1;
+        }
+        PyObject *item = PyList_GET_ITEM(list, (Py_ssize_t)(start + i));
+        Py_INCREF(item);
+        s->items[s->n_items++] = item;
+        if (convert_tuple(b, &b->tuples[i], (Py_ssize_t)(start + i), item) < 0) return -1;
     }
-    for (size_t i = 0; i < b->n; i++)
-        if (convert_tuple(b, i, PyList_GET_ITEM(list, (Py_ssize_t)i)) < 0) return -1;
-    /* opts no longer moves: offsets become pointers. */
+    /* opts does not move until the next block: offsets become pointers. */
     for (size_t i = 0; i < b->n; i++) {
         cckey_tuple *t = &b->tuples[i];
-        t->options = t->n_options ? &b->opts.v[(uintptr_t)t->options] : NULL;
+        t->options = t->n_options ? &b->opts->v[(uintptr_t)t->options] : NULL;
     }
     return 0;
 }
@@ -305,19 +344,137 @@ static cckey_batch_config *make_config(const char *backend, long threads, PyObje
     return cfg;
 }
 
-static PyObject *keys_list(char (*out)[CCKEY_KEY_LEN + 1], size_t n)
+/* Tuples per library call when the batch runs on the CPU. Blocks let the
+ * binding's work overlap the library's (see run_blocks), and their arrays
+ * are reused block after block, where one call over the whole batch would
+ * fault in ~200 bytes a tuple of fresh pages on every call (a third of the
+ * binding's time at 10^6 tuples). 32768 tuples are two of the library's
+ * tuple blocks, so it still splits each call over two threads when the GIL's
+ * thread leaves it a core. The library deduplicates within a block: shared
+ * devices and option lists cost nothing per block, and a source repeated
+ * only across blocks is digested once a block. */
+#define CPU_BLOCK 32768
+
+/* Whether backend kind runs on the CPU: cpu, or auto with no device that
+ * auto may use (asked once per process: drivers load once). A device
+ * backend keeps the whole batch in one call, which it needs to be worth
+ * the transfer. */
+static int runs_on_cpu(cckey_backend_kind kind)
 {
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    if (!list) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *s = pyck_key_str(out[i]);
-        if (!s) {
-            Py_DECREF(list);
-            return NULL;
+    static int auto_cpu = -1;
+    if (kind == CCKEY_BACKEND_CPU) return 1;
+    if (kind != CCKEY_BACKEND_AUTO) return 0;
+    if (auto_cpu < 0) {
+        int found = 0;
+        cckey_device dev[16];
+        static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+        for (int k = 0; k < 2 && !found; k++) {
+            size_t count = 0;
+            cckey_status st;
+            Py_BEGIN_ALLOW_THREADS
+            st = cckey_devices(NULL, kinds[k], dev, 16, &count);
+            Py_END_ALLOW_THREADS
+            if (st != CCKEY_OK) continue;
+            /* More than 16 devices: assume one of them is usable. */
+            found = count > 16;
+            for (size_t i = 0; i < count && i < 16; i++) found |= dev[i].usable && dev[i].auto_ok;
         }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+        auto_cpu = !found;
     }
-    return list;
+    return auto_cpu;
+}
+
+/* Appends keys out[0, n) to result at [start, start + n) as compact ASCII
+ * str objects, written in place. */
+static int add_keys(PyObject *result, size_t start, char (*out)[CCKEY_KEY_LEN + 1], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_New(CCKEY_KEY_LEN, 127);
+        if (!s) return -1;
+        memcpy(PyUnicode_DATA(s), out[i], CCKEY_KEY_LEN);
+        PyList_SET_ITEM(result, (Py_ssize_t)(start + i), s);
+    }
+    return 0;
+}
+
+/* The batch's run, a block at a time: block i is converted (GIL held)
+ * while block i-1 is keyed, on the keyer thread when there is one; then
+ * block i is handed to the keyer and block i-1's keys become str objects
+ * while it runs. Without a keyer a block is keyed at hand-over. */
+typedef struct run {
+    batch *b;
+    PyObject *list, *result, *warning;
+    cckey_batch_config *cfg;
+    size_t block;
+    pyck_keyer keyer;
+    int threaded, inflight;
+} run;
+
+static void run_wait(run *r)
+{
+    if (!r->inflight) return;
+    Py_BEGIN_ALLOW_THREADS
+    pyck_keyer_wait(&r->keyer);
+    Py_END_ALLOW_THREADS
+    r->inflight = 0;
+}
+
+static void run_start(run *r, slot *s)
+{
+    if (r->threaded) {
+        pyck_keyer_submit(&r->keyer, &s->job);
+        r->inflight = 1;
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pyck_job_run(&s->job);
+    Py_END_ALLOW_THREADS
+}
+
+/* Block i's keys into result; its job has run. */
+static int finish_block(run *r, size_t i)
+{
+    slot *s = &r->b->slot[i % 2];
+    if (s->job.status != CCKEY_OK) {
+        pyck_raise_detail(s->job.status, s->job.detail);
+        return -1;
+    }
+    const char *w = s->job.warning;
+    if (*w && !r->warning && !(r->warning = PyUnicode_FromString(w))) return -1;
+    return add_keys(r->result, i * r->block, s->out, s->job.n);
+}
+
+static int alloc_slots(batch *b, size_t block, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++) {
+        slot *s = &b->slot[i];
+        s->items = PyMem_Malloc(block * sizeof *s->items);
+        s->tuples = PyMem_Malloc(block * sizeof *s->tuples);
+        s->out = PyMem_Malloc(block * sizeof *s->out);
+        if (!s->items || !s->tuples || !s->out) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int run_blocks(run *r)
+{
+    size_t n = r->b->total, blocks = (n + r->block - 1) / r->block;
+    if (alloc_slots(r->b, r->block, blocks > 1 ? 2 : 1) < 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i <= blocks && rc == 0; i++) {
+        slot *s = &r->b->slot[i % 2];
+        size_t start = i * r->block, len = i < blocks && n - start < r->block ? n - start : r->block;
+        if (i < blocks && convert_block(r->b, r->list, start, len, s) < 0) rc = -1;
+        run_wait(r);   /* block i-1 */
+        if (rc == 0 && i < blocks) s->job = (pyck_job){.out = s->out, .tuples = s->tuples, .n = len, .cfg = r->cfg};
+        if (rc == 0 && i < blocks) run_start(r, s);
+        if (rc == 0 && i > 0) rc = finish_block(r, i - 1);
+    }
+    run_wait(r);
+    return rc;
 }
 
 PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -334,30 +491,31 @@ PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs)
     cckey_verify_mode mode;
     cckey_batch_config *cfg = make_config(backend, threads, verify, device, &kind, &mode);
     if (!cfg) return NULL;
-    /* A private list: the caller's list may change while the GIL is out. */
-    PyObject *list = PySequence_List(tuples);
-    PyObject *result = NULL;
-    char (*out)[CCKEY_KEY_LEN + 1] = NULL;
+    /* A list is used as it is (each block holds its items); any other
+     * iterable becomes one. */
+    PyObject *list = PyList_CheckExact(tuples) ? (Py_INCREF(tuples), tuples) : PySequence_List(tuples);
     batch b = {0};
     pyck_holder_init(&b.hold, 1);
-    if (!list || convert(&b, list) < 0) goto done;
-    if (b.n && !(out = PyMem_Malloc(b.n * sizeof *out))) {
-        PyErr_NoMemory();
-        goto done;
+    run r = {.b = &b, .list = list, .cfg = cfg};
+    size_t n = b.total = list ? (size_t)PyList_GET_SIZE(list) : 0;
+    r.result = list ? PyList_New((Py_ssize_t)n) : NULL;
+    if (r.result && n) {
+        int cpu = runs_on_cpu(kind);
+        r.block = cpu && n > CPU_BLOCK ? CPU_BLOCK : n;
+        /* The keyer thread is one more thread than threads=1 asks for. */
+        r.threaded = cpu && threads != 1 && n > r.block && pyck_keyer_start(&r.keyer) == 0;
+        /* A list whose slots are still NULL is safe to free. */
+        if (run_blocks(&r) < 0) Py_CLEAR(r.result);
+        if (r.threaded) {
+            Py_BEGIN_ALLOW_THREADS
+            pyck_keyer_stop(&r.keyer);
+            Py_END_ALLOW_THREADS
+        }
     }
-    cckey_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = cckey_make_keys(out, b.tuples, b.n, cfg);
-    Py_END_ALLOW_THREADS
-    if (st != CCKEY_OK) {
-        pyck_raise(st);
-        goto done;
-    }
-    const char *warning = cckey_batch_config_warning(cfg);
-    if (warning && *warning && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "cckey: %s", warning) < 0) goto done;
-    result = keys_list(out, b.n);
-done:
-    PyMem_Free(out);
+    PyObject *result = r.result;
+    if (result && r.warning && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "cckey: %U", r.warning) < 0)
+        Py_CLEAR(result);
+    Py_XDECREF(r.warning);
     batch_free(&b);
     Py_XDECREF(list);
     put_idle(cfg, kind, threads, mode, device);

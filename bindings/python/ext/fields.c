@@ -179,8 +179,12 @@ void pyck_options_free(pyck_options *opts)
 
 PyObject *pyck_raise(cckey_status status)
 {
+    return pyck_raise_detail(status, cckey_last_error());
+}
+
+PyObject *pyck_raise_detail(cckey_status status, const char *detail)
+{
     const char *name = cckey_strerror(status);
-    const char *detail = cckey_last_error();
     PyObject *msg = *detail ? PyUnicode_FromFormat("%s: %s", name, detail) : PyUnicode_FromString(name);
     if (!msg) return NULL;
     PyObject *exc = PyObject_CallOneArg(pyck_Error, msg);

@@ -50,6 +50,8 @@ void pyck_options_free(pyck_options *opts);
 /* Sets cckey.Error for status, with cckey_strerror and cckey_last_error
  * (read now, on this thread). Returns NULL for `return pyck_raise(st);`. */
 PyObject *pyck_raise(cckey_status status);
+/* The same, with the detail given (cckey_last_error of another thread). */
+PyObject *pyck_raise_detail(cckey_status status, const char *detail);
 
 /* The module's types and error, created in module.c. */
 extern PyObject *pyck_Error;

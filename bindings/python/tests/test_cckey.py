@@ -162,6 +162,40 @@ def test_shared_options_converted_once_but_never_stale():
     assert cckey.make_keys(batch, backend="cpu") == [oracle(*t[:3], p) for t, p in zip(batch, pairs)]
 
 
+def test_make_keys_over_many_blocks():
+    """A CPU batch runs in blocks of 32768 tuples, keyed on a helper thread
+    while the next block is converted: every block's keys, in order, and a
+    bad tuple's index counted from the start of the batch."""
+    tuples = random_tuples(20, 70000)
+    want = [oracle(*t) for t in tuples]
+    for kw in ({}, {"backend": "cpu"}, {"backend": "cpu", "threads": 1}, {"backend": "cpu", "threads": 2}):
+        assert cckey.make_keys(tuples, **kw) == want, kw
+    assert cckey.make_keys(iter(tuples), backend="cpu") == want
+    bad = [(b"d", b"n%d" % i, b"s") for i in range(70000)] + [(b"d", None, b"s")]
+    with pytest.raises(TypeError, match="tuple 70000: name"):
+        cckey.make_keys(bad, backend="cpu")
+
+
+def test_make_keys_list_changed_during_the_call():
+    """The caller's list is not copied: Python code that runs in mid-batch
+    (a mapping's items()) and empties it must raise, not crash or return
+    keys of freed tuples."""
+    tuples = [(b"d", b"k%d" % i, b"s%d" % i) for i in range(80000)]
+
+    class Emptying:
+        def __getitem__(self, key):
+            raise KeyError(key)
+
+        def items(self):
+            tuples.clear()
+            return [(b"-O", b"3")]
+
+    tuples[40000] = (b"d", b"n", b"s", Emptying())
+    with pytest.raises(RuntimeError, match="changed size"):
+        cckey.make_keys(tuples, backend="cpu")
+    assert tuples == []
+
+
 def test_utf8_is_what_str_hashes():
     assert cckey.make_key("é", "名", "😀") == cckey.make_key("é".encode(), "名".encode(), "😀".encode())
 
