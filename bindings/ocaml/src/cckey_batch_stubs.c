@@ -1,12 +1,15 @@
 /* Cckey.make_keys: the tuples are copied out of the OCaml heap (the GC may
  * move strings once the runtime lock is released), then cckey_make_keys
  * runs without the lock. A long field that many tuples share physically,
- * the usual case for sources, is copied once. */
+ * the usual case for sources, is copied once. A CPU batch runs in blocks,
+ * each keyed on a helper thread while the next one is copied and the last
+ * one's keys become OCaml strings (run_blocks). */
+#include "cckey_keyer.h"
 #include "stubs.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Fields at least this long are copied once per physical string. */
@@ -103,83 +106,74 @@ static int copy_field(arena *a, value s, cckey_bytes *out)
     return 0;
 }
 
+/* Empties the arena for the next block, keeping its memory. */
+static void arena_reset(arena *a)
+{
+    a->len = 0;
+    if (a->seen_used) memset(a->seen_addr, 0, (a->seen_mask + 1) * sizeof *a->seen_addr);
+    a->seen_used = 0;
+}
+
 static void fix_up(cckey_bytes *b, const char *base)
 {
     b->ptr = base + (size_t)b->ptr;
 }
 
-/* The config of the last batch, idle, for the next with the same settings:
- * the library may keep a batch's scratch tables in its config, and a reused
- * one then touches no fresh pages. Taken and put back by atomic exchange; a
- * batch running meanwhile in another thread makes its own, so a config's
- * warning is always its own batch's. */
-typedef struct idle_config {
-    cckey_batch_config *cfg;
-    long settings[3];
-} idle_config;
+/* Tuples per library call when the batch runs on the CPU: two of the
+ * library's tuple blocks, so that it still splits each call over two
+ * threads. A device backend gets the whole batch in one call. */
+#define CPU_BLOCK 32768
 
-static _Atomic(idle_config *) idle;
-
-static cckey_batch_config *take_idle(const long settings[3])
-{
-    idle_config *i = atomic_exchange(&idle, NULL);
-    cckey_batch_config *cfg = NULL;
-    if (i && memcmp(i->settings, settings, sizeof i->settings) == 0) cfg = i->cfg;
-    else if (i) cckey_batch_config_free(i->cfg);
-    free(i);
-    return cfg;
-}
-
-static void put_idle(cckey_batch_config *cfg, const long settings[3])
-{
-    idle_config *i = cfg ? malloc(sizeof *i) : NULL;
-    if (!i) {
-        cckey_batch_config_free(cfg);
-        return;
-    }
-    i->cfg = cfg;
-    memcpy(i->settings, settings, sizeof i->settings);
-    i = atomic_exchange(&idle, i);
-    if (i) cckey_batch_config_free(i->cfg);
-    free(i);
-}
-
-/* Everything make_keys allocates in C, freed on every path. */
-typedef struct batch {
+/* A block of the batch, copied: two slots take turns, so that one block is
+ * keyed while the next is copied. Their memory is reused block after
+ * block. */
+typedef struct slot {
     arena a;
     cckey_tuple *tuples;
     cckey_option *opts;
     size_t opts_cap;
     char (*out)[CCKEY_KEY_LEN + 1];
+    cckey_ml_job job;
+} slot;
+
+/* Everything make_keys allocates in C, freed on every path. */
+typedef struct batch {
+    slot slot[2];
     cckey_batch_config *cfg;
     long settings[3];   /* backend, threads, verify */
+    cckey_ml_keyer keyer;
+    int threaded, inflight;
 } batch;
 
 static void batch_free(batch *b)
 {
-    arena_free(&b->a);
-    free(b->tuples);
-    free(b->opts);
-    free(b->out);
-    put_idle(b->cfg, b->settings);
+    for (int i = 0; i < 2; i++) {
+        slot *s = &b->slot[i];
+        arena_free(&s->a);
+        free(s->tuples);
+        free(s->opts);
+        free(s->out);
+    }
+    cckey_ml_batch_config_done(b->cfg, b->settings);
 }
 
-static cckey_option *next_option(batch *b, size_t k)
+static cckey_option *next_option(slot *s, size_t k)
 {
-    if (k == b->opts_cap) {
-        size_t cap = b->opts_cap ? 2 * b->opts_cap : 256;
-        cckey_option *v = realloc(b->opts, cap * sizeof *v);
+    if (k == s->opts_cap) {
+        size_t cap = s->opts_cap ? 2 * s->opts_cap : 256;
+        cckey_option *v = realloc(s->opts, cap * sizeof *v);
         if (!v) return NULL;
-        b->opts = v;
-        b->opts_cap = cap;
+        s->opts = v;
+        s->opts_cap = cap;
     }
-    return &b->opts[k];
+    return &s->opts[k];
 }
 
 /* Option lists already copied, by address: a suite shares a few lists
  * among many tuples, which then share one cckey_option run (the library
  * skips a run it has seen by address). Nothing moves while the stub holds
- * the runtime lock and allocates nothing on the OCaml heap. */
+ * the runtime lock and allocates nothing on the OCaml heap; the memo lives
+ * for one block. */
 #define OPT_MEMO 64
 
 typedef struct opt_memo {
@@ -187,10 +181,10 @@ typedef struct opt_memo {
     size_t start, n;
 } opt_memo;
 
-static int copy_options(batch *b, value list, cckey_tuple *ct, size_t *k, opt_memo *memo)
+static int copy_options(slot *s, value list, cckey_tuple *ct, size_t *k, opt_memo *memo)
 {
     ct->n_options = 0;
-    ct->options = NULL;   /* until fixed up: the run's start in b->opts */
+    ct->options = NULL;   /* until fixed up: the run's start in s->opts */
     if (list == Val_emptylist) return 0;
     opt_memo *m = &memo[((uintptr_t)list >> 3 ^ (uintptr_t)list >> 11) % OPT_MEMO];
     if (m->list == list) {
@@ -200,8 +194,8 @@ static int copy_options(batch *b, value list, cckey_tuple *ct, size_t *k, opt_me
     }
     size_t start = *k;
     for (value l = list; l != Val_emptylist; l = Field(l, 1), ct->n_options++, (*k)++) {
-        cckey_option *o = next_option(b, *k);
-        if (!o || copy_field(&b->a, Field(Field(l, 0), 0), &o->key) || copy_field(&b->a, Field(Field(l, 0), 1), &o->value))
+        cckey_option *o = next_option(s, *k);
+        if (!o || copy_field(&s->a, Field(Field(l, 0), 0), &o->key) || copy_field(&s->a, Field(Field(l, 0), 1), &o->value))
             return -1;
     }
     ct->options = (const cckey_option *)(uintptr_t)start;
@@ -209,48 +203,33 @@ static int copy_options(batch *b, value list, cckey_tuple *ct, size_t *k, opt_me
     return 0;
 }
 
-static int copy_tuples(batch *b, value tuples, size_t n)
+/* Copies tuples.(start) .. tuples.(start + n - 1) into slot s. */
+static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
 {
     size_t k = 0;
     opt_memo memo[OPT_MEMO] = {{0}};
+    arena_reset(&s->a);
     for (size_t i = 0; i < n; i++) {
-        value t = Field(tuples, i);
-        cckey_tuple *ct = &b->tuples[i];
-        if (copy_field(&b->a, Field(t, 0), &ct->device) || copy_field(&b->a, Field(t, 1), &ct->name) ||
-            copy_field(&b->a, Field(t, 2), &ct->source) || copy_options(b, Field(t, 3), ct, &k, memo))
+        value t = Field(tuples, start + i);
+        cckey_tuple *ct = &s->tuples[i];
+        if (copy_field(&s->a, Field(t, 0), &ct->device) || copy_field(&s->a, Field(t, 1), &ct->name) ||
+            copy_field(&s->a, Field(t, 2), &ct->source) || copy_options(s, Field(t, 3), ct, &k, memo))
             return -1;
     }
     /* The arena no longer moves: offsets become pointers. */
     for (size_t i = 0; i < k; i++) {
-        fix_up(&b->opts[i].key, b->a.bytes);
-        fix_up(&b->opts[i].value, b->a.bytes);
+        fix_up(&s->opts[i].key, s->a.bytes);
+        fix_up(&s->opts[i].value, s->a.bytes);
     }
     for (size_t i = 0; i < n; i++) {
-        cckey_tuple *ct = &b->tuples[i];
-        fix_up(&ct->device, b->a.bytes);
-        fix_up(&ct->name, b->a.bytes);
-        fix_up(&ct->source, b->a.bytes);
-        ct->options = ct->n_options ? &b->opts[(uintptr_t)ct->options] : NULL;
+        cckey_tuple *ct = &s->tuples[i];
+        fix_up(&ct->device, s->a.bytes);
+        fix_up(&ct->name, s->a.bytes);
+        fix_up(&ct->source, s->a.bytes);
+        ct->options = ct->n_options ? &s->opts[(uintptr_t)ct->options] : NULL;
     }
+    s->job = (cckey_ml_job){.out = s->out, .tuples = s->tuples, .n = n, .cfg = s->job.cfg};
     return 0;
-}
-
-static cckey_status configure(batch *b, value v_backend, value v_threads, value v_verify)
-{
-    b->settings[0] = Long_val(v_backend);
-    b->settings[1] = Long_val(v_threads);
-    b->settings[2] = Long_val(v_verify);
-    if ((b->cfg = take_idle(b->settings))) return CCKEY_OK;
-    cckey_status st = cckey_batch_config_new(&b->cfg);
-    if (st == CCKEY_OK) st = cckey_batch_config_set_backend(b->cfg, (cckey_backend_kind)Int_val(v_backend));
-    if (st == CCKEY_OK) st = cckey_batch_config_set_threads(b->cfg, (unsigned)Long_val(v_threads));
-    if (st == CCKEY_OK) st = cckey_batch_config_set_verify(b->cfg, (cckey_verify_mode)Int_val(v_verify));
-    if (st != CCKEY_OK) {
-        /* Never kept for reuse half set up. */
-        cckey_batch_config_free(b->cfg);
-        b->cfg = NULL;
-    }
-    return st;
 }
 
 /* A 131-byte key allocated straight in the major heap: a batch's keys all
@@ -267,15 +246,73 @@ static value major_key(const char *key)
     return s;
 }
 
-static value keys_array(char (*out)[CCKEY_KEY_LEN + 1], size_t n)
+/* Waits, without the runtime lock, for the block the keyer runs. */
+static void wait_block(batch *b)
 {
-    CAMLparam0();
-    CAMLlocal1(keys);
-    if (n == 0) CAMLreturn(Atom(0));
-    keys = caml_alloc_shr(n, 0);
-    for (size_t i = 0; i < n; i++) caml_initialize(&Field(keys, i), Val_unit);
-    for (size_t i = 0; i < n; i++) caml_modify(&Field(keys, i), major_key(out[i]));
-    CAMLreturn(keys);
+    if (!b->inflight) return;
+    caml_release_runtime_system();
+    cckey_ml_keyer_wait(&b->keyer);
+    caml_acquire_runtime_system();
+    b->inflight = 0;
+}
+
+/* Keys slot s's block: handed to the keyer, or run here without the lock. */
+static void start_block(batch *b, slot *s)
+{
+    if (b->threaded) {
+        cckey_ml_keyer_submit(&b->keyer, &s->job);
+        b->inflight = 1;
+        return;
+    }
+    caml_release_runtime_system();
+    cckey_ml_job_run(&s->job);
+    caml_acquire_runtime_system();
+}
+
+static int alloc_slots(batch *b, size_t block, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++) {
+        slot *s = &b->slot[i];
+        s->tuples = malloc(block * sizeof *s->tuples);
+        s->out = malloc(block * sizeof *s->out);
+        if (!s->tuples || !s->out) return -1;
+        s->job.cfg = b->cfg;
+    }
+    return 0;
+}
+
+/* Block i is copied while block i-1 is keyed, then handed over; block
+ * i-1's keys go into keys while block i runs. tuples and keys are
+ * registered roots, read again after each wait: the GC may have moved the
+ * arrays meanwhile. Returns 0; -1 (out of memory); or 1 with *failed the
+ * slot whose job failed. Nothing runs in the keyer when it returns. */
+static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n, size_t block, slot **failed)
+{
+    size_t blocks = (n + block - 1) / block;
+    if (alloc_slots(b, block, blocks > 1 ? 2 : 1) < 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i <= blocks && rc == 0; i++) {
+        slot *s = &b->slot[i % 2], *last = &b->slot[(i + 1) % 2];
+        size_t start = i * block, len = i < blocks && n - start < block ? n - start : block;
+        if (i < blocks && copy_tuples(s, *tuples, start, len) < 0) rc = -1;
+        wait_block(b);   /* block i-1 */
+        if (rc == 0 && i < blocks) start_block(b, s);
+        if (rc == 0 && i > 0 && last->job.status != CCKEY_OK) {
+            *failed = last;
+            rc = 1;
+        }
+        for (size_t j = 0; rc == 0 && i > 0 && j < last->job.n; j++)
+            caml_modify(&Field(*keys, (i - 1) * block + j), major_key(last->out[j]));
+    }
+    wait_block(b);
+    return rc;
+}
+
+static void first_warning(batch *b, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int i = 0; i < 2 && !out[0]; i++)
+        if (b->slot[i].out) snprintf(out, size, "%s", b->slot[i].job.warning);
 }
 
 /* make_keys backend threads verify tuples -> (keys, backend used, warning) */
@@ -285,30 +322,37 @@ value cckey_ml_make_keys(value v_backend, value v_threads, value v_verify, value
     CAMLlocal4(keys, s, used, result);
     size_t n = Wosize_val(v_tuples);
     batch b = {0};
-    cckey_status st = configure(&b, v_backend, v_threads, v_verify);
+    cckey_status st = cckey_ml_batch_config(&b.cfg, b.settings, v_backend, v_threads, v_verify);
     if (st != CCKEY_OK) {
         batch_free(&b);
         cckey_ml_raise(st);
     }
-    if (n) {
-        b.tuples = malloc(n * sizeof *b.tuples);
-        b.out = malloc(n * sizeof *b.out);
-        if (!b.tuples || !b.out || copy_tuples(&b, v_tuples, n) < 0) {
-            batch_free(&b);
-            caml_raise_out_of_memory();
-        }
+    /* Allocated straight in the major heap, as the keys are: they all
+     * outlive the call. */
+    keys = n ? caml_alloc_shr(n, 0) : Atom(0);
+    for (size_t i = 0; i < n; i++) caml_initialize(&Field(keys, i), Val_unit);
+    size_t block = n;
+    if (n > CPU_BLOCK && cckey_ml_runs_on_cpu(b.settings[0])) block = CPU_BLOCK;
+    /* The keyer is one more thread than threads = 1 asks for. */
+    b.threaded = block < n && b.settings[1] != 1 && cckey_ml_keyer_start(&b.keyer) == 0;
+    slot *failed = NULL;
+    int rc = n ? run_blocks(&b, &v_tuples, &keys, n, block, &failed) : 0;
+    if (b.threaded) {
+        caml_release_runtime_system();
+        cckey_ml_keyer_stop(&b.keyer);
+        caml_acquire_runtime_system();
     }
-    caml_release_runtime_system();
-    st = cckey_make_keys(b.out, b.tuples, n, b.cfg);
-    caml_acquire_runtime_system();
-    if (st != CCKEY_OK) {
-        batch_free(&b);
-        cckey_ml_raise(st);
+    char detail[sizeof failed->job.detail], warning[sizeof failed->job.warning];
+    if (failed) {
+        st = failed->job.status;
+        snprintf(detail, sizeof detail, "%s", failed->job.detail);
     }
-    keys = keys_array(b.out, n);
+    first_warning(&b, warning, sizeof warning);
     used = caml_copy_string(cckey_batch_config_used(b.cfg));
-    s = caml_copy_string(cckey_batch_config_warning(b.cfg));
     batch_free(&b);
+    if (rc < 0) caml_raise_out_of_memory();
+    if (rc > 0) cckey_ml_raise_detail(st, detail);
+    s = caml_copy_string(warning);
     result = caml_alloc_tuple(3);
     Store_field(result, 0, keys);
     Store_field(result, 1, used);

@@ -17,11 +17,16 @@
 
 void cckey_ml_raise(cckey_status status)
 {
+    /* Read the detail before anything else can call into cckey. */
+    cckey_ml_raise_detail(status, cckey_last_error());
+}
+
+void cckey_ml_raise_detail(cckey_status status, const char *detail_text)
+{
     CAMLparam0();
     CAMLlocal3(rec, strerror, detail);
     const value *exn = caml_named_value("Cckey.Error");
-    /* Read the detail before anything else can call into cckey. */
-    detail = caml_copy_string(cckey_last_error());
+    detail = caml_copy_string(detail_text);
     strerror = caml_copy_string(cckey_strerror(status));
     if (!exn) caml_failwith(String_val(detail));
     rec = caml_alloc_small(3, 0);

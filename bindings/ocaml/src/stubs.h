@@ -17,6 +17,8 @@
 /* Raises Cckey.Error {status; strerror; detail} with cckey_last_error() as
  * read now, on this thread. */
 void cckey_ml_raise(cckey_status status) __attribute__((noreturn));
+/* The same with the detail given: cckey_last_error of another thread. */
+void cckey_ml_raise_detail(cckey_status status, const char *detail) __attribute__((noreturn));
 
 /* Up to this many options are passed from the stack; more are malloc'ed. */
 #define CCKEY_ML_STACK_OPTIONS 16
@@ -26,6 +28,17 @@ void cckey_ml_raise(cckey_status status) __attribute__((noreturn));
  * allocated. *heap is set when the array was malloc'ed (free it). */
 cckey_option *cckey_ml_options(value list, cckey_option stack[CCKEY_ML_STACK_OPTIONS], size_t *n,
                                cckey_option **heap);
+
+/* Cckey.make_keys' settings (cckey_batch_config_stubs.c): a config for
+ * (backend, threads, verify), the last batch's when those match, with the
+ * settings recorded for cckey_ml_batch_config_done, which keeps it idle
+ * for the next batch (or frees it). */
+cckey_status cckey_ml_batch_config(cckey_batch_config **cfg, long settings[3], value v_backend, value v_threads,
+                                   value v_verify);
+void cckey_ml_batch_config_done(cckey_batch_config *cfg, const long settings[3]);
+/* Whether a batch with this backend code runs on the CPU: cpu, or auto
+ * with no device that auto may use (asked once per process). */
+int cckey_ml_runs_on_cpu(long backend);
 
 static inline cckey_bytes cckey_ml_bytes(value s)
 {

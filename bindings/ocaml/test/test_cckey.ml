@@ -64,6 +64,7 @@ let test_random_make_keys () =
   let want = Array.map oracle tuples in
   check "make_keys (auto) on 100000 random tuples" (Cckey.make_keys tuples = want);
   check "make_keys (cpu, 1 thread)" (Cckey.make_keys ~backend:`Cpu ~threads:1 tuples = want);
+  check "make_keys (cpu, blocks on a helper thread)" (Cckey.make_keys ~backend:`Cpu ~threads:2 tuples = want);
   let small = Array.sub tuples 0 3000 in
   (match Cckey.make_keys_info ~backend:`Opencl ~verify:`All small with
    | keys, used, _ ->
@@ -196,6 +197,36 @@ let test_threads_share_a_source () =
   check "one handle for the shared source" (Cckey.Debug.live_sources () = base + 1);
   ignore (Sys.opaque_identity source)
 
+(* A CPU batch runs in blocks, each keyed on a helper thread while the next
+   one is copied out of the OCaml heap: another thread that meanwhile
+   replaces the array's tuples with fresh copies, allocates (minor
+   collections move young strings) and compacts the heap must not change
+   a key. *)
+let test_batch_while_the_heap_moves () =
+  let tuples = random_tuples 300 100_000 in
+  let want = Array.map oracle tuples in
+  let stop = Atomic.make false in
+  let mover () =
+    let i = ref 0 in
+    while not (Atomic.get stop) do
+      let j = !i mod Array.length tuples in
+      let d, n, s, o = tuples.(j) in
+      tuples.(j) <- (Bytes.to_string (Bytes.of_string d), Bytes.to_string (Bytes.of_string n),
+                     Bytes.to_string (Bytes.of_string s), List.map (fun (k, v) -> (k ^ "", v ^ "")) o);
+      i := !i + 7919;
+      if !i mod 50 = 0 then Gc.compact () else if !i mod 7 = 0 then Thread.yield ()
+    done
+  in
+  let t = Thread.create mover () in
+  let wrong = ref 0 in
+  for _ = 1 to 5 do
+    if Cckey.make_keys ~backend:`Cpu tuples <> want then incr wrong;
+    if Cckey.make_keys ~backend:`Cpu ~threads:1 tuples <> want then incr wrong
+  done;
+  Atomic.set stop true;
+  Thread.join t;
+  check (Printf.sprintf "make_keys while another thread moves the heap (%d wrong)" !wrong) (!wrong = 0)
+
 (* ---- store and errors ---------------------------------------------------- *)
 
 let temp_dir () =
@@ -252,6 +283,7 @@ let () =
   test_source_handles ();
   test_memo_is_weak ();
   test_threads_share_a_source ();
+  test_batch_while_the_heap_moves ();
   test_store ();
   test_errors ();
   if !failures > 0 then begin
