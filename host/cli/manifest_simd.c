@@ -65,7 +65,7 @@ static size_t run_sse2(const uint8_t *s, size_t i, size_t len, char *out, size_t
 }
 
 #define AVX2_TARGET __attribute__((target("avx2,popcnt")))
-#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi2,bmi2,popcnt")))
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi2,bmi2,lzcnt,popcnt")))
 
 /* pack8[m]: the positions of m's set bits, in order: a shuffle that moves
  * the kept bytes of an 8-byte group to its front. */
@@ -95,10 +95,37 @@ AVX2_TARGET static inline size_t put8(char *out, __m128i lo, __m128i hi, unsigne
     return (size_t)__builtin_popcount(m);
 }
 
+/* Bytes in [lo, lo + n), as a bit mask. */
+AVX2_TARGET static inline uint32_t in_range_avx2(__m256i v, uint8_t lo, uint8_t n)
+{
+    __m256i x = _mm256_sub_epi8(v, _mm256_set1_epi8((char)lo));
+    return (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8((char)(n - 1))), x));
+}
+
+/* utf8_stops_avx512 (below), on 32 bytes. */
+AVX2_TARGET static inline void utf8_stops_avx2(__m256i v, uint32_t *hard, uint32_t *soft)
+{
+    uint32_t cont = in_range_avx2(v, 0x80, 0x40), l2 = in_range_avx2(v, 0xc2, 30);
+    uint32_t l3 = in_range_avx2(v, 0xe0, 16), l4 = in_range_avx2(v, 0xf0, 5);
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(v), leads = l2 | l3 | l4;
+    uint32_t want = leads << 1 | (l3 | l4) << 2 | l4 << 3;
+    uint32_t e0 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xe0))) << 1;
+    uint32_t ed = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xed))) << 1;
+    uint32_t f0 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xf0))) << 1;
+    uint32_t f4 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xf4))) << 1;
+    uint32_t bad = (high & ~cont & ~leads) | (cont ^ want) | (e0 & in_range_avx2(v, 0x80, 0x20)) |
+                   (ed & in_range_avx2(v, 0xa0, 0x20)) | (f0 & in_range_avx2(v, 0x80, 0x10)) |
+                   (f4 & in_range_avx2(v, 0x90, 0x30));
+    *soft |= (l2 & 1u << 31) | (l3 & 3u << 30) | (l4 & 7u << 29);
+    if (!bad) return;
+    unsigned e = (unsigned)__builtin_ctz(bad);
+    *hard |= want >> e & 1 ? 1u << (31u - (unsigned)__builtin_clz(leads & ((1u << e) - 1))) : 1u << e;
+}
+
 AVX2_TARGET static size_t run_avx2(const uint8_t *s, size_t i, size_t len, char *out, size_t *po)
 {
     size_t o = *po;
-    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), space = _mm256_set1_epi8(0x20);
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\');
     while (i + 32 <= len) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(s + i));
         __m256i vb = _mm256_cmpeq_epi8(v, bslash);
@@ -106,12 +133,13 @@ AVX2_TARGET static size_t run_avx2(const uint8_t *s, size_t i, size_t len, char 
         __m256i n, t, r, b, f;
         __m256i ok = _mm256_or_si256(letters_avx2(v, &n, &t, &r, &b, &f), vq);
         uint32_t bs = (uint32_t)_mm256_movemask_epi8(vb), q = (uint32_t)_mm256_movemask_epi8(vq);
-        uint32_t bad = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(space, v));
+        uint32_t bad = in_range_avx2(v, 0, 0x20);
         uint32_t esc_ok = (uint32_t)_mm256_movemask_epi8(ok), esc = bs << 1;
         /* A backslash in the last byte has its letter in the next block:
-         * esc_ok >> 1 has no bit 31, so it stops there. */
-        uint32_t stops = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1));
-        unsigned stop = stops ? (unsigned)__builtin_ctz(stops) : 32;
+         * a soft stop, where the next block starts (as in run_avx512). */
+        uint32_t hard = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1) & ~(1u << 31)), soft = bs & 1u << 31;
+        if (_mm256_movemask_epi8(v)) utf8_stops_avx2(v, &hard, &soft);
+        unsigned stop = hard | soft ? (unsigned)__builtin_ctz(hard | soft) : 32;
         uint32_t keep = (stop == 32 ? ~0u : (1u << stop) - 1) & ~bs;
         /* The escaped positions as bytes: each byte's predecessor in vb. */
         __m256i ve = _mm256_alignr_epi8(vb, _mm256_permute2x128_si256(vb, vb, 0x08), 15);
@@ -127,14 +155,50 @@ AVX2_TARGET static size_t run_avx2(const uint8_t *s, size_t i, size_t len, char 
         o += put8(out + o, lo, hi, 2, keep);
         o += put8(out + o, lo, hi, 3, keep);
         i += stop;
-        if (stop < 32) break;
+        if (stop < 32 && (hard >> stop & 1)) break;
     }
     *po = o;
     return i;
 }
 
+/* Where a block holding bytes >= 0x80 must stop for UTF-8, added to the
+ * block's stops: a hard one at the start of the sequence holding the first
+ * bad byte (the caller's byte loop then names it), and soft ones at leads
+ * whose sequence runs past the block (the next block starts there). A bad
+ * byte: one that is no lead or continuation (C0, C1, F5-FF), a continuation
+ * no lead expects, a missing one, or a second byte out of its lead's range
+ * (overlong forms, surrogates, past U+10FFFF). Every stop is on a sequence
+ * boundary with only valid UTF-8 before it. */
+AVX512_TARGET static inline void utf8_stops_avx512(__m512i v, __mmask64 *hard, __mmask64 *soft)
+{
+    __mmask64 cont = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)0x80)), _mm512_set1_epi8(0x40));
+    __mmask64 l2 = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)0xc2)), _mm512_set1_epi8(30));
+    __mmask64 l3 = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)0xe0)), _mm512_set1_epi8(16));
+    __mmask64 l4 = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)0xf0)), _mm512_set1_epi8(5));
+    __mmask64 high = _mm512_movepi8_mask(v), leads = l2 | l3 | l4;
+    __mmask64 want = leads << 1 | (l3 | l4) << 2 | l4 << 3;
+    __mmask64 e0 = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)0xe0)) << 1;
+    __mmask64 ed = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)0xed)) << 1;
+    __mmask64 f0 = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)0xf0)) << 1;
+    __mmask64 f4 = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)0xf4)) << 1;
+    __mmask64 bad = (high & ~cont & ~leads) | (cont ^ want) |
+                    (e0 & _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8((char)0xa0))) |
+                    (ed & _mm512_cmpgt_epu8_mask(v, _mm512_set1_epi8((char)0x9f))) |
+                    (f0 & _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8((char)0x90))) |
+                    (f4 & _mm512_cmpgt_epu8_mask(v, _mm512_set1_epi8((char)0x8f)));
+    *soft |= (l2 & 1ull << 63) | (l3 & 3ull << 62) | (l4 & 7ull << 61);
+    if (!bad) return;
+    /* A byte some lead expects belongs to the last lead before it (a lead
+     * between them would itself be the first bad byte); any other bad byte
+     * starts a sequence or stands alone. */
+    unsigned e = (unsigned)__builtin_ctzll(bad);
+    *hard |= want >> e & 1 ? 1ull << (63u - (unsigned)__builtin_clzll(leads & _bzhi_u64(~0ull, e))) : 1ull << e;
+}
+
 /* 64 bytes a step to the end of the line: the loads and stores are masked,
- * and the lanes past len load as 0, a control byte, hence a stop. */
+ * and the lanes past len load as 0, a control byte, hence a stop. Valid
+ * UTF-8 is taken too. A soft stop (an escape or a UTF-8 sequence that the
+ * block splits) only starts the next block there. */
 AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, char *out, size_t *po)
 {
     size_t o = *po;
@@ -143,7 +207,7 @@ AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, c
         __mmask64 valid = _bzhi_u64(~0ull, (unsigned)(len - i < 64 ? len - i : 64));
         __m512i v = _mm512_maskz_loadu_epi8(valid, s + i);
         __mmask64 bs = _mm512_cmpeq_epi8_mask(v, bslash), q = _mm512_cmpeq_epi8_mask(v, quote);
-        __mmask64 bad = _mm512_cmplt_epi8_mask(v, space);
+        __mmask64 bad = _mm512_cmplt_epu8_mask(v, space);
         __mmask64 n = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('n'));
         __mmask64 t = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('t'));
         __mmask64 r = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('r'));
@@ -151,8 +215,9 @@ AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, c
         __mmask64 f = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('f'));
         __mmask64 sl = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('/'));
         __mmask64 esc_ok = q | n | t | r | b | f | sl, esc = bs << 1;
-        __mmask64 stops = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1));
-        unsigned stop = stops ? (unsigned)__builtin_ctzll(stops) : 64;
+        __mmask64 hard = ((q | bad) & ~esc) | (bs & ~(esc_ok >> 1) & ~(1ull << 63)), soft = bs & 1ull << 63;
+        if (_mm512_movepi8_mask(v)) utf8_stops_avx512(v, &hard, &soft);
+        unsigned stop = hard | soft ? (unsigned)__builtin_ctzll(hard | soft) : 64;
         __mmask64 keep = _bzhi_u64(~0ull, stop) & ~bs;
         v = _mm512_mask_mov_epi8(v, n & esc, _mm512_set1_epi8('\n'));
         v = _mm512_mask_mov_epi8(v, t & esc, _mm512_set1_epi8('\t'));
@@ -163,7 +228,7 @@ AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, c
         _mm512_mask_storeu_epi8(out + o, _bzhi_u64(~0ull, kept), _mm512_maskz_compress_epi8(keep, v));
         o += kept;
         i += stop;
-        if (stop < 64) break;
+        if (stop < 64 && (hard >> stop & 1)) break;
     }
     *po = o;
     return i;

@@ -28,7 +28,8 @@ ISAS = ["scalar", "sse2", "avx2", "avx512"]
 ESCAPES = {b'\\n': b"\n", b'\\t': b"\t", b'\\"': b'"', b"\\/": b"/", b"\\\\": b"\\", b"\\b": b"\b",
            b"\\f": b"\f", b"\\r": b"\r", b"\\u00e9": "\u00e9".encode(), b"\\ud83d\\ude00": "\U0001F600".encode(),
            b"\\u0000": b"\0"}
-RAW = ["\u00e9", "\u20ac", "\U0001F600"]
+RAW = ["\u00e9", "\u20ac", "\U0001F600", "\u0080", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff",
+       "\U00010000", "\U0010FFFF"]
 
 
 def piece(rng):
@@ -46,7 +47,8 @@ def piece(rng):
 
 FAULTS = [(b"\x01", "control character 0x1"), (b"\x1f", "control character 0x1f"), (b"\\x", "invalid escape"),
           (b"\\u12G4", None), (b"\\udc00", None), (b"\\ud800x", None), (b"\xff", None), (b"\xc0\x80", None),
-          (b"\xe2\x82a", None), (b"\xed\xa0\x80", None)]
+          (b"\xe2\x82a", None), (b"\xed\xa0\x80", None), (b"\xf4\x90\x80\x80", None), (b"\xf0\x8f\xbf\xbf", None),
+          (b"\xe0\x9f\xbf", None), (b"\x80", None), (b"\xc3", None), (b"\xf5\x80\x80\x80", None)]
 
 
 def make_line(rng, prefix):
