@@ -204,8 +204,9 @@ static int string(ctx *c, cckey_bytes *str)
         }
     }
     for (;;) {
-        /* The common run: plain ASCII and one-character escapes, a block
-         * at a time (manifest_simd.c); then the rest byte by byte. */
+        /* The common run: plain ASCII, one-character escapes and (AVX2 and
+         * up) valid UTF-8, a block at a time (manifest_simd.c); then the
+         * rest byte by byte. */
         c->i = c->kern(c->s, c->i, c->len, c->out, &c->o);
         size_t run = c->i;
         while (run < c->len) {

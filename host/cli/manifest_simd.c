@@ -5,8 +5,8 @@
  * kernel) costs a mispredicted branch or two per escape, which left the
  * parser at 1.1 GB/s, behind simdjson. The AVX2 and AVX-512 kernels judge a
  * whole block at once: they find where the block must stop (the first
- * unescaped quote, control or non-ASCII byte, or an escape they do not
- * decode), translate the escaped letters before it, and squeeze the
+ * unescaped quote, control byte, escape they do not decode, or bad UTF-8
+ * sequence), translate the escaped letters before it, and squeeze the
  * backslashes out (VBMI2's compress; in AVX2, 8 bytes at a time through a
  * shuffle table). No branch depends on where the escapes fall.
  *

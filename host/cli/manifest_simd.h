@@ -3,10 +3,12 @@
  *
  * A kernel starts at s[i] inside a string body, on a fresh character (not
  * inside an escape), and decodes what is plain: bytes 0x20..0x7f other
- * than '"' and '\\', and the one-character escapes (mj_short_escape). It
- * returns the index of the first byte it did not take: a quote, a control
- * byte, a byte >= 0x80, an escape it leaves (\u, an invalid one; \\ in
- * some kernels), or bytes near len it leaves to the caller's byte loop. Decoded bytes go
+ * than '"' and '\\', the one-character escapes (mj_short_escape), and (AVX2,
+ * AVX-512) valid UTF-8 sequences. It returns the index of the first byte it
+ * did not take, always on a character boundary: a quote, a control byte, a
+ * byte >= 0x80 it leaves (all of them in SSE2; the start of a bad sequence),
+ * an escape it leaves (\u, an invalid one; \\ in some kernels), or bytes
+ * near len it leaves to the caller's byte loop. Decoded bytes go
  * to out[*o...] and *o advances. Decoding never grows a string and *o <= i
  * on entry, so a kernel may store up to len - i bytes at out + *o (garbage
  * past the decoded ones, overwritten later).
