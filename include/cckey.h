@@ -389,10 +389,11 @@ CCKEY_API unsigned cckey_cpu_threads(void);
  * Deduplication runs on all threads: fields are split by hash into 256
  * partitions, each deduplicated alone; fields at the same address as an
  * earlier one (a shared device, source or options array) skip the tables.
- * A batch on the CPU backend (CCKEY_BACKEND_CPU, or AUTO in a build with no
- * device backend) with no progress callback and more than 8,192 tuples is
- * planned in blocks of at most 8,192 tuples, each thread planning one block
- * at a time alone: its rate then does not fall as n grows. A value is then
+ * A batch on the CPU backend (CCKEY_BACKEND_CPU, or AUTO where no device
+ * would be worth it) with no progress callback, more than 8,192 tuples and
+ * fields under 1 KiB a tuple on average (sampled) is planned in blocks of
+ * at most 8,192 tuples, each thread planning one block at a time alone:
+ * its rate then does not fall as n grows. A value is then
  * digested once per block it appears in, except strings of 1 KiB or more,
  * which the blocks share through a cache of 16,384 digests.
  * Memory besides out, until the call returns, for the tuples planned

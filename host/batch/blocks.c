@@ -24,20 +24,30 @@ static size_t sampled_bytes(const cckey_tuple *tuples, size_t n)
     return bytes / SAMPLE;
 }
 
+/* AUTO picks a device only for a batch worth one (planner.c's choose()):
+ * asked here of the batch's upper bound (every field distinct), a device
+ * not worth it for that is not worth it for the real batch either. */
+static bool device_worth_it(const cckey_batch_config *cfg, size_t n, uint64_t bytes, unsigned threads)
+{
+    static const cckey_backend_kind devices[] = {CCKEY_BACKEND_CUDA, CCKEY_BACKEND_OPENCL};
+    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
+        const cckey_backend_ops *b = cckey_backend_ops_for(devices[i]);
+        if (b && cckey_backend_worth_it(b, &cfg->device, 3 * n, bytes, threads)) return true;
+    }
+    return false;
+}
+
 bool cckey_plan_by_blocks(const cckey_batch_config *cfg, const cckey_tuple *tuples, size_t n, unsigned threads)
 {
-    if (cfg && (cfg->progress || cfg->progress_cancel)) return false;   /* reported over the whole batch */
-    cckey_backend_kind kind = cfg ? cfg->backend : CCKEY_BACKEND_AUTO;
-    /* AUTO may pick a device, which wants the whole batch at once. */
-    if (kind == CCKEY_BACKEND_AUTO &&
-        (cckey_backend_ops_for(CCKEY_BACKEND_CUDA) || cckey_backend_ops_for(CCKEY_BACKEND_OPENCL)))
-        return false;
-    if (kind != CCKEY_BACKEND_CPU && kind != CCKEY_BACKEND_AUTO) return false;
+    if (cfg->progress || cfg->progress_cancel) return false;   /* reported over the whole batch */
+    if (cfg->backend != CCKEY_BACKEND_CPU && cfg->backend != CCKEY_BACKEND_AUTO) return false;
     if (threads > 1 ? n < 2 * CCKEY_PLAN_BLOCK_MIN : n <= CCKEY_PLAN_BLOCK) return false;
     /* Long fields: MD5 is the cost, not the tables. The whole batch then
      * digests each distinct one once, on all threads at a time, where
      * blocks that run together would each digest the ones they share. */
-    return sampled_bytes(tuples, n) < CCKEY_DIGEST_CACHE_MIN;
+    size_t mean = sampled_bytes(tuples, n);
+    if (mean >= CCKEY_DIGEST_CACHE_MIN) return false;
+    return cfg->backend == CCKEY_BACKEND_CPU || !device_worth_it(cfg, n, (uint64_t)mean * n, threads);
 }
 
 typedef struct block_run {

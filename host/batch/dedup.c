@@ -176,7 +176,9 @@ cckey_status cckey_dedup_run(cckey_dedup *d, size_t n, const uint64_t *hash, cck
     w.start[DEDUP_PARTS] = at;
     memcpy(d->start, w.start, sizeof d->start);
     st = cckey_parallel_for(threads, w.blocks, 1, scatter_blocks, &w);
-    if (st == CCKEY_OK) st = cckey_parallel_for(threads, DEDUP_PARTS, 1, dedup_parts, &w);
+    /* A few partitions a claim: each claim allocates its own table. */
+    size_t grain = DEDUP_PARTS / (4 * (threads ? threads : cckey_cpu_count()));
+    if (st == CCKEY_OK) st = cckey_parallel_for(threads, DEDUP_PARTS, grain ? grain : 1, dedup_parts, &w);
     if (st == CCKEY_OK && w.failed) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplication table");
     if (st != CCKEY_OK) return st;
     for (size_t b = 0; b < w.blocks; b++) {

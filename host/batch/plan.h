@@ -40,9 +40,10 @@ typedef struct cckey_key_out {
 cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, size_t begin, size_t end,
                                   cckey_scratch *mem, cckey_digest_cache *cache);
 
-/* Whether a batch of n tuples with this config goes by blocks: a CPU batch
- * with no progress callback, long enough for blocks, and whose fields are
- * short on average (sampled; see blocks.c). */
+/* Whether a batch of n tuples with cfg (not NULL) goes by blocks: a batch
+ * on the CPU backend (or AUTO, where no device would be worth it) with no
+ * progress callback, long enough for blocks, and whose fields are short on
+ * average (sampled; see blocks.c). */
 bool cckey_plan_by_blocks(const cckey_batch_config *cfg, const cckey_tuple *tuples, size_t n, unsigned threads);
 /* The whole batch by blocks on up to `threads` threads; thread t's tables
  * come from mem[t] for t < n_mem (kept by the config between batches), else
