@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define BLOCK ((size_t)1 << 16)   /* items per counting block */
+#define DEDUP_THREAD_MIN ((size_t)1 << 15)   /* items below which partitions run on one thread */
 
 static inline unsigned part_of(uint64_t h) { return (unsigned)(h >> (64 - DEDUP_BITS)); }
 
@@ -176,7 +177,9 @@ cckey_status cckey_dedup_run(cckey_dedup *d, size_t n, const uint64_t *hash, cck
     w.start[DEDUP_PARTS] = at;
     memcpy(d->start, w.start, sizeof d->start);
     st = cckey_parallel_for(threads, w.blocks, 1, scatter_blocks, &w);
-    /* A few partitions a claim: each claim allocates its own table. */
+    /* A few partitions a claim: each claim allocates its own table. A
+     * small batch's partitions take less time than starting a thread. */
+    if (n < DEDUP_THREAD_MIN) threads = 1;
     size_t grain = DEDUP_PARTS / (4 * (threads ? threads : cckey_cpu_count()));
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, DEDUP_PARTS, grain ? grain : 1, dedup_parts, &w);
     if (st == CCKEY_OK && w.failed) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "deduplication table");
