@@ -385,27 +385,29 @@ CCKEY_API unsigned cckey_cpu_threads(void);
 
 /**
  * Compute the keys of n tuples. out[i] receives the key of tuples[i].
- * Each distinct field value is digested once across the batch.
- * Deduplication runs on all threads: fields are split by hash into 256
- * partitions, each deduplicated alone; fields at the same address as an
- * earlier one (a shared device, source or options array) skip the tables.
+ * Each distinct field value is digested once across the batch (by blocks:
+ * once per block, see below). Deduplication runs on all threads: fields
+ * are split by hash into 256 partitions, each deduplicated alone; fields at
+ * the same address as an earlier one (a shared device, source or options
+ * array) skip the tables.
  * A batch on the CPU backend (CCKEY_BACKEND_CPU, or AUTO where no device
  * would be worth it) with no progress callback, more than 8,192 tuples and
  * fields under 1 KiB a tuple on average (sampled) is planned in blocks of
  * at most 8,192 tuples, each thread planning one block at a time alone:
- * its rate then does not fall as n grows. A value is then
- * digested once per block it appears in, except strings of 1 KiB or more,
- * which the blocks share through a cache of 16,384 digests.
+ * its rate then does not fall as n grows. A value is digested once per
+ * block it appears in, except strings of 1 KiB or more, which the blocks
+ * share through a cache of 16,384 digests.
  * Memory besides out, until the call returns, for the tuples planned
  * together (a block per thread, or else the whole batch): about 104 bytes
  * per tuple, 58 per option pair (only for an options array that no earlier
  * tuple among the same 16,384 used: a shared array costs nothing per tuple)
- * and 57 per distinct string: by blocks, about 1.2 MB per thread whatever
- * n for distinct 40-byte names that share their other fields (150 bytes a
- * tuple), 2 MB for distinct names and sources (250 bytes a tuple). Plus 640 KiB for the shared digests of a blocked batch with long
- * strings. A config keeps these tables (at most 256 MiB per thread) for its
- * next batch, so that repeated batches touch no fresh pages;
- * cckey_batch_config_free releases them. n must be below
+ * and 57 per distinct string. By blocks that is about 1.2 MB per thread
+ * whatever n for distinct 40-byte names that share their other fields
+ * (150 bytes a tuple), 2 MB for distinct names and sources (250 bytes a
+ * tuple), plus 640 KiB for the shared digests when the batch has long
+ * strings. A config keeps these tables (at most 256 MiB per thread, for up
+ * to 16 threads) for its next batch, so that repeated batches touch no
+ * fresh pages; cckey_batch_config_free releases them. n must be below
  * 2^32 / (3 + 2 * options).
  * @param out    n key buffers; may be NULL only when n is 0.
  * @param tuples n tuples; may be NULL only when n is 0.
