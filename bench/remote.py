@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+# In bench/RESULTS.md, what follows this line in the section is kept by --write-results.
+NOTES = "<!-- notes below: kept by bench/remote.py --write-results -->"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "remote"))
@@ -188,6 +190,9 @@ def main():
             old = f.read()
         section = head + text
         m = re.search(r"^## Remote caches.*?(?=^## |\Z)", old, re.M | re.S)
+        if m and NOTES in m.group(0):
+            # Notes written by hand after the table stay with the new table.
+            section += "\n" + m.group(0)[m.group(0).index(NOTES):].rstrip("\n") + "\n\n"
         new = old[:m.start()] + section + old[m.end():] if m else old.rstrip("\n") + "\n\n" + section
         with open(path, "w") as f:
             f.write(new)
