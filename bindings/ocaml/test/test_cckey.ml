@@ -227,6 +227,22 @@ let test_batch_while_the_heap_moves () =
   Thread.join t;
   check (Printf.sprintf "make_keys while another thread moves the heap (%d wrong)" !wrong) (!wrong = 0)
 
+(* A batch's keys are made together in the major heap: half of them dropped,
+   the heap swept and compacted, the other half must still be intact, and
+   so must the keys of a batch made afterwards in the freed space. *)
+let test_keys_outlive_their_neighbours () =
+  let tuples = random_tuples 301 70_000 in
+  let want = Array.map oracle tuples in
+  let keys = Cckey.make_keys ~backend:`Cpu tuples in
+  Array.iteri (fun i _ -> if i mod 2 = 0 then keys.(i) <- "") keys;
+  Gc.full_major ();
+  Gc.compact ();
+  let again = Cckey.make_keys ~backend:`Cpu tuples in
+  Gc.compact ();
+  let bad = ref 0 in
+  Array.iteri (fun i k -> if (i mod 2 = 1 && k <> want.(i)) || again.(i) <> want.(i) then incr bad) keys;
+  check (Printf.sprintf "keys after their neighbours are collected and the heap compacted (%d wrong)" !bad) (!bad = 0)
+
 (* ---- store and errors ---------------------------------------------------- *)
 
 let temp_dir () =
@@ -284,6 +300,7 @@ let () =
   test_memo_is_weak ();
   test_threads_share_a_source ();
   test_batch_while_the_heap_moves ();
+  test_keys_outlive_their_neighbours ();
   test_store ();
   test_errors ();
   if !failures > 0 then begin
