@@ -422,6 +422,33 @@ CCKEY_API unsigned cckey_cpu_threads(void);
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
 
+/**
+ * A thread of its own for cckey_make_keys, one call at a time. For a caller
+ * that must hold a lock while it prepares tuples (a language runtime's: the
+ * GIL, OCaml's runtime lock): it submits one block of tuples, converts the
+ * next block while this one is keyed, then waits. The keys are exactly
+ * cckey_make_keys'. A handle is for one caller thread at a time.
+ * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD.
+ */
+typedef struct cckey_keyer cckey_keyer;
+CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
+/**
+ * Starts cckey_make_keys(out, tuples, n, config) on k's thread and returns
+ * at once. Every argument, and the strings the tuples point to, must stay
+ * valid and unchanged until cckey_keyer_wait returns; the previous call must
+ * have been waited for.
+ */
+CCKEY_API void cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                  size_t n, const cckey_batch_config *config);
+/**
+ * Waits for the submitted call and returns what cckey_make_keys returned
+ * (CCKEY_OK when nothing was submitted). On error cckey_last_error, on the
+ * waiting thread, says why; cckey_batch_config_warning(config) is the call's.
+ */
+CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
+/** Lets a submitted call finish, ends the thread and frees k. NULL is a no-op. */
+CCKEY_API void cckey_keyer_free(cckey_keyer *k);
+
 /* ------------------------------------------------------------------------ */
 /* C strings, streamed sources, parsed keys, binary keys, cancelling        */
 /* ------------------------------------------------------------------------ */

@@ -88,7 +88,7 @@ def _library():
 
 include, lib, deps = _library()
 sources = [os.path.join("ext", f) for f in
-           ("module.c", "fields.c", "batch.c", "keyer.c", "source.c", "store.c", "devices.c")]
+           ("module.c", "fields.c", "batch.c", "source.c", "store.c", "devices.c")]
 setup(
     package_dir={"": "src"},
     packages=["cckey"],
@@ -102,6 +102,6 @@ setup(
         extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
                             "-Wno-cast-function-type", "-fvisibility=hidden"],
         extra_link_args=deps + ["-Wl,--exclude-libs,ALL"],
-        depends=[os.path.join("ext", "pyck.h"), os.path.join("ext", "keyer.h"), lib],
+        depends=[os.path.join("ext", "pyck.h"), lib],
     )],
 )

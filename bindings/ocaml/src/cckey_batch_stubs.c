@@ -4,7 +4,6 @@
  * the usual case for sources, is copied once. A CPU batch runs in blocks,
  * each keyed on a helper thread while the next one is copied and the last
  * one's keys become OCaml strings (run_blocks). */
-#include "cckey_keyer.h"
 #include "stubs.h"
 
 #include <caml/gc.h>
@@ -127,6 +126,27 @@ static void fix_up(cckey_bytes *b, const char *base)
  * threads. A device backend gets the whole batch in one call. */
 #define CPU_BLOCK 32768
 
+/* One block's cckey_make_keys: its arguments, and what it returned with
+ * the message and warning of that call, read on the runtime's thread right
+ * after it (both are overwritten by the next call). */
+typedef struct cckey_ml_job {
+    char (*out)[CCKEY_KEY_LEN + 1];
+    const cckey_tuple *tuples;
+    size_t n;
+    const cckey_batch_config *cfg;
+    cckey_status status;
+    char detail[1024];
+    char warning[1024];
+} cckey_ml_job;
+
+static void job_done(cckey_ml_job *job, cckey_status st)
+{
+    const char *w = cckey_batch_config_warning(job->cfg);
+    job->status = st;
+    snprintf(job->detail, sizeof job->detail, "%s", st != CCKEY_OK ? cckey_last_error() : "");
+    snprintf(job->warning, sizeof job->warning, "%s", st == CCKEY_OK && w ? w : "");
+}
+
 /* A block of the batch, copied: two slots take turns, so that one block is
  * keyed while the next is copied. Their memory is reused block after
  * block. */
@@ -144,8 +164,8 @@ typedef struct batch {
     slot slot[2];
     cckey_batch_config *cfg;
     long settings[3];   /* backend, threads, verify */
-    cckey_ml_keyer keyer;
-    int threaded, inflight;
+    cckey_keyer *keyer;   /* the library's thread for blocks, when used */
+    slot *inflight;       /* the slot it is keying */
 } batch;
 
 static void batch_free(batch *b)
@@ -283,22 +303,25 @@ static void wait_block(batch *b)
 {
     if (!b->inflight) return;
     caml_release_runtime_system();
-    cckey_ml_keyer_wait(&b->keyer);
+    cckey_status st = cckey_keyer_wait(b->keyer);
     caml_acquire_runtime_system();
-    b->inflight = 0;
+    job_done(&b->inflight->job, st);
+    b->inflight = NULL;
 }
 
 /* Keys slot s's block: handed to the keyer, or run here without the lock. */
 static void start_block(batch *b, slot *s)
 {
-    if (b->threaded) {
-        cckey_ml_keyer_submit(&b->keyer, &s->job);
-        b->inflight = 1;
+    cckey_ml_job *j = &s->job;
+    if (b->keyer) {
+        cckey_keyer_submit(b->keyer, j->out, j->tuples, j->n, j->cfg);
+        b->inflight = s;
         return;
     }
     caml_release_runtime_system();
-    cckey_ml_job_run(&s->job);
+    cckey_status st = cckey_make_keys(j->out, j->tuples, j->n, j->cfg);
     caml_acquire_runtime_system();
+    job_done(j, st);
 }
 
 static int alloc_slots(batch *b, size_t block, int n_slots)
@@ -365,12 +388,12 @@ value cckey_ml_make_keys(value v_backend, value v_threads, value v_verify, value
     size_t block = n;
     if (n > CPU_BLOCK && cckey_ml_runs_on_cpu(b.settings[0])) block = CPU_BLOCK;
     /* The keyer is one more thread than threads = 1 asks for. */
-    b.threaded = block < n && b.settings[1] != 1 && cckey_ml_keyer_start(&b.keyer) == 0;
+    if (block < n && b.settings[1] != 1 && cckey_keyer_new(&b.keyer) != CCKEY_OK) b.keyer = NULL;
     slot *failed = NULL;
     int rc = n ? run_blocks(&b, &v_tuples, &keys, n, block, &failed) : 0;
-    if (b.threaded) {
+    if (b.keyer) {
         caml_release_runtime_system();
-        cckey_ml_keyer_stop(&b.keyer);
+        cckey_keyer_free(b.keyer);
         caml_acquire_runtime_system();
     }
     char detail[sizeof failed->job.detail], warning[sizeof failed->job.warning];

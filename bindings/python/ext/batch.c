@@ -1,7 +1,6 @@
 /* cckey.make_keys: the tuples are converted under the GIL (pointers into the
  * Python objects, which are kept alive), then cckey_make_keys runs with the
  * GIL released. */
-#include "keyer.h"
 #include "pyck.h"
 
 #include <string.h>
@@ -59,7 +58,7 @@ typedef struct slot {
     cckey_tuple *tuples;
     char (*out)[CCKEY_KEY_LEN + 1];
     pyck_options opts;
-    pyck_job job;
+    size_t n;               /* tuples in the block */
 } slot;
 
 /* The batch being converted, a block at a time. Each tuple's options are
@@ -398,50 +397,62 @@ static int add_keys(PyObject *result, size_t start, char (*out)[CCKEY_KEY_LEN + 
 }
 
 /* The batch's run, a block at a time: block i is converted (GIL held)
- * while block i-1 is keyed, on the keyer thread when there is one; then
- * block i is handed to the keyer and block i-1's keys become str objects
- * while it runs. Without a keyer a block is keyed at hand-over. */
+ * while block i-1 is keyed, on the library's keyer thread when there is one
+ * (cckey_keyer); then block i is handed over and block i-1's keys become str
+ * objects while it runs. Without a keyer a block is keyed at hand-over. */
 typedef struct run {
     batch *b;
     PyObject *list, *result, *warning;
     cckey_batch_config *cfg;
     size_t block;
-    pyck_keyer keyer;
-    int threaded, inflight;
+    cckey_keyer *keyer;
+    int inflight;   /* a block is on the keyer */
 } run;
 
-static void run_wait(run *r)
+/* The block in flight has been keyed: its status, and the first warning. */
+static int block_done(run *r, cckey_status st)
 {
-    if (!r->inflight) return;
+    if (st != CCKEY_OK) {
+        /* cckey_last_error, on this thread, says why; a conversion error
+         * raised first stays the one reported. */
+        if (!PyErr_Occurred()) pyck_raise(st);
+        return -1;
+    }
+    const char *w = cckey_batch_config_warning(r->cfg);
+    if (w && *w && !r->warning && !(r->warning = PyUnicode_FromString(w))) return -1;
+    return 0;
+}
+
+static int run_wait(run *r)
+{
+    if (!r->inflight) return 0;
+    cckey_status st;
     Py_BEGIN_ALLOW_THREADS
-    pyck_keyer_wait(&r->keyer);
+    st = cckey_keyer_wait(r->keyer);
     Py_END_ALLOW_THREADS
     r->inflight = 0;
+    return block_done(r, st);
 }
 
-static void run_start(run *r, slot *s)
+static int run_start(run *r, slot *s)
 {
-    if (r->threaded) {
-        pyck_keyer_submit(&r->keyer, &s->job);
+    if (r->keyer) {
+        cckey_keyer_submit(r->keyer, s->out, s->tuples, s->n, r->cfg);
         r->inflight = 1;
-        return;
+        return 0;
     }
+    cckey_status st;
     Py_BEGIN_ALLOW_THREADS
-    pyck_job_run(&s->job);
+    st = cckey_make_keys(s->out, s->tuples, s->n, r->cfg);
     Py_END_ALLOW_THREADS
+    return block_done(r, st);
 }
 
-/* Block i's keys into result; its job has run. */
+/* Block i's keys into result; it has been keyed. */
 static int finish_block(run *r, size_t i)
 {
     slot *s = &r->b->slot[i % 2];
-    if (s->job.status != CCKEY_OK) {
-        pyck_raise_detail(s->job.status, s->job.detail);
-        return -1;
-    }
-    const char *w = s->job.warning;
-    if (*w && !r->warning && !(r->warning = PyUnicode_FromString(w))) return -1;
-    return add_keys(r->result, i * r->block, s->out, s->job.n);
+    return add_keys(r->result, i * r->block, s->out, s->n);
 }
 
 static int alloc_slots(batch *b, size_t block, int n_slots)
@@ -468,12 +479,11 @@ static int run_blocks(run *r)
         slot *s = &r->b->slot[i % 2];
         size_t start = i * r->block, len = i < blocks && n - start < r->block ? n - start : r->block;
         if (i < blocks && convert_block(r->b, r->list, start, len, s) < 0) rc = -1;
-        run_wait(r);   /* block i-1 */
-        if (rc == 0 && i < blocks) s->job = (pyck_job){.out = s->out, .tuples = s->tuples, .n = len, .cfg = r->cfg};
-        if (rc == 0 && i < blocks) run_start(r, s);
+        if (run_wait(r) < 0) rc = -1;   /* block i-1 */
+        if (rc == 0 && i < blocks) s->n = len, rc = run_start(r, s);
         if (rc == 0 && i > 0) rc = finish_block(r, i - 1);
     }
-    run_wait(r);
+    if (run_wait(r) < 0 && rc == 0) rc = -1;
     return rc;
 }
 
@@ -503,12 +513,12 @@ PyObject *pyck_make_keys(PyObject *self, PyObject *args, PyObject *kwargs)
         int cpu = runs_on_cpu(kind);
         r.block = cpu && n > CPU_BLOCK ? CPU_BLOCK : n;
         /* The keyer thread is one more thread than threads=1 asks for. */
-        r.threaded = cpu && threads != 1 && n > r.block && pyck_keyer_start(&r.keyer) == 0;
+        if (cpu && threads != 1 && n > r.block && cckey_keyer_new(&r.keyer) != CCKEY_OK) r.keyer = NULL;
         /* A list whose slots are still NULL is safe to free. */
         if (run_blocks(&r) < 0) Py_CLEAR(r.result);
-        if (r.threaded) {
+        if (r.keyer) {
             Py_BEGIN_ALLOW_THREADS
-            pyck_keyer_stop(&r.keyer);
+            cckey_keyer_free(r.keyer);
             Py_END_ALLOW_THREADS
         }
     }
