@@ -46,17 +46,51 @@ def cckey_bench(exe, url, scratch, n, size, jobs, redis=None):
                          check=True, capture_output=True, text=True, env=env).stdout
     res = {}
     for line in out.splitlines():
-        phase, _, _, _, secs = line.split(",")[:5]
+        phase, _, n_, _, secs, cpu = line.split(",")[:6]
         res[phase] = float(secs)
+        res[phase + "_cpu_us"] = float(cpu) / int(n_) * 1e6
     shutil.rmtree(scratch, ignore_errors=True)
     return res
 
 
+def redis_benchmark_run(redis, tests, n, size, jobs, extra=()):
+    out = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(redis.port), "-t", tests, "-n", str(n),
+                          "-d", str(size), "-c", str(jobs), "--csv"] + list(extra), check=True, capture_output=True,
+                         text=True).stdout
+    return {k: n / float(v) for k, v in re.findall(r'^"(SET|GET)","([\d.]+)"', out, re.M)}
+
+
 def redis_benchmark(redis, n, size, jobs):
-    out = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(redis.port), "-t", "set,get", "-n", str(n),
-                          "-d", str(size), "-c", str(jobs), "--csv"], check=True, capture_output=True, text=True).stdout
-    rps = dict(re.findall(r'^"(SET|GET)","([\d.]+)"', out, re.M))
-    return {"put": n / float(rps["SET"]), "get": n / float(rps["GET"])}
+    """The default test: every SET and GET on one key ("key:__rand_int__"
+    unexpanded), overwritten in place: the cheapest case for the server."""
+    s = redis_benchmark_run(redis, "set,get", n, size, jobs)
+    return {"put": s["SET"], "get": s["GET"]}
+
+
+def redis_populate(redis, keys, size):
+    """SET key:000000000000 .. key:<keys-1> (redis-benchmark's -r names) to
+    size-byte values, through one redis-cli --pipe, untimed."""
+    value = b"x" * size
+    cmds = []
+    for i in range(keys):
+        k = b"key:%012d" % i
+        cmds.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, size, value))
+    subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(redis.port), "--pipe"], input=b"".join(cmds),
+                   check=True, capture_output=True)
+
+
+def redis_benchmark_keys(redis, n, size, jobs):
+    """Like cckey's workload, over 1000 keys: `-r 1000` makes each SET and GET
+    name a random key among 1000. SETs start from an empty server, as cckey's
+    puts do (random picks: about 63% of 1000 SETs make a new key, the rest
+    replace a 100 KiB value); before the GETs every key is set, so each GET
+    hits a distinct-key keyspace as cckey's gets do."""
+    redis.cli("FLUSHALL")
+    put = redis_benchmark_run(redis, "set", n, size, jobs, ["-r", str(n)])["SET"]
+    redis_populate(redis, n, size)
+    get = redis_benchmark_run(redis, "get", n, size, jobs, ["-r", str(n)])["GET"]
+    redis.cli("FLUSHALL")
+    return {"put": put, "get": get}
 
 
 def curl_loop(nginx, scratch, n, size, jobs):
@@ -126,6 +160,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--write-results", action="store_true")
     a = ap.parse_args()
+    load0 = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
     exe = os.path.join(a.build, "bench", "cckey_remote_bench")
     cckey = os.path.join(a.build, "cckey")
     # Folders on tmpfs where there is one: the disk is not what is measured.
@@ -138,11 +173,12 @@ def main():
         for jobs in (1, 4):
             r = [cckey_bench(exe, redis.url(), os.path.join(work, "s"), a.entries, a.size, jobs, redis)
                  for _ in range(a.repeat)]
-            rows.append(("redis", jobs, best(r), best([redis_benchmark(redis, a.entries, a.size, jobs)
-                                                       for _ in range(a.repeat)]), "redis-benchmark"))
+            one = best([redis_benchmark(redis, a.entries, a.size, jobs) for _ in range(a.repeat)])
+            keys = best([redis_benchmark_keys(redis, a.entries, a.size, jobs) for _ in range(a.repeat)])
+            rows.append(("redis", jobs, best(r), one, "redis-benchmark (one key)", keys))
             r = [cckey_bench(exe, nginx.url(), os.path.join(work, "s"), a.entries, a.size, jobs) for _ in range(a.repeat)]
             rows.append(("http", jobs, best(r), best([curl_loop(nginx, os.path.join(work, "c"), a.entries, a.size, jobs)
-                                                      for _ in range(a.repeat)]), "curl -K (one process)"))
+                                                      for _ in range(a.repeat)]), "curl -K (one process)", None))
         warm = warm_speedup(cckey, redis, work, a.repeat)
     finally:
         redis.stop()
@@ -152,21 +188,32 @@ def main():
              "`cckey get` is a fresh store's look-ups, each a remote hit checked and copied into the folder;",
              "`cckey put` stores each entry in the folder and the remote; `local put` is the folder alone.",
              "Same payload size and concurrency on every side: cckey (`bench/remote_bench.c`, public API) runs `jobs`",
-             "threads on one store handle, timed inside its process, with 1000 distinct keys and an entry header of",
-             "192 bytes more than the payload; `redis-benchmark -t set,get -n N -d SIZE -c jobs` (one key, its own",
-             "timing, no pipelining); one `curl -K` process with `--parallel-max jobs` (connections reused, its",
-             "start subtracted), GETs written to /dev/null. The baselines neither check nor keep what they move.",
+             f"threads on one store handle, timed inside its process, with {a.entries} distinct keys and an entry header of",
+             "192 bytes more than the payload; `redis-benchmark -t set,get -n N -d SIZE -c jobs` (its own",
+             "timing, no pipelining), in two forms: `one key`, its default, where every SET overwrites the same key",
+             "(the server's cheapest case), and `N keys`, the same with `-r N` (each SET and GET names a random key",
+             "among N; SETs into an emptied server, as cckey's puts; GETs after all N keys are set, so each hits).",
+             f"cckey moves {a.entries} distinct entries, so `N keys` is the like-for-like baseline; the `one key` columns",
+             "are kept for comparison with earlier tables. One `curl -K` process with `--parallel-max jobs`",
+             "(connections reused, its start subtracted), GETs written to /dev/null, every URL distinct.",
+             "The baselines neither check nor keep what they move. `CPU us/entry` is cckey's process CPU (user +",
+             "system) per entry, the least of the runs; the servers' CPU is not in it.",
              "`read-only get` (extra columns) is the get phase through a read-only handle (`cckey_store_open_read_only`):",
              "each entry received, checked in memory exactly as a get checks it and handed over, nothing written:",
              "the remote transfer alone, without the local copy that the baselines do not make either.", "",
-             "| remote | jobs | cckey put MB/s | cckey get MB/s | local put MB/s | baseline | baseline put MB/s | baseline get MB/s | get vs baseline | put vs baseline | read-only get MB/s | read-only get vs baseline |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| remote | jobs | cckey put MB/s | cckey get MB/s | local put MB/s | baseline | baseline put MB/s | baseline get MB/s | get vs baseline | put vs baseline | read-only get MB/s | read-only get vs baseline | N keys put MB/s | N keys get MB/s | get vs N keys | put vs N keys | read-only get vs N keys | put / get CPU us/entry |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     n, s = a.entries, a.size
-    for kind, jobs, c, b, what in rows:
+    for kind, jobs, c, b, what, k in rows:
+        keys = "- | - | - | - | -"
+        if k:
+            keys = (f"{mbps(n, s, k['put']):.0f} | {mbps(n, s, k['get']):.0f} | {k['get'] / c['get'] * 100:.0f}% | "
+                    f"{k['put'] / c['put'] * 100:.0f}% | {k['get'] / c['fetch'] * 100:.0f}%")
         lines.append(f"| {kind} | {jobs} | {mbps(n, s, c['put']):.0f} | {mbps(n, s, c['get']):.0f} | "
                      f"{mbps(n, s, c['local']):.0f} | {what} | {mbps(n, s, b['put']):.0f} | {mbps(n, s, b['get']):.0f} | "
                      f"{b['get'] / c['get'] * 100:.0f}% | {b['put'] / c['put'] * 100:.0f}% | "
-                     f"{mbps(n, s, c['fetch']):.0f} | {b['get'] / c['fetch'] * 100:.0f}% |")
+                     f"{mbps(n, s, c['fetch']):.0f} | {b['get'] / c['fetch'] * 100:.0f}% | {keys} | "
+                     f"{c['put_cpu_us']:.0f} / {c['get_cpu_us']:.0f} |")
     if warm:
         tuples, comp, copy = warm
         lines += ["", f"Second machine's warm over Redis, OpenCL example suite ({tuples} tuples, compiled on this "
@@ -182,9 +229,13 @@ def main():
         if os.path.exists("/proc/cpuinfo"):
             m = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
             cpu = m.group(1) if m else cpu
+        # The MD5 code cckey picked on this machine (entries are checksummed with it), as it says.
+        ver = subprocess.run([cckey, "--version"], capture_output=True, text=True).stdout
+        m = re.search(r"^CPU MD5: (\S+)", ver, re.M)
+        isa = m.group(1) if m else "?"
         head = (f"## Remote caches (`bench/remote.py`)\n\n- machine: {cpu}, {os.cpu_count()} online CPUs "
-                f"({platform.machine()}, AVX-512F)\n- date: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')}\n"
-                f"- commit: {commit}\n- load average at the end: {' '.join(load)}\n\n")
+                f"({platform.machine()}; MD5 ISA in use: {isa})\n- date: {datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')}\n"
+                f"- commit: {commit}\n- load average at the start: {' '.join(load0)}; at the end: {' '.join(load)}\n\n")
         path = os.path.join(HERE, "RESULTS.md")
         with open(path) as f:
             old = f.read()
