@@ -80,9 +80,9 @@ def redis_populate(redis, keys, size):
 
 
 def redis_benchmark_keys(redis, n, size, jobs):
-    """Like cckey's workload, over 1000 keys: `-r 1000` makes each SET and GET
-    name a random key among 1000. SETs start from an empty server, as cckey's
-    puts do (random picks: about 63% of 1000 SETs make a new key, the rest
+    """Like cckey's workload, over n keys: `-r n` makes each SET and GET name
+    a random key among n. SETs start from an empty server, as cckey's puts
+    do (random picks: about 63% of n SETs make a new key, the rest
     replace a 100 KiB value); before the GETs every key is set, so each GET
     hits a distinct-key keyspace as cckey's gets do."""
     redis.cli("FLUSHALL")
