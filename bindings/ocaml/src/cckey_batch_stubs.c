@@ -16,6 +16,9 @@
 
 /* Fields at least this long are copied once per physical string. */
 #define SHARED_MIN 64
+/* The arena's first size, in bytes per tuple of the block: three short
+ * fields. */
+#define ARENA_PER_TUPLE 128
 
 typedef struct arena {
     char *bytes;
@@ -34,16 +37,22 @@ static void arena_free(arena *a)
     free(a->seen_off);
 }
 
+/* Makes room for at least n more bytes. Out of line: most fields fit. */
+static __attribute__((noinline)) int arena_reserve(arena *a, size_t n)
+{
+    if (a->cap - a->len >= n) return 0;
+    size_t cap = a->cap ? a->cap : 4096;
+    while (cap - a->len < n) cap *= 2;
+    char *b = realloc(a->bytes, cap);
+    if (!b) return -1;
+    a->bytes = b;
+    a->cap = cap;
+    return 0;
+}
+
 static int arena_append(arena *a, const char *p, size_t n, size_t *off)
 {
-    if (a->len + n > a->cap) {
-        size_t cap = a->cap ? a->cap : 4096;
-        while (cap < a->len + n) cap *= 2;
-        char *b = realloc(a->bytes, cap);
-        if (!b) return -1;
-        a->bytes = b;
-        a->cap = cap;
-    }
+    if (arena_reserve(a, n) < 0) return -1;
     if (n) memcpy(a->bytes + a->len, p, n);
     *off = a->len;
     a->len += n;
@@ -88,15 +97,31 @@ static inline size_t ml_len(value s)
 
 /* The field's bytes as an offset into the arena, kept in .ptr until the
  * arena stops moving (fix_up). */
-static int copy_field(arena *a, value s, cckey_bytes *out)
+static int copy_long(arena *a, value s, size_t n, cckey_bytes *out);
+
+/* A short field is copied a word at a time, its whole OCaml block (at most
+ * SHARED_MIN bytes, the padding included: always readable), without a call:
+ * this runs for most fields of a batch. The arena keeps SHARED_MIN bytes of
+ * room; the padding copied is overwritten by the next field. */
+static inline int copy_field(arena *a, value s, cckey_bytes *out)
 {
-    size_t n = ml_len(s), off;
+    size_t n = ml_len(s);
     out->len = n;
-    if (n < SHARED_MIN) {
-        if (arena_append(a, String_val(s), n, &off) < 0) return -1;
-        out->ptr = (const void *)off;
-        return 0;
+    if (n >= SHARED_MIN) return copy_long(a, s, n, out);
+    if (a->cap - a->len < SHARED_MIN && arena_reserve(a, SHARED_MIN) < 0) return -1;
+    char *dst = a->bytes + a->len;
+    for (mlsize_t w = 0; w < Wosize_val(s); w++) {
+        value word = Field(s, w);
+        memcpy(dst + w * sizeof word, &word, sizeof word);
     }
+    out->ptr = (const void *)a->len;
+    a->len += n;
+    return 0;
+}
+
+/* A long field, copied once per physical string in the block. */
+static int copy_long(arena *a, value s, size_t n, cckey_bytes *out)
+{
     if (2 * (a->seen_used + 1) > a->seen_mask + 1 && seen_grow(a) < 0) return -1;
     size_t i = seen_slot(a, (uintptr_t)s);
     if (!a->seen_addr[i]) {
@@ -121,9 +146,11 @@ static void fix_up(cckey_bytes *b, const char *base)
     b->ptr = base + (size_t)b->ptr;
 }
 
-/* Tuples per library call when the batch runs on the CPU: two of the
- * library's tuple blocks, so that it still splits each call over two
- * threads. A device backend gets the whole batch in one call. */
+/* At most this many tuples per library call when the batch runs on the
+ * CPU: two of the library's tuple blocks, so that it still splits each
+ * call over two threads. The blocks are equal, so that the last one is
+ * not a sliver: the GC slice overlaps it (run_blocks). A device backend
+ * gets the whole batch in one call. */
 #define CPU_BLOCK 32768
 
 /* One block's cckey_make_keys: its arguments, and what it returned with
@@ -232,6 +259,9 @@ static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
     size_t k = 0;
     opt_memo memo[OPT_MEMO] = {{0}};
     arena_reset(&s->a);
+    /* Room for a block of short tuples at once, rather than doubling up to
+     * it (each doubling a copy); untouched room costs no pages. */
+    if (arena_reserve(&s->a, n * ARENA_PER_TUPLE) < 0) return -1;
     for (size_t i = 0; i < n; i++) {
         value t = Field(tuples, start + i);
         cckey_tuple *ct = &s->tuples[i];
@@ -255,20 +285,20 @@ static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
     return 0;
 }
 
-/* Slot s's keys into keys.(first) .. as 131-byte strings, allocated
- * straight in the major heap (they all outlive the call: allocated young,
- * each would be copied at the next minor collection), and all at once: one
- * caml_alloc_shr cut into n strings, their headers written as
- * caml_alloc_shr writes one, in the colour it gave the whole (which lies
- * on one side of the sweeper, so that colour is right for each part). One
- * free-list search per block instead of one per key, and the keys land side
- * by side: a fifth less of the runtime thread's time spent on keys. No
- * memprof sampling, as one sample would stand for n strings. Nothing is
- * collected inside caml_alloc_shr. */
-static int store_keys(value keys, size_t first, const slot *s)
+/* Strings for keys.(first) .. keys.(first + n - 1), with out's keys in
+ * them, or (out NULL, OCaml 4 only) to be filled by fill_keys. They are
+ * allocated straight in the major heap (they all outlive the call:
+ * allocated young, each would be copied at the next minor collection),
+ * and on OCaml 4 all at once: one caml_alloc_shr cut into n strings, their
+ * headers written as caml_alloc_shr writes one, in the colour it gave the
+ * whole (which lies on one side of the sweeper, so that colour is right for
+ * each part). One free-list search per block instead of one per key, and
+ * the keys land side by side: a fifth less of the runtime thread's time
+ * spent on keys. No memprof sampling, as one sample would stand for n
+ * strings. Nothing is collected inside caml_alloc_shr. */
+static int alloc_keys(value keys, size_t first, size_t n, const char (*out)[CCKEY_KEY_LEN + 1])
 {
     mlsize_t wosize = (CCKEY_KEY_LEN + sizeof(value)) / sizeof(value), whsize = wosize + 1;
-    size_t n = s->job.n;
     if (!n) return 0;
 #if OCAML_VERSION_MAJOR >= 5
     /* OCaml 5's major heap keeps large blocks apart: one string apiece. */
@@ -277,7 +307,7 @@ static int store_keys(value keys, size_t first, const slot *s)
         value k = caml_alloc_shr(wosize, String_tag);
         Field(k, wosize - 1) = 0;
         Byte(k, Bsize_wsize(wosize) - 1) = (char)(Bsize_wsize(wosize) - 1 - CCKEY_KEY_LEN);
-        memcpy(Bytes_val(k), s->out[j], CCKEY_KEY_LEN);
+        memcpy(Bytes_val(k), out[j], CCKEY_KEY_LEN);
         caml_modify(&Field(keys, first + j), k);
     }
     return 0;
@@ -291,11 +321,21 @@ static int store_keys(value keys, size_t first, const slot *s)
         Hd_val(k) = Make_header(wosize, String_tag, color);
         Field(k, wosize - 1) = 0;
         Byte(k, last) = (char)(last - CCKEY_KEY_LEN);
-        memcpy(Bytes_val(k), s->out[j], CCKEY_KEY_LEN);
-        caml_modify(&Field(keys, first + j), k);
+        if (out) memcpy(Bytes_val(k), out[j], CCKEY_KEY_LEN);
+        /* What caml_modify would do here: the slot holds Val_unit (nothing
+         * for the barrier to darken) and k is not young (nothing to
+         * remember). */
+        Field(keys, first + j) = k;
     }
     return 0;
 #endif
+}
+
+/* Slot s's keys into the strings alloc_keys left empty, wherever the GC
+ * has moved them since. */
+static void fill_keys(value keys, size_t first, const slot *s)
+{
+    for (size_t j = 0; j < s->job.n; j++) memcpy(Bytes_val(Field(keys, first + j)), s->out[j], CCKEY_KEY_LEN);
 }
 
 /* Waits, without the runtime lock, for the block the keyer runs. */
@@ -338,14 +378,15 @@ static int alloc_slots(batch *b, size_t block, int n_slots)
 
 /* Block i is copied while block i-1 is keyed, then handed over; block
  * i-1's keys go into keys while block i runs. tuples and keys are
- * registered roots, read again after each wait: the GC may have moved the
- * arrays meanwhile. Returns 0; -1 (out of memory); or 1 with *failed the
- * slot whose job failed. Nothing runs in the keyer when it returns. */
+ * registered roots, read again after each wait or slice: the GC may have
+ * moved the arrays and the strings in them meanwhile. Returns 0; -1 (out
+ * of memory); or 1 with *failed the slot whose job failed. Nothing runs in
+ * the keyer when it returns. */
 static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n, size_t block, slot **failed)
 {
     size_t blocks = (n + block - 1) / block;
     if (alloc_slots(b, block, blocks > 1 ? 2 : 1) < 0) return -1;
-    int rc = 0;
+    int rc = 0, last_allocated = 0;
     for (size_t i = 0; i <= blocks && rc == 0; i++) {
         slot *s = &b->slot[i % 2], *last = &b->slot[(i + 1) % 2];
         size_t start = i * block, len = i < blocks && n - start < block ? n - start : block;
@@ -356,7 +397,21 @@ static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n
             *failed = last;
             rc = 1;
         }
-        if (rc == 0 && i > 0 && store_keys(*keys, (i - 1) * block, last) < 0) rc = -1;
+        if (rc == 0 && i > 0 && last_allocated) fill_keys(*keys, (i - 1) * block, last);
+        else if (rc == 0 && i > 0 && alloc_keys(*keys, (i - 1) * block, last->job.n, last->out) < 0) rc = -1;
+#if OCAML_VERSION_MAJOR < 5
+        /* The major slice that allocating the keys asked for runs now,
+         * while the keyer works on the last block, rather than after it
+         * with the other core idle (at the first allocation after the
+         * loop). The last block's strings are allocated first, so that
+         * this stays the call's only slice. (OCaml 5's collector works
+         * otherwise: there it is left where it was.) */
+        if (rc == 0 && b->keyer && i + 1 == blocks) {
+            if (alloc_keys(*keys, start, len, NULL) < 0) rc = -1;
+            last_allocated = 1;
+            caml_check_urgent_gc(Val_unit);
+        }
+#endif
     }
     wait_block(b);
     return rc;
@@ -386,7 +441,10 @@ value cckey_ml_make_keys(value v_backend, value v_threads, value v_verify, value
     keys = n ? caml_alloc_shr(n, 0) : Atom(0);
     for (size_t i = 0; i < n; i++) caml_initialize(&Field(keys, i), Val_unit);
     size_t block = n;
-    if (n > CPU_BLOCK && cckey_ml_runs_on_cpu(b.settings[0])) block = CPU_BLOCK;
+    if (n > CPU_BLOCK && cckey_ml_runs_on_cpu(b.settings[0])) {
+        size_t blocks = (n + CPU_BLOCK - 1) / CPU_BLOCK;
+        block = (n + blocks - 1) / blocks;
+    }
     /* The keyer is one more thread than threads = 1 asks for. */
     if (block < n && b.settings[1] != 1 && cckey_keyer_new(&b.keyer) != CCKEY_OK) b.keyer = NULL;
     slot *failed = NULL;
