@@ -95,14 +95,14 @@ static inline size_t ml_len(value s)
     return last - Byte(s, last);
 }
 
-/* The field's bytes as an offset into the arena, kept in .ptr until the
- * arena stops moving (fix_up). */
 static int copy_long(arena *a, value s, size_t n, cckey_bytes *out);
 
-/* A short field is copied a word at a time, its whole OCaml block (at most
- * SHARED_MIN bytes, the padding included: always readable), without a call:
- * this runs for most fields of a batch. The arena keeps SHARED_MIN bytes of
- * room; the padding copied is overwritten by the next field. */
+/* The field's bytes as an offset into the arena, kept in .ptr until the
+ * arena stops moving (fix_up). A short field is copied a word at a time,
+ * its whole OCaml block (at most SHARED_MIN bytes, the padding included:
+ * always readable), without a call: this runs for most fields of a batch.
+ * The arena keeps SHARED_MIN bytes of room; the padding copied is
+ * overwritten by the next field. */
 static inline int copy_field(arena *a, value s, cckey_bytes *out)
 {
     size_t n = ml_len(s);
@@ -110,7 +110,8 @@ static inline int copy_field(arena *a, value s, cckey_bytes *out)
     if (n >= SHARED_MIN) return copy_long(a, s, n, out);
     if (a->cap - a->len < SHARED_MIN && arena_reserve(a, SHARED_MIN) < 0) return -1;
     char *dst = a->bytes + a->len;
-    for (mlsize_t w = 0; w < Wosize_val(s); w++) {
+    mlsize_t words = Wosize_val(s);   /* read once: dst may alias it for the compiler */
+    for (mlsize_t w = 0; w < words; w++) {
         value word = Field(s, w);
         memcpy(dst + w * sizeof word, &word, sizeof word);
     }
@@ -259,9 +260,9 @@ static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
     size_t k = 0;
     opt_memo memo[OPT_MEMO] = {{0}};
     arena_reset(&s->a);
-    /* Room for a block of short tuples at once, rather than doubling up to
-     * it (each doubling a copy); untouched room costs no pages. */
-    if (arena_reserve(&s->a, n * ARENA_PER_TUPLE) < 0) return -1;
+    /* Room for a CPU block of short tuples at once, rather than doubling up
+     * to it (each doubling a copy); untouched room costs no pages. */
+    if (arena_reserve(&s->a, (n < CPU_BLOCK ? n : CPU_BLOCK) * ARENA_PER_TUPLE) < 0) return -1;
     for (size_t i = 0; i < n; i++) {
         value t = Field(tuples, start + i);
         cckey_tuple *ct = &s->tuples[i];
