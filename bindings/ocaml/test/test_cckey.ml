@@ -243,6 +243,26 @@ let test_keys_outlive_their_neighbours () =
   Array.iteri (fun i k -> if (i mod 2 = 1 && k <> want.(i)) || again.(i) <> want.(i) then incr bad) keys;
   check (Printf.sprintf "keys after their neighbours are collected and the heap compacted (%d wrong)" !bad) (!bad = 0)
 
+(* make_keys runs a GC slice of its own while the library keys the last
+   block, after allocating that block's strings, which it fills afterwards.
+   With a collector that compacts at the end of every cycle and runs
+   cycles often, that slice moves the strings (and the arrays) under it. *)
+let test_batch_with_a_compacting_gc () =
+  let tuples = random_tuples 302 70_000 in
+  let want = Array.map oracle tuples in
+  let saved = Gc.get () in
+  Gc.set { saved with Gc.max_overhead = 0; space_overhead = 5 };
+  let wrong = ref 0 and compactions = ref 0 in
+  for _ = 1 to 6 do
+    let before = (Gc.quick_stat ()).Gc.compactions in
+    let keys = Cckey.make_keys ~backend:`Cpu tuples in
+    compactions := !compactions + (Gc.quick_stat ()).Gc.compactions - before;
+    if keys <> want then incr wrong
+  done;
+  Gc.set saved;
+  check (Printf.sprintf "make_keys under a GC that compacts every cycle (%d wrong)" !wrong) (!wrong = 0);
+  check "the heap was compacted during make_keys" (!compactions > 0)
+
 (* ---- store and errors ---------------------------------------------------- *)
 
 let temp_dir () =
@@ -301,6 +321,7 @@ let () =
   test_threads_share_a_source ();
   test_batch_while_the_heap_moves ();
   test_keys_outlive_their_neighbours ();
+  test_batch_with_a_compacting_gc ();
   test_store ();
   test_errors ();
   if !failures > 0 then begin
