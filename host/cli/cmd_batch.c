@@ -59,6 +59,7 @@ static void usage(FILE *f)
 typedef struct slot {
     manifest_item item;
     size_t source;             /* batch_sources entry + 1 of its source_file; 0 for none */
+    const mj_known_entry *known;   /* the run-wide entry of its inline source, if any */
     char *error;               /* "FILE:LINE:COLUMN: what" for a bad line */
     cckey_option *opt_block;   /* the options of this and the following slots of a parse claim */
 } slot;
@@ -119,6 +120,7 @@ static int raw_push(raw_lines *r, const char *line, size_t len, size_t line_no)
 
 typedef struct parse_work {
     const raw_lines *raw;
+    mj_known *known;        /* one per parse thread, for the whole run; NULL: none */
     char *decoded;   /* line i's strings decode into [off[i], off[i] + len[i]) */
     const manifest *m;
     slot *slots;
@@ -133,14 +135,22 @@ static void parse_failed(slot *s, size_t line, const char *err)
     if (!s->error) s->error = (char *)"out of memory";
 }
 
+/* The run-wide entry the parser handed out as this source, if it did. */
+static const mj_known_entry *known_source(const mj_parser *ps, cckey_bytes src)
+{
+    for (unsigned h = 0; h < ps->n_hits; h++)
+        if (ps->hits[h]->dec.ptr == src.ptr && ps->hits[h]->dec.len == src.len) return ps->hits[h];
+    return NULL;
+}
+
 /* Parsing is most of a batch's time when sources are inline: spread the
  * lines of a chunk over the cores. No allocation per line: strings decode
  * into the chunk's buffer, and the options of a claim's lines share one
  * block, owned by the claim's first slot. */
-static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse)
+static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse, mj_known *known)
 {
     const raw_lines *r = w->raw;
-    mj_parser ps = {.reuse = reuse};
+    mj_parser ps = {.reuse = reuse, .known = known};
     char err[1024];
     cckey_option *block = NULL;
     size_t used = 0, cap = 0;
@@ -154,7 +164,8 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
         }
         it->tuple.device = batch_recent_string(&recent, it->tuple.device);
         it->tuple.name = batch_recent_string(&recent, it->tuple.name);
-        if (!it->source_file.ptr) it->tuple.source = batch_recent_string(&recent, it->tuple.source);
+        if (!it->source_file.ptr && !(w->slots[i].known = known_source(&ps, it->tuple.source)))
+            it->tuple.source = batch_recent_string(&recent, it->tuple.source);
         size_t k = it->tuple.n_options;
         size_t same = k ? batch_recent_set(&recent, block, it->tuple.options, k, used) : SIZE_MAX;
         if (same != SIZE_MAX) {
@@ -221,6 +232,7 @@ static void clear_slots(slot *slots, size_t n)
         free(slots[i].opt_block);
         slots[i].opt_block = NULL;
         slots[i].source = 0;
+        slots[i].known = NULL;
     }
 }
 
@@ -273,23 +285,29 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
  * across a chunk, not within a range (1,000 distinct ones in the bench). */
 #define REUSE_BITS 14
 
+/* Run-wide tables of repeated long strings (manifest_reuse.h): one per
+ * parse thread, for the first KNOWN_TABLES threads, drawing on one budget.
+ * 1,000 distinct 4 KiB sources take about 8 MiB. */
+#define KNOWN_TABLES 64
+#define KNOWN_BUDGET ((size_t)32 << 20)
+
 /* One parse thread: ranges claimed one at a time, one table of repeats
  * for all of them (parsing goes on without it when memory is short). */
-static void parse_thread(void *ctx, size_t unused)
+static void parse_thread(void *ctx, size_t t)
 {
     parse_work *w = ctx;
-    (void)unused;
     mj_reuse reuse;
     bool have = mj_reuse_init(&reuse, REUSE_BITS) == 0;
+    mj_known *known = w->known && t < KNOWN_TABLES ? &w->known[t] : NULL;
     for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->ranges;) {
         size_t begin = i * PARSE_GRAIN, end = begin + PARSE_GRAIN < w->raw->n ? begin + PARSE_GRAIN : w->raw->n;
-        parse_range(w, begin, end, have ? &reuse : NULL);
+        parse_range(w, begin, end, have ? &reuse : NULL, known);
     }
     if (have) mj_reuse_free(&reuse);
 }
 
 /* Parse a chunk's lines, on all threads. false without memory. */
-static bool parse_chunk(const batch_opts *o, const manifest *m, batch_chunk *k)
+static bool parse_chunk(const batch_opts *o, const manifest *m, mj_known *known, batch_chunk *k)
 {
     if (k->decoded_cap < k->raw.used) {
         free(k->decoded);
@@ -297,7 +315,7 @@ static bool parse_chunk(const batch_opts *o, const manifest *m, batch_chunk *k)
         k->decoded_cap = k->decoded ? k->raw.used : 0;
         if (!k->decoded) return false;
     }
-    parse_work pw = {.raw = &k->raw, .decoded = k->decoded, .m = m, .slots = k->slots,
+    parse_work pw = {.raw = &k->raw, .known = known, .decoded = k->decoded, .m = m, .slots = k->slots,
                      .ranges = (k->raw.n + PARSE_GRAIN - 1) / PARSE_GRAIN};
     atomic_init(&pw.next, 0);
     size_t threads = o->threads ? o->threads : cckey_cpu_threads();
@@ -343,7 +361,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
             if (!o->keep_going) return CLI_USAGE;
             continue;
         }
-        if (e) s->item.tuple.source = (cckey_bytes){NULL, 0};   /* its digest goes in below */
+        if (e || s->known) s->item.tuple.source = (cckey_bytes){NULL, 0};   /* its digest goes in below */
         c->tuples[good++] = s->item.tuple;
     }
     c->total += good;
@@ -356,11 +374,13 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
     /* A repair (wrong device digests replaced) is said for every chunk it
      * happens in; the rest (a device fallback, what a sample checked) once. */
     if (*warning && (strstr(warning, "wrong digest") || !c->warned++)) cli_warn("%s", warning);
-    /* The key's third field is hex(md5(source)): the file's digest. */
+    /* The key's third field is hex(md5(source)): the file's digest, or
+     * that of a repeated inline source, taken from the parser's tables. */
     for (size_t i = 0, g = 0; i < n; i++) {
         const slot *s = &k->slots[i];
         if (s->error) continue;
-        if (s->source) memcpy(c->keys[g] + 2 * (CCKEY_HEX_LEN + 1), c->sources.e[s->source - 1].hex, CCKEY_HEX_LEN);
+        const char *hex = s->source ? c->sources.e[s->source - 1].hex : s->known ? s->known->hex : NULL;
+        if (hex) memcpy(c->keys[g] + 2 * (CCKEY_HEX_LEN + 1), hex, CCKEY_HEX_LEN);
         g++;
     }
     write_chunk(out, o, c, k);
@@ -371,6 +391,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
 typedef struct batch_reader {
     const batch_opts *o;
     manifest *m;
+    mj_known *known;   /* KNOWN_TABLES, or NULL */
 } batch_reader;
 
 /* Read the next chunk's lines: bounded in lines and in bytes of line text.
@@ -416,7 +437,7 @@ static bool fill_chunk(void *ctx, void *buf)
     k->raw.n = k->raw.used = 0;
     k->status = CLI_OK;
     bool more = read_chunk(r, k);
-    if (k->status == CLI_OK && k->raw.n && !parse_chunk(r->o, r->m, k)) {
+    if (k->status == CLI_OK && k->raw.n && !parse_chunk(r->o, r->m, r->known, k)) {
         snprintf(k->err, sizeof k->err, "batch: out of memory");
         k->status = CLI_FAIL;
     }
@@ -501,7 +522,10 @@ static int run(const batch_opts *o)
     int rc = CLI_OK;
     /* Reading and parsing chunk k+1 overlaps keying and writing chunk k;
      * one host thread (--jobs 1) means no reader thread. */
-    batch_reader reader = {o, &m};
+    size_t budget = KNOWN_BUDGET;
+    mj_known *known = calloc(KNOWN_TABLES, sizeof *known);   /* none without memory: slower, not wrong */
+    for (size_t i = 0; known && i < KNOWN_TABLES; i++) known[i].budget = &budget;
+    batch_reader reader = {o, &m, known};
     unsigned threads = o->threads ? o->threads : cckey_cpu_threads();
     cli_pipeline *pipe = ok ? cli_pipeline_start(bufs, PIPELINE_DEPTH, threads > 1, fill_chunk, &reader) : NULL;
     if (!pipe) {
@@ -529,6 +553,8 @@ static int run(const batch_opts *o)
         fflush(stdout);
     }
     for (size_t i = 0; i < PIPELINE_DEPTH; i++) chunk_free(&chunks[i]);
+    for (size_t i = 0; known && i < KNOWN_TABLES; i++) mj_known_free(&known[i]);
+    free(known);
     batch_sources_free(&c.sources);
     free(c.out_buf);
     free(c.tuples), free(c.keys);

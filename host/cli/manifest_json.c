@@ -187,22 +187,51 @@ static int utf8_seq(ctx *c)
     return 0;
 }
 
+/* Hand out an entry of the run-wide layer, noting it for the caller. */
+static bool known_hit(ctx *c, size_t body, const mj_known_entry *e, cckey_bytes *str)
+{
+    mj_parser *p = c->p;
+    if (p->n_hits < MJ_HITS_MAX) p->hits[p->n_hits++] = e;
+    c->i = body + e->raw_len + 1;
+    *str = e->dec;
+    return true;
+}
+
+/* A long string whose raw bytes repeat an earlier one's (manifest_reuse.h):
+ * true with *str set and the string consumed; false with *slot set for
+ * the chunk table's put once it is decoded. A repeat within the chunk is
+ * promoted to the run-wide layer when there is one. */
+static bool repeat(ctx *c, size_t body, size_t *slot, cckey_bytes *str)
+{
+    const uint8_t *s = c->s + body;
+    size_t avail = c->len - body;
+    uint64_t h = mj_reuse_hash(s);
+    mj_known *known = c->p->known;
+    const mj_known_entry *k = known ? mj_known_find(known, h, s, avail) : NULL;
+    if (k) return known_hit(c, body, k, str);
+    mj_reuse *reuse = c->p->reuse;
+    if (!reuse) return false;
+    *slot = mj_reuse_slot(reuse, h);
+    const mj_reuse_entry *e = mj_reuse_find(reuse, *slot, s, avail);
+    if (!e) return false;
+    if (known && (k = mj_known_add(known, h, s, e->raw_len, e->dec))) return known_hit(c, body, k, str);
+    c->i = body + e->raw_len + 1;
+    *str = e->dec;
+    return true;
+}
+
 /* A string at s[i] == '"': decoded into out, *str pointing at it. */
 static int string(ctx *c, cckey_bytes *str)
 {
     size_t start = c->o;
     c->i++;
     mj_reuse *reuse = c->p->reuse;
-    size_t body = c->i, slot = 0;
-    if (reuse && c->len - body > MJ_REUSE_MIN) {
-        slot = mj_reuse_slot(reuse, c->s + body);
-        const mj_reuse_entry *e = mj_reuse_find(reuse, slot, c->s + body, c->len - body);
-        if (e) {
-            c->i = body + e->raw_len + 1;
-            *str = e->dec;
-            return 0;
-        }
-    }
+    size_t body = c->i, slot = SIZE_MAX;   /* set when the string was looked up */
+    /* Only strings of MJ_REUSE_MIN raw bytes or more (no quote that early)
+     * are looked up: member names and short values never pay for it. */
+    if ((reuse || c->p->known) && c->len - body > MJ_REUSE_MIN && !memchr(c->s + body, '"', MJ_REUSE_MIN) &&
+        repeat(c, body, &slot, str))
+        return 0;
     for (;;) {
         /* The common run: plain ASCII, one-character escapes and (AVX2 and
          * up) valid UTF-8, a block at a time (manifest_simd.c); then the
@@ -221,7 +250,7 @@ static int string(ctx *c, cckey_bytes *str)
         uint8_t ch = c->s[c->i];
         if (ch == '"') {
             *str = (cckey_bytes){c->out + start, c->o - start};
-            if (reuse && c->i - body >= MJ_REUSE_MIN) mj_reuse_put(reuse, slot, c->s + body, c->i - body, *str);
+            if (reuse && slot != SIZE_MAX) mj_reuse_put(reuse, slot, c->s + body, c->i - body, *str);
             c->i++;
             return 0;
         }
@@ -524,6 +553,7 @@ int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res
 {
     /* Zeroed up to the unknown names, which count by n_unknown. */
     memset(res, 0, offsetof(mj_line, unknown));
+    p->n_hits = 0;
     int fast = mj_parse_plain(p, line, len, out, res);
     if (fast == 1) return 0;
     if (fast == -2) {
@@ -538,6 +568,7 @@ int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_li
 {
     memset(res, 0, offsetof(mj_line, unknown));
     p->n_keys = 0;
+    p->n_hits = 0;
     ctx c = {.p = p, .kern = mj_str_kernel_get(), .s = (const uint8_t *)line, .len = len, .out = out,
              .what = what, .what_len = what_len, .res = res};
     skip_ws(&c);

@@ -58,6 +58,13 @@ typedef struct mj_parser {
      * and decoded bytes alive: long strings that repeat an earlier one are
      * handed out at its address (manifest_reuse.h). Not freed here. */
     struct mj_reuse *reuse;
+    /* Optional too: the run-wide layer over reuse (manifest_reuse.h). The
+     * entries it handed out for the last line parsed, in hits (the first
+     * MJ_HITS_MAX), so that a caller can tell which member was one. */
+    struct mj_known *known;
+#define MJ_HITS_MAX 4
+    const struct mj_known_entry *hits[MJ_HITS_MAX];
+    unsigned n_hits;
 } mj_parser;
 void mj_parser_free(mj_parser *p);
 

@@ -38,7 +38,8 @@ typedef struct mj_reuse {
 int mj_reuse_init(mj_reuse *r, unsigned bits);
 void mj_reuse_free(mj_reuse *r);
 
-static inline size_t mj_reuse_slot(const mj_reuse *r, const uint8_t *s)
+/* The hash both tables use: 64 of a long string's first 256 raw bytes. */
+static inline uint64_t mj_reuse_hash(const uint8_t *s)
 {
     static const unsigned at[8] = {0, 8, 16, 24, 224, 232, 240, 248};
     uint64_t h = 0;
@@ -47,6 +48,11 @@ static inline size_t mj_reuse_slot(const mj_reuse *r, const uint8_t *s)
         memcpy(&w, s + at[k], 8);
         h = (h ^ w) * 0x9e3779b97f4a7c15ull;
     }
+    return h;
+}
+
+static inline size_t mj_reuse_slot(const mj_reuse *r, uint64_t h)
+{
     return (size_t)(h >> 32) & r->mask;
 }
 
@@ -63,5 +69,51 @@ static inline void mj_reuse_put(mj_reuse *r, size_t slot, const uint8_t *raw, si
 {
     r->e[slot] = (mj_reuse_entry){raw, raw_len, dec};
 }
+
+/* The run-wide layer, one per parse thread for a whole run (cmd_batch.c).
+ * A chunk's table above dies with the chunk, so each chunk would decode a
+ * repeated source again on its first sight, and the library would hash it
+ * again for every make_keys call. A string that repeats within a chunk is
+ * therefore promoted here: its raw and decoded bytes are copied, and the
+ * hex of the decoded bytes' MD5 (what a key's source field holds) is
+ * computed once. A later sight costs one memcmp, and the caller writes the
+ * hex into the key instead of handing the library the source.
+ *
+ * Entries never move and live as long as the table, so a chunk in flight
+ * may point at them from another thread once the pipeline has handed the
+ * chunk over. All of a run's tables draw on one byte budget; past it
+ * nothing more is promoted and the chunk tables work on alone. */
+typedef struct mj_known_entry {
+    uint64_t hash;
+    const uint8_t *raw;   /* the body after the opening quote, copied; NULL: a free slot */
+    size_t raw_len;
+    cckey_bytes dec;      /* its decoded bytes, copied */
+    char hex[CCKEY_HEX_LEN + 1];
+} mj_known_entry;
+
+#define MJ_KNOWN_BITS 14
+#define MJ_KNOWN_PROBES 4
+
+typedef struct mj_known {
+    mj_known_entry *e;    /* 2^MJ_KNOWN_BITS slots, allocated on the first promotion */
+    size_t *budget;       /* bytes all of the run's tables may still take (shared, atomic) */
+} mj_known;
+
+static inline const mj_known_entry *mj_known_find(const mj_known *k, uint64_t h, const uint8_t *s, size_t avail)
+{
+    if (!k->e) return NULL;
+    for (size_t p = 0; p < MJ_KNOWN_PROBES; p++) {
+        const mj_known_entry *e = &k->e[((h >> 32) + p) & (((size_t)1 << MJ_KNOWN_BITS) - 1)];
+        if (!e->raw) return NULL;
+        if (e->hash == h && e->raw_len < avail && s[e->raw_len] == '"' && memcmp(s, e->raw, e->raw_len) == 0) return e;
+    }
+    return NULL;
+}
+
+/* Promote the string raw[0, raw_len) (its closing quote at raw[raw_len])
+ * that decodes to dec: the new entry, or NULL when the budget, the probe
+ * window or memory is exhausted (the caller goes on without it). */
+const mj_known_entry *mj_known_add(mj_known *k, uint64_t h, const uint8_t *raw, size_t raw_len, cckey_bytes dec);
+void mj_known_free(mj_known *k);
 
 #endif

@@ -160,6 +160,40 @@ class Buffering(Tmp):
         self.assertEqual(out.splitlines(), [make_key(b"d", n, s, []) for n, s in names])
 
 
+class Repeats(Tmp):
+    """Long strings that repeat across lines and chunks are taken from the
+    parser's tables (host/cli/manifest_reuse.h) rather than decoded and
+    hashed again: the keys must not change, whatever the chunking and the
+    threads, and whichever member the repeat is in."""
+
+    def test_repeated_long_strings_across_chunks(self):
+        import json
+        import random
+        rng = random.Random(5)
+        # Only strings without a quote in their first 256 raw bytes are
+        # looked up: most texts have none, two have one.
+        alphabet = ["a", "b", " ", "{", "}", "\n", "\\", "\u00e9", "\u4e2d", "\U0001f600", "/", "\t", "\x00"]
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.choice([240, 253, 256, 300, 4096, 20000])))
+                 for _ in range(10)]
+        texts += ['"' + texts[0], texts[1][:100] + '"' + texts[1]]
+        rows, want = [], []
+        for i in range(400):
+            src = texts[rng.randrange(len(texts))]
+            name = texts[rng.randrange(len(texts))] if i % 5 == 0 else "k%d" % (i % 7)
+            dev = texts[i % 3] if i % 11 == 0 else "dev"
+            opts = [["-O", texts[i % 4]]] if i % 13 == 0 else []
+            row = {"device": dev, "name": name, "source": src, "options": opts}
+            rows.append(json.dumps(row, ensure_ascii=(i % 2 == 0)))
+            want.append(make_key(dev.encode(), name.encode(), src.encode(),
+                                 [(k.encode(), v.encode()) for k, v in opts]))
+        self.write("m.jsonl", "\n".join(rows) + "\n")
+        for args in (["--chunk", "7"], ["--chunk", "7", "-j", "1"], ["--chunk", "50", "-j", "3"], []):
+            with self.subTest(args=args):
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                self.assertEqual((rc, err), (0, ""))
+                self.assertEqual(out.splitlines(), want)
+
+
 class HugeLine(Tmp):
     def test_one_huge_line_costs_a_small_multiple_of_its_size(self):
         if sanitized():
