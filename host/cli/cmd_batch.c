@@ -21,6 +21,7 @@
 
 #define DEFAULT_CHUNK_LINES 65536
 #define CHUNK_BYTES (32u << 20)    /* bytes of manifest text held per chunk */
+#define DECODED_BYTES ((size_t)36 << 20)   /* a chunk's decoded strings, as its buffer (manifest.c) */
 
 static void usage(FILE *f)
 {
@@ -91,32 +92,15 @@ typedef struct batch_opts {
     cckey_batch_config *cfg;
 } batch_opts;
 
-/* The raw lines of one chunk, copied out of the reader's buffer so that they
- * can be parsed in parallel. Offsets, not pointers: the arena grows. */
+/* The raw lines of one chunk, where the reader read them: the chunk takes
+ * the reader's whole buffer (manifest_swap), so lines are never copied.
+ * Offsets, not pointers: the buffer may grow while the chunk is read. */
 typedef struct raw_lines {
     char *arena;
-    size_t used, cap;
+    size_t used, cap;   /* lines lie in arena[0, used) */
     size_t *off, *len, *line;
     size_t n;
 } raw_lines;
-
-static int raw_push(raw_lines *r, const char *line, size_t len, size_t line_no)
-{
-    if (r->used + len > r->cap) {
-        size_t cap = r->cap ? r->cap : 1 << 20;
-        while (cap < r->used + len) cap *= 2;
-        char *a = realloc(r->arena, cap);
-        if (!a) return -1;
-        r->arena = a;
-        r->cap = cap;
-    }
-    memcpy(r->arena + r->used, line, len);
-    r->off[r->n] = r->used;
-    r->len[r->n] = len;
-    r->line[r->n++] = line_no;
-    r->used += len;
-    return 0;
-}
 
 typedef struct parse_work {
     const raw_lines *raw;
@@ -309,10 +293,13 @@ static void parse_thread(void *ctx, size_t t)
 /* Parse a chunk's lines, on all threads. false without memory. */
 static bool parse_chunk(const batch_opts *o, const manifest *m, mj_known *known, batch_chunk *k)
 {
-    if (k->decoded_cap < k->raw.used) {
+    /* Sized once for a usual chunk (pages never touched cost nothing), and
+     * again only for a huge line, or after one. */
+    size_t want = k->raw.used > DECODED_BYTES ? k->raw.used : DECODED_BYTES;
+    if (k->decoded_cap < k->raw.used || k->decoded_cap > 2 * want) {
         free(k->decoded);
-        k->decoded = malloc(k->raw.used);
-        k->decoded_cap = k->decoded ? k->raw.used : 0;
+        k->decoded = malloc(want);
+        k->decoded_cap = k->decoded ? want : 0;
         if (!k->decoded) return false;
     }
     parse_work pw = {.raw = &k->raw, .known = known, .decoded = k->decoded, .m = m, .slots = k->slots,
@@ -405,7 +392,9 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
     bool more = true;
-    while (k->raw.n < r->o->chunk && k->raw.used < CHUNK_BYTES) {
+    raw_lines *raw = &k->raw;
+    size_t text = 0;   /* bytes of line text */
+    while (raw->n < r->o->chunk && text < CHUNK_BYTES) {
         const char *line;
         size_t len;
         int rd = manifest_read_line(m, &line, &len, k->err, sizeof k->err);
@@ -413,18 +402,29 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
             more = false;
             break;
         }
-        if (rd == MANIFEST_IO) {
+        if (rd == MANIFEST_FULL && raw->n) break;   /* the lines so far fill the buffer: a chunk */
+        if (rd == MANIFEST_FULL) {                   /* blank lines only: drop them, read on */
+            rd = manifest_swap(m, &raw->arena, &raw->cap);
+            if (rd == 0) continue;
+        }
+        if (rd != MANIFEST_ITEM) {
+            if (rd != MANIFEST_IO) snprintf(k->err, sizeof k->err, "batch: out of memory (line %zu of %s)", m->line, m->label);
             k->status = CLI_FAIL;
             break;
         }
-        if (raw_push(&k->raw, line, len, m->line) != 0) {
-            snprintf(k->err, sizeof k->err, "batch: out of memory (line %zu of %s)", m->line, m->label);
-            k->status = CLI_FAIL;
-            break;
-        }
-        manifest_trim(m);
+        raw->off[raw->n] = (size_t)(line - m->buf);
+        raw->len[raw->n] = len;
+        raw->line[raw->n++] = m->line;
+        raw->used = (size_t)(line - m->buf) + len;
+        text += len;
     }
     pthread_setcancelstate(cancel, NULL);
+    /* The chunk takes the buffer its lines are in; the reader goes on in
+     * the chunk's previous one. */
+    if (k->status == CLI_OK && manifest_swap(m, &raw->arena, &raw->cap) != 0) {
+        snprintf(k->err, sizeof k->err, "batch: out of memory (line %zu of %s)", m->line, m->label);
+        k->status = CLI_FAIL;
+    }
     k->offset = m->offset;
     return more && k->status == CLI_OK;
 }
@@ -495,6 +495,7 @@ static int run(const batch_opts *o)
     manifest m;
     if (manifest_open(&m, o->input) != 0) return CLI_USAGE;
     m.max_line = o->max_line;
+    m.pinned = true;   /* chunks take the reader's buffers: no line is copied */
     cli_output out;
     if (cli_output_open(&out, o->output) != 0) {
         manifest_close(&m);

@@ -403,16 +403,21 @@ static bool blank(const char *s, size_t n)
  * progress fills it. 0, or -1 with errno ENOMEM. */
 #define READ_BYTES ((size_t)1 << 20)
 
+/* A pinned buffer's size: a chunk's lines (cmd_batch.c reads 32 MiB of
+ * them) and a few reads beyond. */
+#define PINNED_BYTES ((size_t)36 << 20)
+
 static int make_room(manifest *m)
 {
-    if (m->start > 0 && (m->end == m->cap || m->start >= m->cap / 2)) {
+    if (m->pinned && m->end == m->cap && m->start > 0) return MANIFEST_FULL;
+    if (!m->pinned && m->start > 0 && (m->end == m->cap || m->start >= m->cap / 2)) {
         memmove(m->buf, m->buf + m->start, m->end - m->start);
         m->end -= m->start;
         m->start = 0;
     }
     if (m->end < m->cap) return 0;
     size_t most = m->max_line + 2 + READ_BYTES;   /* a full line, "\r\n", and a read's worth */
-    size_t cap = m->cap ? m->cap * 2 : READ_BYTES;
+    size_t cap = m->cap ? m->cap * 2 : m->pinned ? PINNED_BYTES : READ_BYTES;
     if (cap > most) cap = most;
     if (cap <= m->cap) cap = m->cap + READ_BYTES;
     char *buf = realloc(m->buf, cap);
@@ -448,14 +453,18 @@ static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err
             return 1;
         }
         if (m->eof) return 0;
-        if (make_room(m) != 0) {
+        int room = make_room(m);
+        if (room == MANIFEST_FULL) return MANIFEST_FULL;
+        if (room != 0) {
             snprintf(err, err_len, "%s:%zu: out of memory holding a line of more than %zu bytes (a lower --max-line "
                      "refuses such lines sooner)", m->label, m->line + 1, m->end - m->start);
             return MANIFEST_IO;
         }
         scanned = m->end;   /* all of [start, end) held no '\n' */
         ssize_t got;
-        do got = read(fileno(m->f), m->buf + m->end, m->cap - m->end);
+        size_t want = m->cap - m->end;
+        if (m->pinned && want > READ_BYTES) want = READ_BYTES;   /* little unread at a swap */
+        do got = read(fileno(m->f), m->buf + m->end, want);
         while (got < 0 && errno == EINTR);
         if (got < 0) {
             snprintf(err, err_len, "%s: read error: %s", m->label, strerror(errno));
@@ -472,7 +481,7 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
         char *p;
         size_t l;
         int r = next_physical(m, &p, &l, err, err_len);
-        if (r != 1) return r ? r : MANIFEST_EOF;
+        if (r != 1) return r ? r : MANIFEST_EOF;   /* MANIFEST_FULL included */
         m->line++;
         if (l && p[l - 1] == '\n') l--;
         if (l && p[l - 1] == '\r') l--;   /* CRLF manifests */
@@ -484,6 +493,29 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
         *len = l - skip;
         return MANIFEST_ITEM;
     }
+}
+
+int manifest_swap(manifest *m, char **buf, size_t *cap)
+{
+    size_t left = m->end - m->start, want = left > PINNED_BYTES ? left : PINNED_BYTES;
+    char *spare = *buf;
+    size_t spare_cap = *cap;
+    if (spare_cap < want || spare_cap > 2 * want + PINNED_BYTES) {
+        /* Too small for what is unread, or grown for a huge line once. */
+        char *fresh = malloc(want ? want : 1);
+        if (!fresh) return -1;
+        free(spare);
+        spare = fresh;
+        spare_cap = want;
+    }
+    if (left) memcpy(spare, m->buf + m->start, left);
+    *buf = m->buf;
+    *cap = m->cap;
+    m->buf = spare;
+    m->cap = spare_cap;
+    m->start = 0;
+    m->end = left;
+    return 0;
 }
 
 void manifest_trim(manifest *m)

@@ -20,6 +20,7 @@ typedef struct manifest {
     char *buf;        /* read() lands here; lines are handed out in place */
     size_t cap, start, end;   /* unread bytes are buf[start, end) */
     bool eof;
+    bool pinned;      /* see manifest_swap */
 } manifest;
 
 /* One parsed tuple. Its byte strings point into root and into the files of
@@ -54,7 +55,7 @@ typedef struct manifest_files {
  * mapped: past this many, files are copied to the heap and unmapped. */
 #define MANIFEST_MAX_MAPS 16384
 
-enum { MANIFEST_ITEM = 1, MANIFEST_EOF = 0, MANIFEST_BAD = -1, MANIFEST_IO = -2 };
+enum { MANIFEST_ITEM = 1, MANIFEST_EOF = 0, MANIFEST_BAD = -1, MANIFEST_IO = -2, MANIFEST_FULL = -3 };
 
 /* path "-" reads standard input. 0, or -1 with the error printed. */
 int manifest_open(manifest *m, const char *path);
@@ -98,6 +99,18 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
  * MANIFEST_BAD with err set; a bad item is cleared. */
 int manifest_resolve(manifest_item *item, manifest_files *files, const char *label, char *err,
                      size_t err_len);
+
+/* Pinned reading, for a caller that keeps lines where they were read
+ * instead of copying them out (cmd_batch.c): with m->pinned set, the
+ * reader never moves bytes within its buffer, so every line handed out
+ * since the last swap stays valid at its offset from m->buf. When it would
+ * have to move them to read on, manifest_read_line returns MANIFEST_FULL.
+ * The caller then takes the whole buffer, lines and all, with
+ * manifest_swap, giving the reader *buf (a spare of *cap bytes, or NULL)
+ * in exchange: the unread bytes move there, and *buf and *cap become the
+ * old buffer's. Reads are at most a MiB, so little is ever unread. 0, or -1
+ * without memory (nothing changed). */
+int manifest_swap(manifest *m, char **buf, size_t *cap);
 
 /* Give back a buffer that grew for a long line, once that line has been
  * copied out: a huge line is then held once, not twice. */

@@ -194,6 +194,48 @@ class Repeats(Tmp):
                 self.assertEqual(out.splitlines(), want)
 
 
+class PinnedBuffer(Tmp):
+    """batch keeps lines in the buffer they were read into, and a chunk takes
+    that buffer whole (manifest_swap): lines that straddle its 36 MiB end,
+    long runs of blank lines, and standard input."""
+
+    def test_lines_and_blank_runs_across_buffers(self):
+        rng = __import__("random").Random(3)
+        body, want = [], []
+        size, i = 0, 0
+        while size < (80 << 20):
+            if i % 500 == 7:   # 1-9 MiB of blank lines
+                blank = (" " * rng.randrange(1, 4000) + "\n") * rng.randrange(300, 2500)
+                body.append(blank)
+                size += len(blank)
+            src = "s%d" % i + "y" * rng.randrange(0, 40000)
+            ln = line("n%d" % i, src) + ("\r\n" if i % 5 == 0 else "\n")
+            body.append(ln)
+            want.append(make_key(b"d", b"n%d" % i, src.encode(), []))
+            size += len(ln)
+            i += 1
+        path = self.write("m.jsonl", "".join(body))
+        for args in ([], ["-j", "1"], ["--chunk", "1000"]):
+            with self.subTest(args=args):
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                self.assertEqual((rc, err), (0, ""))
+                self.assertEqual(out.splitlines(), want)
+        with open(path, "rb") as f:
+            rc, out, err = run(["batch", "-"], cwd=self.dir, stdin=f)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.splitlines(), want)
+
+
+    def test_a_buffer_of_blank_lines_only(self):
+        # 75 MiB of blank lines between two tuples: after the first chunk,
+        # a whole buffer holds nothing but blank lines.
+        a, b = line("a", "x"), line("b", "x")
+        self.write("m.jsonl", a + "\n" + ("\t" * 99 + "\r\n") * 750000 + b + "\n")
+        rc, out, err = run(["batch", "m.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(out.splitlines(), [make_key(b"d", n, b"x", []) for n in (b"a", b"b")])
+
+
 class HugeLine(Tmp):
     def test_one_huge_line_costs_a_small_multiple_of_its_size(self):
         if sanitized():
