@@ -551,5 +551,7 @@ int manifest_next(manifest *m, manifest_item *item, manifest_files *files, char 
     size_t len;
     int r = manifest_read_line(m, &line, &len, err, err_len);
     if (r != MANIFEST_ITEM) return r;
-    return manifest_parse_line(line, len, m->label, m->line, m->base_dir, item, files, err, err_len);
+    r = manifest_parse_line(line, len, m->label, m->line, m->base_dir, item, files, err, err_len);
+    manifest_trim(m);   /* the item holds its own copies now */
+    return r;
 }
