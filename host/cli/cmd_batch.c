@@ -379,6 +379,7 @@ typedef struct batch_reader {
     const batch_opts *o;
     manifest *m;
     mj_known *known;   /* KNOWN_TABLES, or NULL */
+    size_t line_bytes; /* manifest bytes a line in the last chunk, for read-ahead */
 } batch_reader;
 
 /* Read the next chunk's lines: bounded in lines and in bytes of line text.
@@ -394,7 +395,14 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
     bool more = true;
     raw_lines *raw = &k->raw;
     size_t text = 0;   /* bytes of line text */
-    while (raw->n < r->o->chunk && text < CHUNK_BYTES) {
+    /* About a chunk's bytes, as the last chunk's lines were, read at once
+     * on all threads (a regular file; the loop reads on where it falls short). */
+    size_t unread = m->end - m->start, ahead = r->line_bytes * r->o->chunk + ((size_t)64 << 10);
+    if (ahead > CHUNK_BYTES) ahead = CHUNK_BYTES;
+    unsigned threads = r->o->threads ? r->o->threads : cckey_cpu_threads();
+    if (r->line_bytes && ahead > unread && manifest_fill(m, ahead - unread, threads, k->err, sizeof k->err) != 0)
+        k->status = CLI_FAIL;
+    while (k->status == CLI_OK && raw->n < r->o->chunk && text < CHUNK_BYTES) {
         const char *line;
         size_t len;
         int rd = manifest_read_line(m, &line, &len, k->err, sizeof k->err);
@@ -419,6 +427,7 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
         text += len;
     }
     pthread_setcancelstate(cancel, NULL);
+    if (raw->n) r->line_bytes = raw->used / raw->n + 1;
     /* The chunk takes the buffer its lines are in; the reader goes on in
      * the chunk's previous one. */
     if (k->status == CLI_OK && manifest_swap(m, &raw->arena, &raw->cap) != 0) {
@@ -526,7 +535,7 @@ static int run(const batch_opts *o)
     size_t budget = KNOWN_BUDGET;
     mj_known *known = calloc(KNOWN_TABLES, sizeof *known);   /* none without memory: slower, not wrong */
     for (size_t i = 0; known && i < KNOWN_TABLES; i++) known[i].budget = &budget;
-    batch_reader reader = {o, &m, known};
+    batch_reader reader = {.o = o, .m = &m, .known = known};
     unsigned threads = o->threads ? o->threads : cckey_cpu_threads();
     cli_pipeline *pipe = ok ? cli_pipeline_start(bufs, PIPELINE_DEPTH, threads > 1, fill_chunk, &reader) : NULL;
     if (!pipe) {

@@ -55,6 +55,7 @@ void manifest_close(manifest *m)
     free(m->label);
     free(m->base_dir);
     free(m->buf);
+    free(m->nl);
     *m = (manifest){0};
 }
 
@@ -403,10 +404,6 @@ static bool blank(const char *s, size_t n)
  * progress fills it. 0, or -1 with errno ENOMEM. */
 #define READ_BYTES ((size_t)1 << 20)
 
-/* A pinned buffer's size: a chunk's lines (cmd_batch.c reads 32 MiB of
- * them) and a few reads beyond. */
-#define PINNED_BYTES ((size_t)36 << 20)
-
 static int make_room(manifest *m)
 {
     if (m->pinned && m->end == m->cap && m->start > 0) return MANIFEST_FULL;
@@ -417,7 +414,7 @@ static int make_room(manifest *m)
     }
     if (m->end < m->cap) return 0;
     size_t most = m->max_line + 2 + READ_BYTES;   /* a full line, "\r\n", and a read's worth */
-    size_t cap = m->cap ? m->cap * 2 : m->pinned ? PINNED_BYTES : READ_BYTES;
+    size_t cap = m->cap ? m->cap * 2 : m->pinned ? MANIFEST_PINNED_BYTES : READ_BYTES;
     if (cap > most) cap = most;
     if (cap <= m->cap) cap = m->cap + READ_BYTES;
     char *buf = realloc(m->buf, cap);
@@ -432,12 +429,24 @@ static int make_room(manifest *m)
 
 /* One physical line, its ending still on: 1 with [*p, *p + *n), 0 at end of
  * input, or MANIFEST_IO with err set. The line counter is not advanced. */
+/* The first '\n' in buf[from, end): from manifest_fill's index where it
+ * covers from, else by memchr. */
+static char *find_newline(manifest *m, size_t from)
+{
+    if (from >= m->nl_from && from < m->nl_to) {
+        while (m->nl_next < m->nl_n && m->nl[m->nl_next] < from) m->nl_next++;
+        if (m->nl_next < m->nl_n) return m->buf + m->nl[m->nl_next];
+        from = m->nl_to;
+    }
+    /* No memchr on an empty range: buf is still NULL before the first read. */
+    return m->end > from ? memchr(m->buf + from, '\n', m->end - from) : NULL;
+}
+
 static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err_len)
 {
     size_t scanned = m->start;   /* no '\n' in [start, scanned) */
     for (;;) {
-        /* No memchr on an empty range: buf is still NULL before the first read. */
-        char *nl = m->end > scanned ? memchr(m->buf + scanned, '\n', m->end - scanned) : NULL;
+        char *nl = find_newline(m, scanned);
         size_t len = nl ? (size_t)(nl - (m->buf + m->start)) : m->end - m->start;
         /* The ending is not part of the limit: a "\r" may still be one. */
         if (len > m->max_line + (!nl || (len && nl[-1] == '\r'))) {
@@ -497,10 +506,10 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
 
 int manifest_swap(manifest *m, char **buf, size_t *cap)
 {
-    size_t left = m->end - m->start, want = left > PINNED_BYTES ? left : PINNED_BYTES;
+    size_t left = m->end - m->start, want = left > MANIFEST_PINNED_BYTES ? left : MANIFEST_PINNED_BYTES;
     char *spare = *buf;
     size_t spare_cap = *cap;
-    if (spare_cap < want || spare_cap > 2 * want + PINNED_BYTES) {
+    if (spare_cap < want || spare_cap > 2 * want + MANIFEST_PINNED_BYTES) {
         /* Too small for what is unread, or grown for a huge line once. */
         char *fresh = malloc(want ? want : 1);
         if (!fresh) return -1;
@@ -511,6 +520,7 @@ int manifest_swap(manifest *m, char **buf, size_t *cap)
     if (left) memcpy(spare, m->buf + m->start, left);
     *buf = m->buf;
     *cap = m->cap;
+    m->nl_n = m->nl_next = m->nl_from = m->nl_to = 0;   /* the offsets were into the old buffer */
     m->buf = spare;
     m->cap = spare_cap;
     m->start = 0;

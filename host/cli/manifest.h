@@ -21,6 +21,10 @@ typedef struct manifest {
     size_t cap, start, end;   /* unread bytes are buf[start, end) */
     bool eof;
     bool pinned;      /* see manifest_swap */
+    /* Where manifest_fill found the '\n's of what it read, ascending, as
+     * offsets from buf: every one in buf[nl_from, nl_to). */
+    uint32_t *nl;
+    size_t nl_n, nl_next, nl_cap, nl_from, nl_to;
 } manifest;
 
 /* One parsed tuple. Its byte strings point into root and into the files of
@@ -111,6 +115,16 @@ int manifest_resolve(manifest_item *item, manifest_files *files, const char *lab
  * old buffer's. Reads are at most a MiB, so little is ever unread. 0, or -1
  * without memory (nothing changed). */
 int manifest_swap(manifest *m, char **buf, size_t *cap);
+
+/* A pinned buffer's size: a chunk's lines (cmd_batch.c takes up to 32 MiB
+ * of them) and a few reads beyond. */
+#define MANIFEST_PINNED_BYTES ((size_t)36 << 20)
+
+/* Read up to want more bytes into a pinned buffer now, on up to threads
+ * threads (manifest_fill.c), when the manifest is a regular file; a no-op
+ * otherwise. Lines are then read from them as from read()'s. 0, or -1 with
+ * err set ("FILE: read error: ..."). */
+int manifest_fill(manifest *m, size_t want, unsigned threads, char *err, size_t err_len);
 
 /* Give back a buffer that grew for a long line, once that line has been
  * copied out: a huge line is then held once, not twice. */
