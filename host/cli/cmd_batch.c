@@ -241,19 +241,38 @@ typedef struct chunk_state {
     size_t bad, total, warned, written;
 } chunk_state;
 
-/* One chunk's results, in order: in keys format one large write. */
+/* The hex digest that goes into a key's source field in place of the
+ * library's (which was made from an empty source): the source_file's, or
+ * that of a repeated inline source from the parser's tables; NULL for
+ * none. */
+static const char *source_hex(const chunk_state *c, const slot *s)
+{
+    return s->source ? c->sources.e[s->source - 1].hex : s->known ? s->known->hex : NULL;
+}
+
+#define SOURCE_FIELD (2 * (CCKEY_HEX_LEN + 1))   /* the key's third field */
+
+/* One chunk's results, in order: in keys format one large write, the
+ * source digests written in on the way. */
 static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const batch_chunk *k)
 {
     size_t n = k->raw.n;
     if (o->jsonl || !c->out_buf) {
-        for (size_t j = 0, g = 0; j < n; j++)
-            write_result(out, o, &k->slots[j], k->slots[j].error ? NULL : c->keys[g++], &c->written);
+        for (size_t j = 0, g = 0; j < n; j++) {
+            const slot *s = &k->slots[j];
+            const char *hex = s->error ? NULL : source_hex(c, s);
+            if (hex) memcpy(c->keys[g] + SOURCE_FIELD, hex, CCKEY_HEX_LEN);
+            write_result(out, o, s, s->error ? NULL : c->keys[g++], &c->written);
+        }
         return;
     }
     char *w = c->out_buf;
     for (size_t j = 0, g = 0; j < n; j++) {
-        if (!k->slots[j].error) {
+        const slot *s = &k->slots[j];
+        if (!s->error) {
             memcpy(w, c->keys[g++], CCKEY_KEY_LEN);
+            const char *hex = source_hex(c, s);
+            if (hex) memcpy(w + SOURCE_FIELD, hex, CCKEY_HEX_LEN);
             w += CCKEY_KEY_LEN;
         }
         *w++ = '\n';
@@ -336,8 +355,9 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
         if (e && e->why) {
             char *path = manifest_join_path(m->base_dir, s->item.source_file);
             char err[1024];
-            snprintf(err, sizeof err, "%s:%zu:%zu: cannot read source_file \"%s\": %s", m->label, s->item.line,
-                     s->item.source_col, path ? path : e->rel, e->why);
+            size_t col = manifest_column_of(k->raw.arena + k->raw.off[i], s->item.source_off);
+            snprintf(err, sizeof err, "%s:%zu:%zu: cannot read source_file \"%s\": %s", m->label, s->item.line, col,
+                     path ? path : e->rel, e->why);
             free(path);
             s->error = strdup(err);
             if (!s->error) return CLI_FAIL;
@@ -361,16 +381,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
     /* A repair (wrong device digests replaced) is said for every chunk it
      * happens in; the rest (a device fallback, what a sample checked) once. */
     if (*warning && (strstr(warning, "wrong digest") || !c->warned++)) cli_warn("%s", warning);
-    /* The key's third field is hex(md5(source)): the file's digest, or
-     * that of a repeated inline source, taken from the parser's tables. */
-    for (size_t i = 0, g = 0; i < n; i++) {
-        const slot *s = &k->slots[i];
-        if (s->error) continue;
-        const char *hex = s->source ? c->sources.e[s->source - 1].hex : s->known ? s->known->hex : NULL;
-        if (hex) memcpy(c->keys[g] + 2 * (CCKEY_HEX_LEN + 1), hex, CCKEY_HEX_LEN);
-        g++;
-    }
-    write_chunk(out, o, c, k);
+    write_chunk(out, o, c, k);   /* with the source digests (source_hex) */
     return CLI_OK;
 }
 

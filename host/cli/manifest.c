@@ -283,8 +283,7 @@ done:
     return MANIFEST_ITEM;
 }
 
-/* Column (in characters, 1-based) of byte offset off of the line. */
-static size_t column_of(const char *line, size_t off)
+size_t manifest_column_of(const char *line, size_t off)
 {
     size_t col = 1;
     for (size_t i = 0; i < off; i++) col += ((unsigned char)line[i] & 0xc0) != 0x80;
@@ -306,11 +305,11 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
     const char *nul = r ? memchr(line, '\0', len) : NULL;
     if (nul) {
         snprintf(err, err_len, "%s:%zu:%zu: a raw NUL byte (inside a string, write \\u0000)", label, line_no,
-                 column_of(line, (size_t)(nul - line)));
+                 manifest_column_of(line, (size_t)(nul - line)));
         return MANIFEST_BAD;
     }
     if (r) {
-        snprintf(err, err_len, "%s:%zu:%zu: invalid JSON: %s", label, line_no, column_of(line, off), what);
+        snprintf(err, err_len, "%s:%zu:%zu: invalid JSON: %s", label, line_no, manifest_column_of(line, off), what);
         return MANIFEST_BAD;
     }
     if (j.root != MJ_OBJECT) return bad(&c, NULL, "expected a JSON object, found %s", mj_kind_name(j.root));
@@ -333,7 +332,7 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
             item->tuple.source = src;
         } else {
             item->source_file = src;
-            item->source_col = column_of(line, j.source_file.key_off);
+            item->source_off = j.source_file.key_off;   /* a column costs a pass: only for messages */
             r = check_source_file(&c, src);
         }
     }
@@ -345,7 +344,7 @@ int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, 
             size_t used = strlen(err);
             snprintf(err + used, err_len - used, " (\"%s\" is not a member; did you mean \"%s\"?)", typo, guess);
         } else if (guess) {
-            manifest_warn_near_member(label, line_no, column_of(line, typo_off), typo, guess);
+            manifest_warn_near_member(label, line_no, manifest_column_of(line, typo_off), typo, guess);
         }
     }
     if (r) *item = (manifest_item){.line = line_no};
@@ -384,6 +383,7 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
         return r;
     }
     item->owned = out;
+    if (item->source_file.ptr) item->source_col = manifest_column_of(line, item->source_off);
     if (item->source_file.ptr && !(item->source_path = manifest_join_path(base_dir, item->source_file))) {
         manifest_item_clear(item);
         snprintf(err, err_len, "%s:%zu:1: out of memory", label, line_no);

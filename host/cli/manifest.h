@@ -38,7 +38,8 @@ typedef struct manifest_item {
     int language_kind;         /* MJ_NONE when there is no "language" member */
     cckey_bytes language;
     char *source_path;    /* a source_file not mapped yet (see manifest_resolve) */
-    size_t source_col;    /* its column, for messages */
+    size_t source_col;    /* its column, for messages (0 from manifest_parse_into: see source_off) */
+    size_t source_off;    /* the byte offset of its member name in the line */
 } manifest_item;
 
 /* source_file mappings shared by the items of one chunk: the same file named
@@ -95,9 +96,13 @@ int manifest_parse_line(const char *line, size_t len, const char *label, size_t 
 /* The same without allocation for the hot path: strings are decoded into
  * out (len bytes), and item->opts points into ps's scratch, valid until
  * ps parses again (copy it). A source_file is only checked and left in
- * item->source_file (source_path stays NULL): the caller resolves it. */
+ * item->source_file (source_path stays NULL): the caller resolves it, and
+ * computes its column from source_off only if a message needs it. */
 int manifest_parse_into(mj_parser *ps, char *out, const char *line, size_t len, const char *label,
                         size_t line_no, const char *base_dir, manifest_item *item, char *err, size_t err_len);
+
+/* Column (in characters, 1-based) of byte offset off of a line. */
+size_t manifest_column_of(const char *line, size_t off);
 
 /* Map a pending source_file (a no-op for other items). MANIFEST_ITEM or
  * MANIFEST_BAD with err set; a bad item is cleared. */

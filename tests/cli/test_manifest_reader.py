@@ -236,6 +236,22 @@ class PinnedBuffer(Tmp):
         self.assertEqual(out.splitlines(), [make_key(b"d", n, b"x", []) for n in (b"a", b"b")])
 
 
+class SourceFileColumn(Tmp):
+    def test_unreadable_source_file_names_its_column_in_characters(self):
+        # The column is worked out only for the message, from the line the
+        # chunk still holds: UTF-8 before the member counts by characters.
+        self.write("k.cu", "x")
+        bad = '{"device": "\u00e9\u4e2d", "name": "n\u00e9", "source_file": "missing.cu"}'
+        good = '{"device": "d", "name": "n", "source_file": "k.cu"}'
+        self.write("m.jsonl", (good + "\n") * 2 + bad + "\n" + good + "\n")
+        col = bad.index('"source_file"') + 1
+        for args in ([], ["--chunk", "1"], ["-j", "1", "--keep-going"]):
+            with self.subTest(args=args):
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                self.assertEqual(rc, 2)
+                self.assertIn("m.jsonl:3:%d: cannot read source_file" % col, err)
+
+
 class HugeLine(Tmp):
     def test_one_huge_line_costs_a_small_multiple_of_its_size(self):
         if sanitized():
