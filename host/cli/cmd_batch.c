@@ -62,7 +62,6 @@ typedef struct slot {
     size_t source;             /* batch_sources entry + 1 of its source_file; 0 for none */
     const mj_known_entry *known;   /* the run-wide entry of its inline source, if any */
     char *error;               /* "FILE:LINE:COLUMN: what" for a bad line */
-    cckey_option *opt_block;   /* the options of this and the following slots of a parse claim */
 } slot;
 
 typedef struct batch_progress {
@@ -102,6 +101,10 @@ typedef struct raw_lines {
     size_t n;
 } raw_lines;
 
+/* Lines a parse range takes: enough that repeats within a range share an
+ * address (batch_recent.h), few enough to spread a chunk over the cores. */
+#define PARSE_GRAIN 1024
+
 typedef struct parse_work {
     const raw_lines *raw;
     mj_known *known;        /* one per parse thread, for the whole run; NULL: none */
@@ -109,11 +112,14 @@ typedef struct parse_work {
     const manifest *m;
     slot *slots;
     size_t ranges;          /* of PARSE_GRAIN lines */
+    cckey_option **blocks;  /* each range's options (see parse_range) */
+    atomic_size_t *errors;  /* slots with an error */
     atomic_size_t next;     /* the next range a parse thread claims */
 } parse_work;
 
-static void parse_failed(slot *s, size_t line, const char *err)
+static void parse_failed(parse_work *w, slot *s, size_t line, const char *err)
 {
+    atomic_fetch_add(w->errors, 1);
     s->item.line = line;
     s->error = strdup(err);
     if (!s->error) s->error = (char *)"out of memory";
@@ -130,7 +136,8 @@ static const mj_known_entry *known_source(const mj_parser *ps, cckey_bytes src)
 /* Parsing is most of a batch's time when sources are inline: spread the
  * lines of a chunk over the cores. No allocation per line: strings decode
  * into the chunk's buffer, and the options of a claim's lines share one
- * block, owned by the claim's first slot. */
+ * block, kept in w->blocks. Every field of a slot is set here, so that a
+ * chunk is cleared by freeing its blocks and errors alone. */
 static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse, mj_known *known)
 {
     const raw_lines *r = w->raw;
@@ -141,9 +148,12 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
     batch_recent recent = {0};
     for (size_t i = begin; i < end; i++) {
         manifest_item *it = &w->slots[i].item;
+        w->slots[i].source = 0;
+        w->slots[i].known = NULL;
+        w->slots[i].error = NULL;
         if (manifest_parse_into(&ps, w->decoded + r->off[i], r->arena + r->off[i], r->len[i], w->m->label,
                                 r->line[i], w->m->base_dir, it, err, sizeof err) != MANIFEST_ITEM) {
-            parse_failed(&w->slots[i], r->line[i], err);
+            parse_failed(w, &w->slots[i], r->line[i], err);
             continue;
         }
         it->tuple.device = batch_recent_string(&recent, it->tuple.device);
@@ -164,7 +174,7 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
             if (!b) {
                 free(it->source_path);
                 it->source_path = NULL;
-                parse_failed(&w->slots[i], r->line[i], "out of memory");
+                parse_failed(w, &w->slots[i], r->line[i], "out of memory");
                 continue;
             }
             block = b;
@@ -179,7 +189,7 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
         manifest_item *it = &w->slots[i].item;
         if (!w->slots[i].error) it->tuple.options = it->tuple.n_options ? block + (uintptr_t)it->tuple.options : NULL;
     }
-    w->slots[begin].opt_block = block;
+    w->blocks[begin / PARSE_GRAIN] = block;
     mj_parser_free(&ps);
 }
 
@@ -207,23 +217,14 @@ static void write_result(FILE *out, const batch_opts *o, const slot *s, const ch
             s->item.line, key, key, key + 33, key + 66, key + 99, o->json ? "" : "\n");
 }
 
-static void clear_slots(slot *slots, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        manifest_item_clear(&slots[i].item);
-        if (slots[i].error && strcmp(slots[i].error, "out of memory") != 0) free(slots[i].error);
-        slots[i].error = NULL;
-        free(slots[i].opt_block);
-        slots[i].opt_block = NULL;
-        slots[i].source = 0;
-        slots[i].known = NULL;
-    }
-}
 
 /* One chunk of the manifest on its way through the pipeline: read and
  * parsed by the reader thread, keyed and written by the calling thread. */
 typedef struct batch_chunk {
     raw_lines raw;
+    cckey_option **blocks;   /* one a parse range: the options of its lines */
+    size_t n_blocks;
+    atomic_size_t errors;    /* slots with an error, which own it */
     char *decoded;   /* as large as raw's arena */
     size_t decoded_cap;
     slot *slots;
@@ -231,6 +232,20 @@ typedef struct batch_chunk {
     int status;        /* CLI_OK, or CLI_FAIL with err: reading stopped there */
     char err[1024];
 } batch_chunk;
+
+/* What a parsed chunk owns goes: its options blocks, and the messages of
+ * its bad lines (slots themselves are rewritten whole by parse_range). */
+static void clear_chunk(batch_chunk *k)
+{
+    for (size_t b = 0; b < k->n_blocks; b++) free(k->blocks[b]), k->blocks[b] = NULL;
+    k->n_blocks = 0;
+    for (size_t i = 0; atomic_load(&k->errors) && i < k->raw.n; i++) {
+        slot *s = &k->slots[i];
+        if (s->error && strcmp(s->error, "out of memory") != 0) free(s->error);
+        s->error = NULL;
+    }
+    atomic_store(&k->errors, 0);
+}
 
 /* What the keying stage keeps: one chunk's worth, and the run's totals. */
 typedef struct chunk_state {
@@ -280,9 +295,6 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
     fwrite(c->out_buf, 1, (size_t)(w - c->out_buf), out);
 }
 
-/* Lines a parse range takes: enough that repeats within a range share an
- * address (batch_recent.h), few enough to spread a chunk over the cores. */
-#define PARSE_GRAIN 1024
 
 /* Long strings seen by one parse thread in this chunk: sources repeat
  * across a chunk, not within a range (1,000 distinct ones in the bench). */
@@ -322,7 +334,8 @@ static bool parse_chunk(const batch_opts *o, const manifest *m, mj_known *known,
         if (!k->decoded) return false;
     }
     parse_work pw = {.raw = &k->raw, .known = known, .decoded = k->decoded, .m = m, .slots = k->slots,
-                     .ranges = (k->raw.n + PARSE_GRAIN - 1) / PARSE_GRAIN};
+                     .ranges = (k->raw.n + PARSE_GRAIN - 1) / PARSE_GRAIN, .blocks = k->blocks, .errors = &k->errors};
+    k->n_blocks = pw.ranges;
     atomic_init(&pw.next, 0);
     size_t threads = o->threads ? o->threads : cckey_cpu_threads();
     if (threads > pw.ranges) threads = pw.ranges;
@@ -361,6 +374,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
             free(path);
             s->error = strdup(err);
             if (!s->error) return CLI_FAIL;
+            atomic_fetch_add(&k->errors, 1);
         }
         if (s->error) {
             fprintf(stderr, "%s\n", s->error);
@@ -453,7 +467,7 @@ static bool fill_chunk(void *ctx, void *buf)
 {
     batch_reader *r = ctx;
     batch_chunk *k = buf;
-    clear_slots(k->slots, k->raw.n);
+    clear_chunk(k);
     k->raw.n = k->raw.used = 0;
     k->status = CLI_OK;
     bool more = read_chunk(r, k);
@@ -473,13 +487,15 @@ static bool chunk_alloc(batch_chunk *k, size_t lines)
     k->raw.off = calloc(lines, sizeof *k->raw.off);
     k->raw.len = calloc(lines, sizeof *k->raw.len);
     k->raw.line = calloc(lines, sizeof *k->raw.line);
-    return k->slots && k->raw.off && k->raw.len && k->raw.line;
+    k->blocks = calloc((lines + PARSE_GRAIN - 1) / PARSE_GRAIN, sizeof *k->blocks);
+    atomic_init(&k->errors, 0);
+    return k->slots && k->raw.off && k->raw.len && k->raw.line && k->blocks;
 }
 
 static void chunk_free(batch_chunk *k)
 {
-    if (k->slots) clear_slots(k->slots, k->raw.n);
-    free(k->slots);
+    if (k->slots && k->blocks) clear_chunk(k);
+    free(k->slots), free(k->blocks);
     free(k->raw.arena), free(k->raw.off), free(k->raw.len), free(k->raw.line), free(k->decoded);
 }
 
