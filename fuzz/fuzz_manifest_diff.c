@@ -98,7 +98,8 @@ static void check_options(const json_t *v, const mj_line *j)
 
 static bool same_member(const mj_member *a, const mj_member *b)
 {
-    return a->present == b->present && a->kind == b->kind && (!a->present || a->key_off == b->key_off) &&
+    return a->present == b->present && a->kind == b->kind &&
+           (!a->present || (a->key_off == b->key_off && a->val_off == b->val_off && a->val_end == b->val_end)) &&
            same_bytes(a->str, (const char *)b->str.ptr, b->str.len);
 }
 

@@ -33,18 +33,11 @@ cckey_bytes batch_recent_string(batch_recent *r, cckey_bytes b)
     return b;
 }
 
-size_t batch_recent_set(batch_recent *r, const cckey_option *block, const cckey_option *opts, size_t n, size_t off)
+size_t batch_recent_set(batch_recent *r, cckey_bytes raw, size_t off)
 {
-    size_t h = n;
-    for (size_t k = 0; k < n; k++) h = h * 31 + quick_hash(opts[k].key) + 7 * quick_hash(opts[k].value);
-    size_t s = h % RECENT_SETS;
-    if (r->sets[s].n == n) {
-        const cckey_option *old = block + r->sets[s].off;
-        size_t k = 0;
-        while (k < n && same_bytes(old[k].key, opts[k].key) && same_bytes(old[k].value, opts[k].value)) k++;
-        if (k == n) return r->sets[s].off;
-    }
+    size_t s = quick_hash(raw) % RECENT_SETS;
+    if (r->sets[s].raw.ptr && same_bytes(r->sets[s].raw, raw)) return r->sets[s].off;
+    r->sets[s].raw = raw;
     r->sets[s].off = off;
-    r->sets[s].n = n;
     return SIZE_MAX;
 }

@@ -19,15 +19,18 @@
 typedef struct batch_recent {
     cckey_bytes strings[RECENT_STRINGS];
     struct {
-        size_t off, n;   /* an options block offset: the block may move */
+        cckey_bytes raw;
+        size_t off;      /* an options block offset: the block may move */
     } sets[RECENT_SETS];
 } batch_recent;
 
 /* b, or an earlier string with the same bytes. */
 cckey_bytes batch_recent_string(batch_recent *r, cckey_bytes b);
 
-/* The block offset of an earlier option set equal to opts[0..n) (looked up
- * in block), or SIZE_MAX after remembering off as the place of this one. */
-size_t batch_recent_set(batch_recent *r, const cckey_option *block, const cckey_option *opts, size_t n, size_t off);
+/* The block offset of an earlier option set written exactly as raw (the
+ * "options" value's bytes in its line, which stays in place while the
+ * table is used: equal bytes parse to equal sets), or SIZE_MAX after
+ * remembering off as the place of this one. */
+size_t batch_recent_set(batch_recent *r, cckey_bytes raw, size_t off);
 
 #endif

@@ -161,7 +161,7 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
         if (!it->source_file.ptr && !(w->slots[i].known = known_source(&ps, it->tuple.source)))
             it->tuple.source = batch_recent_string(&recent, it->tuple.source);
         size_t k = it->tuple.n_options;
-        size_t same = k ? batch_recent_set(&recent, block, it->tuple.options, k, used) : SIZE_MAX;
+        size_t same = k ? batch_recent_set(&recent, it->options_raw, used) : SIZE_MAX;
         if (same != SIZE_MAX) {
             it->opts = NULL;
             it->tuple.options = (const cckey_option *)(uintptr_t)same;

@@ -159,6 +159,7 @@ static int check_options(const line_ctx *c, const mj_line *j, manifest_item *ite
     item->opts = j->n_opts ? j->opts : NULL;
     item->tuple.options = item->opts;
     item->tuple.n_options = j->n_opts;
+    item->options_raw = (cckey_bytes){c->line + m->val_off, m->val_end - m->val_off};
     return 0;
 }
 

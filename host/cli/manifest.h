@@ -35,6 +35,7 @@ typedef struct manifest_item {
     cckey_option *opts;   /* owned when owned is set */
     cckey_tuple tuple;
     cckey_bytes source_file;   /* the "source_file" string as written, if any */
+    cckey_bytes options_raw;   /* "options" as written in the line (manifest_parse_into) */
     int language_kind;         /* MJ_NONE when there is no "language" member */
     cckey_bytes language;
     char *source_path;    /* a source_file not mapped yet (see manifest_resolve) */

@@ -429,9 +429,10 @@ static int object(ctx *c, int mode)
         val v = {0};
         mj_member *m = mode == TOP ? known(c->res, key) : NULL;
         bool opts = m == &c->res->options;
+        size_t val_off = c->i;
         if (value(c, &v, opts ? OPTIONS : GENERIC)) return -1;
         if (m) {
-            *m = (mj_member){true, v.kind, key_off, v.str};
+            *m = (mj_member){true, v.kind, key_off, v.str, val_off, c->i};
         } else if (mode == TOP && c->res->n_unknown < MJ_UNKNOWN_MAX) {
             c->res->unknown_off[c->res->n_unknown] = key_off;
             c->res->unknown[c->res->n_unknown++] = key;

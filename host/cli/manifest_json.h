@@ -22,6 +22,7 @@ typedef struct mj_member {
     int kind;
     size_t key_off;      /* byte offset of its name's opening quote */
     cckey_bytes str;     /* the decoded string, for kind MJ_STRING */
+    size_t val_off, val_end;   /* its value's raw bytes in the line: equal ones decode equal */
 } mj_member;
 
 /* How "options" failed its shape, in the order jansson-era messages came. */

@@ -204,7 +204,7 @@ int mj_parse_plain(mj_parser *p, const char *line, size_t len, char *out, mj_lin
         if (!m || m->present) return 0;
         ws(&c);
         if (c.i >= len) return 0;
-        *m = (mj_member){.present = true, .key_off = key_off};
+        *m = (mj_member){.present = true, .key_off = key_off, .val_off = c.i};
         if (m == &res->options && (c.s[c.i] == '[' || c.s[c.i] == '{')) {
             m->kind = c.s[c.i] == '[' ? MJ_ARRAY : MJ_OBJECT;
             if (!(m->kind == MJ_ARRAY ? pairs(&c, &oom) : members(&c, &oom))) return oom ? -2 : 0;
@@ -212,6 +212,7 @@ int mj_parse_plain(mj_parser *p, const char *line, size_t len, char *out, mj_lin
             m->kind = MJ_STRING;
             if (!str(&c, &m->str, NULL)) return 0;
         }
+        m->val_end = c.i;
     } while (take(&c, ','));
     if (!take(&c, '}')) return 0;
 done:
