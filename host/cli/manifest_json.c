@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_DEPTH 2048
 #define LINEAR_DUPS 16   /* objects with more members are checked by sorting */
@@ -220,11 +223,41 @@ static bool repeat(ctx *c, size_t body, size_t *slot, cckey_bytes *str)
     return true;
 }
 
+/* A short plain string (member names, most values): ended by a quote
+ * within 32 bytes, nothing to decode before it. true with it taken; false
+ * (nothing taken) for the general path. Calling the block kernel and the
+ * repeat look-up costs more than the whole string then. out has room: it
+ * holds len bytes, and o <= i, so 16 bytes at o fit where 16 at i do. */
+static bool short_plain(ctx *c, size_t start, cckey_bytes *str)
+{
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    for (size_t k = 0; k < 32 && c->len - c->i >= k + 16; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(c->s + c->i + k));
+        /* As signed bytes, "< 0x20" also holds for every byte >= 0x80. */
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(v, bslash), _mm_cmplt_epi8(v, space));
+        unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)), o = (unsigned)_mm_movemask_epi8(odd);
+        _mm_storeu_si128((__m128i *)(c->out + c->o + k), v);
+        if (!q && !o) continue;
+        if (!q || (o && __builtin_ctz(o) < __builtin_ctz(q))) return false;
+        size_t n = k + (size_t)__builtin_ctz(q);
+        c->o += n;
+        c->i += n + 1;
+        *str = (cckey_bytes){c->out + start, c->o - start};
+        return true;
+    }
+#else
+    (void)c, (void)start, (void)str;
+#endif
+    return false;
+}
+
 /* A string at s[i] == '"': decoded into out, *str pointing at it. */
 static int string(ctx *c, cckey_bytes *str)
 {
     size_t start = c->o;
     c->i++;
+    if (short_plain(c, start, str)) return 0;
     mj_reuse *reuse = c->p->reuse;
     size_t body = c->i, slot = SIZE_MAX;   /* set when the string was looked up */
     /* Only strings of MJ_REUSE_MIN raw bytes or more (no quote that early)
