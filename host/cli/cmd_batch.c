@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define DEFAULT_CHUNK_LINES 65536
+#define RAMP_LINES 4096            /* the first chunk's lines without --chunk */
 #define CHUNK_BYTES (32u << 20)    /* bytes of manifest text held per chunk */
 #define DECODED_BYTES ((size_t)36 << 20)   /* a chunk's decoded strings, as its buffer (manifest.c) */
 
@@ -47,7 +48,7 @@ static void usage(FILE *f)
           "      --verify-seed N   the sample's seed (the warning prints the one used)\n"
           "  -k, --keep-going      report bad lines and go on; a bad tuple's output line is\n"
           "                        empty (keys) or {\"line\", \"error\"} (jsonl); exit 2 at the end\n"
-          "      --chunk N         tuples per chunk (default 65536)\n"
+          "      --chunk N         tuples per chunk (default: 4096 doubling up to 65536)\n"
           "      --max-line SIZE   refuse manifest lines longer than SIZE bytes (K, M, G\n"
           "                        suffixes; default 1G): exit 1, naming the line\n"
           "  -q, --quiet           no progress bar and no warnings\n"
@@ -86,6 +87,7 @@ typedef struct batch_opts {
     const char *input, *output;
     bool jsonl, json, keep_going, quiet;
     unsigned long chunk;
+    bool chunk_set;   /* --chunk given: every chunk that size */
     size_t max_line;
     unsigned threads;
     cckey_batch_config *cfg;
@@ -405,6 +407,7 @@ typedef struct batch_reader {
     manifest *m;
     mj_known *known;   /* KNOWN_TABLES, or NULL */
     size_t line_bytes; /* manifest bytes a line in the last chunk, for read-ahead */
+    size_t ramp;       /* lines of the next chunk while they double up to o->chunk; 0: o->chunk */
 } batch_reader;
 
 /* Read the next chunk's lines: bounded in lines and in bytes of line text.
@@ -422,12 +425,14 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
     size_t text = 0;   /* bytes of line text */
     /* About a chunk's bytes, as the last chunk's lines were, read at once
      * on all threads (a regular file; the loop reads on where it falls short). */
-    size_t unread = m->end - m->start, ahead = r->line_bytes * r->o->chunk + ((size_t)64 << 10);
+    size_t lines = r->ramp && r->ramp < r->o->chunk ? r->ramp : r->o->chunk;
+    if (r->ramp) r->ramp *= 2;
+    size_t unread = m->end - m->start, ahead = r->line_bytes * lines + ((size_t)64 << 10);
     if (ahead > CHUNK_BYTES) ahead = CHUNK_BYTES;
     unsigned threads = r->o->threads ? r->o->threads : cckey_cpu_threads();
     if (r->line_bytes && ahead > unread && manifest_fill(m, ahead - unread, threads, k->err, sizeof k->err) != 0)
         k->status = CLI_FAIL;
-    while (k->status == CLI_OK && raw->n < r->o->chunk && text < CHUNK_BYTES) {
+    while (k->status == CLI_OK && raw->n < lines && text < CHUNK_BYTES) {
         const char *line;
         size_t len;
         int rd = manifest_read_line(m, &line, &len, k->err, sizeof k->err);
@@ -562,7 +567,10 @@ static int run(const batch_opts *o)
     size_t budget = KNOWN_BUDGET;
     mj_known *known = calloc(KNOWN_TABLES, sizeof *known);   /* none without memory: slower, not wrong */
     for (size_t i = 0; known && i < KNOWN_TABLES; i++) known[i].budget = &budget;
-    batch_reader reader = {.o = o, .m = &m, .known = known};
+    /* Without --chunk, chunks start small and double: the keying stage
+     * starts on the first one soon, so the two stages overlap from the
+     * start, which is most of a short manifest's run. */
+    batch_reader reader = {.o = o, .m = &m, .known = known, .ramp = o->chunk_set ? 0 : RAMP_LINES};
     unsigned threads = o->threads ? o->threads : cckey_cpu_threads();
     cli_pipeline *pipe = ok ? cli_pipeline_start(bufs, PIPELINE_DEPTH, threads > 1, fill_chunk, &reader) : NULL;
     if (!pipe) {
@@ -671,6 +679,7 @@ int cckey_cmd_batch(int argc, char **argv)
             break;
         }
         case OPT_CHUNK:
+            o.chunk_set = true;
             if (!cli_parse_uint(optarg, 1, 1ul << 26, &o.chunk)) {
                 cli_error("batch: --chunk wants a number from 1 to %lu, not \"%s\"", 1ul << 26, optarg);
                 goto out;
