@@ -427,11 +427,10 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
      * on all threads (a regular file; the loop reads on where it falls short). */
     size_t lines = r->ramp && r->ramp < r->o->chunk ? r->ramp : r->o->chunk;
     if (r->ramp) r->ramp *= 2;
-    size_t unread = m->end - m->start, ahead = r->line_bytes * lines + ((size_t)64 << 10);
+    size_t ahead = r->line_bytes * lines + ((size_t)64 << 10);
     if (ahead > CHUNK_BYTES) ahead = CHUNK_BYTES;
     unsigned threads = r->o->threads ? r->o->threads : cckey_cpu_threads();
-    if (r->line_bytes && ahead > unread && manifest_fill(m, ahead - unread, threads, k->err, sizeof k->err) != 0)
-        k->status = CLI_FAIL;
+    if (r->line_bytes && manifest_fill(m, ahead, threads, k->err, sizeof k->err) != 0) k->status = CLI_FAIL;
     while (k->status == CLI_OK && raw->n < lines && text < CHUNK_BYTES) {
         const char *line;
         size_t len;
@@ -497,11 +496,12 @@ static bool chunk_alloc(batch_chunk *k, size_t lines)
     return k->slots && k->raw.off && k->raw.len && k->raw.line && k->blocks;
 }
 
-static void chunk_free(batch_chunk *k)
+static void chunk_free(batch_chunk *k, const manifest *m)
 {
     if (k->slots && k->blocks) clear_chunk(k);
     free(k->slots), free(k->blocks);
-    free(k->raw.arena), free(k->raw.off), free(k->raw.len), free(k->raw.line), free(k->decoded);
+    manifest_buffer_free(m, k->raw.arena, k->raw.cap);
+    free(k->raw.off), free(k->raw.len), free(k->raw.line), free(k->decoded);
 }
 
 /* Key and write the chunks the reader hands over, in order. */
@@ -537,6 +537,7 @@ static int run(const batch_opts *o)
     if (manifest_open(&m, o->input) != 0) return CLI_USAGE;
     m.max_line = o->max_line;
     m.pinned = true;   /* chunks take the reader's buffers: no line is copied */
+    manifest_map(&m);  /* and a regular file's buffers are windows of it: no copy at all */
     cli_output out;
     if (cli_output_open(&out, o->output) != 0) {
         manifest_close(&m);
@@ -597,7 +598,7 @@ static int run(const batch_opts *o)
     } else {
         fflush(stdout);
     }
-    for (size_t i = 0; i < PIPELINE_DEPTH; i++) chunk_free(&chunks[i]);
+    for (size_t i = 0; i < PIPELINE_DEPTH; i++) chunk_free(&chunks[i], &m);
     for (size_t i = 0; known && i < KNOWN_TABLES; i++) mj_known_free(&known[i]);
     free(known);
     batch_sources_free(&c.sources);

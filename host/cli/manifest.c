@@ -54,7 +54,7 @@ void manifest_close(manifest *m)
     if (m->f && m->f != stdin) fclose(m->f);
     free(m->label);
     free(m->base_dir);
-    free(m->buf);
+    manifest_buffer_free(m, m->buf, m->cap);
     free(m->nl);
     *m = (manifest){0};
 }
@@ -463,6 +463,17 @@ static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err
             return 1;
         }
         if (m->eof) return 0;
+        if (m->mapped) {
+            size_t had = m->end;
+            int more = manifest_window_more(m);
+            if (more == MANIFEST_FULL) return MANIFEST_FULL;
+            if (more != 0) {
+                snprintf(err, err_len, "%s: cannot map it: %s", m->label, strerror(errno));
+                return MANIFEST_IO;
+            }
+            scanned = had;   /* a window at the same place or larger: no '\n' in [start, had) */
+            continue;
+        }
         int room = make_room(m);
         if (room == MANIFEST_FULL) return MANIFEST_FULL;
         if (room != 0) {
@@ -507,6 +518,7 @@ int manifest_read_line(manifest *m, const char **line, size_t *len, char *err, s
 
 int manifest_swap(manifest *m, char **buf, size_t *cap)
 {
+    if (m->mapped) return manifest_window_swap(m, buf, cap);
     size_t left = m->end - m->start, want = left > MANIFEST_PINNED_BYTES ? left : MANIFEST_PINNED_BYTES;
     char *spare = *buf;
     size_t spare_cap = *cap;

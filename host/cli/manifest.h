@@ -21,6 +21,8 @@ typedef struct manifest {
     size_t cap, start, end;   /* unread bytes are buf[start, end) */
     bool eof;
     bool pinned;      /* see manifest_swap */
+    bool mapped;      /* pinned, through windows of the file mapped read-only (manifest_map) */
+    uint64_t map_at;  /* mapped: the file offset of buf[0] */
     /* Where manifest_fill found the '\n's of what it read, ascending, as
      * offsets from buf: every one in buf[nl_from, nl_to). */
     uint32_t *nl;
@@ -126,11 +128,27 @@ int manifest_swap(manifest *m, char **buf, size_t *cap);
  * of them) and a few reads beyond. */
 #define MANIFEST_PINNED_BYTES ((size_t)36 << 20)
 
-/* Read up to want more bytes into a pinned buffer now, on up to threads
- * threads (manifest_fill.c), when the manifest is a regular file; a no-op
- * otherwise. Lines are then read from them as from read()'s. 0, or -1 with
- * err set ("FILE: read error: ..."). */
+/* Have up to want bytes from the first unread one in a pinned buffer, read
+ * on up to threads threads and their newlines found (manifest_fill.c):
+ * pread for a regular file, the index alone for a mapped window; a no-op
+ * for other files. Lines are then read as before. 0, or -1 with err set
+ * ("FILE: read error: ..."). */
 int manifest_fill(manifest *m, size_t want, unsigned threads, char *err, size_t err_len);
+
+/* Read a pinned regular file through windows of it mapped read-only
+ * instead of read() (manifest_window.c): no copy out of the page cache.
+ * Buffers manifest_swap hands out are then windows, which the caller gives
+ * back with manifest_buffer_free (or as the next swap's spare). Call before
+ * the first read; false (read() it is) for other files, or when the first
+ * mapping fails. A file that shrinks under a window is the CLI's SIGBUS
+ * guard's clear error (cli_mapped_enter). */
+bool manifest_map(manifest *m);
+void manifest_buffer_free(const manifest *m, char *buf, size_t cap);
+/* manifest.c's use of the windows: more bytes after buf[end] (0, with eof
+ * set at the end of the file), MANIFEST_FULL, or -1 with errno; and
+ * manifest_swap's work. */
+int manifest_window_more(manifest *m);
+int manifest_window_swap(manifest *m, char **buf, size_t *cap);
 
 /* Give back a buffer that grew for a long line, once that line has been
  * copied out: a huge line is then held once, not twice. */

@@ -77,11 +77,41 @@ static void keep_index(manifest *m, fill_piece *pieces, size_t n, size_t from)
     m->nl_to = covered;
 }
 
+/* A mapped window holds the bytes already: its newlines are found on all
+ * threads, which also takes the page faults side by side. */
+static void index_piece_only(void *arg, size_t i)
+{
+    index_piece(&((fill_piece *)arg)[i]);
+}
+
+static void index_window(manifest *m, size_t want, unsigned threads)
+{
+    if (want > m->end - m->start) want = m->end - m->start;
+    if (want > MANIFEST_PINNED_BYTES) want = MANIFEST_PINNED_BYTES;
+    if (want < FILL_MIN || m->start + want >= UINT32_MAX) return;
+    fill_piece pieces[FILL_PIECES];
+    size_t n = 0;
+    for (size_t done = 0; done < want; done += FILL_PIECE, n++) {
+        size_t len = want - done < FILL_PIECE ? want - done : FILL_PIECE;
+        pieces[n] = (fill_piece){.dst = m->buf + m->start + done, .len = len, .got = len,
+                                 .base = (uint32_t)(m->start + done)};
+    }
+    cli_parallel_for(n, threads, index_piece_only, pieces);
+    keep_index(m, pieces, n, m->start);
+    for (size_t i = 0; i < n; i++) free(pieces[i].nl);
+}
+
 int manifest_fill(manifest *m, size_t want, unsigned threads, char *err, size_t err_len)
 {
     struct stat st;
     int fd = fileno(m->f);
-    if (!m->pinned || m->eof || threads < 2 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (!m->pinned || (m->eof && !m->mapped) || threads < 2) return 0;
+    if (m->mapped) {
+        index_window(m, want, threads);
+        return 0;
+    }
+    if (want <= m->end - m->start || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    want -= m->end - m->start;   /* what is unread is there already */
     if (!m->buf) {
         if (!(m->buf = malloc(MANIFEST_PINNED_BYTES))) return 0;   /* read() will say it */
         m->cap = MANIFEST_PINNED_BYTES;

@@ -50,7 +50,8 @@ static void on_fatal(int sig)
  * mapped is some other fault: it keeps its default action. */
 static void on_sigbus(int sig)
 {
-    static const char msg[] = "cckey: a source file shrank while it was being read; stopped, no -o file written\n";
+    static const char msg[] = "cckey: a mapped file (a source, or the manifest) shrank while it was being read; "
+                              "stopped, no -o file written\n";
     if (atomic_load(&mapped_files) == 0) {
         signal(sig, SIG_DFL);
         raise(sig);

@@ -182,6 +182,17 @@ class Inputs(Tmp):
         self.assertIn("shrank while it was being read", err)
         self.assertEqual(sorted(os.listdir(self.dir)), ["big.cl", "m.jsonl"])
 
+    def test_shrinking_manifest_is_the_same_clear_error(self):
+        # batch reads a manifest through windows of it mapped read-only
+        # (host/cli/manifest_window.c): one that shrinks under a window is
+        # the same clear error, and -o is left unwritten.
+        m = os.path.join(self.dir, "m.jsonl")
+        out_path = os.path.join(self.dir, "keys.txt")
+        rc, out, err = self.shrinking(["batch", "-b", "cpu", "--max-line", "2G", "-o", out_path, m], m)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("shrank while it was being read", err)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["m.jsonl"])
+
     def test_shrinking_file_in_scan_and_warm_is_the_same_clear_error(self):
         # Every command that maps sources, not only key and batch: a scanned
         # file, and a warm manifest's source_file (digested before any build,
