@@ -6,26 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The config of the last batch, idle, for the next with the same settings:
- * the library may keep a batch's scratch tables in its config, and a reused
- * one then touches no fresh pages. Taken and put back by atomic exchange; a
- * batch running meanwhile in another thread makes its own, so a config's
- * warning is always its own batch's. */
+/* The configs of the last batches, idle, for the next with the same
+ * settings: the library may keep a batch's scratch tables in its config,
+ * and a reused one then touches no fresh pages. One slot per recent set of
+ * settings, so a program that alternates (a CPU batch, then an auto one)
+ * keeps both warm. Taken and put back by atomic exchange; a batch running
+ * meanwhile in another thread makes its own, so a config's warning is
+ * always its own batch's. */
 typedef struct idle_config {
     cckey_batch_config *cfg;
     long settings[3];
 } idle_config;
 
-static _Atomic(idle_config *) idle;
+#define IDLE_SLOTS 4
+static _Atomic(idle_config *) idle[IDLE_SLOTS];
+
+static void drop(idle_config *i)
+{
+    if (i) cckey_batch_config_free(i->cfg);
+    free(i);
+}
 
 static cckey_batch_config *take_idle(const long settings[3])
 {
-    idle_config *i = atomic_exchange(&idle, NULL);
-    cckey_batch_config *cfg = NULL;
-    if (i && memcmp(i->settings, settings, sizeof i->settings) == 0) cfg = i->cfg;
-    else if (i) cckey_batch_config_free(i->cfg);
-    free(i);
-    return cfg;
+    for (size_t s = 0; s < IDLE_SLOTS; s++) {
+        idle_config *i = atomic_exchange(&idle[s], NULL);
+        if (!i) continue;
+        if (memcmp(i->settings, settings, sizeof i->settings) == 0) {
+            cckey_batch_config *cfg = i->cfg;
+            free(i);
+            return cfg;
+        }
+        drop(atomic_exchange(&idle[s], i));   /* not ours: back in its slot */
+    }
+    return NULL;
 }
 
 static void put_idle(cckey_batch_config *cfg, const long settings[3])
@@ -37,9 +51,11 @@ static void put_idle(cckey_batch_config *cfg, const long settings[3])
     }
     i->cfg = cfg;
     memcpy(i->settings, settings, sizeof i->settings);
-    i = atomic_exchange(&idle, i);
-    if (i) cckey_batch_config_free(i->cfg);
-    free(i);
+    for (size_t s = 0; s < IDLE_SLOTS; s++) {
+        idle_config *none = NULL;
+        if (atomic_compare_exchange_strong(&idle[s], &none, i)) return;
+    }
+    drop(atomic_exchange(&idle[0], i));   /* all full: the first one goes */
 }
 
 cckey_status cckey_ml_batch_config(cckey_batch_config **cfg, long settings[3], value v_backend, value v_threads,
