@@ -6,9 +6,8 @@
 
    Every candidate's keys are compared with the recipe's before timing.
    Single calls: the best of 3 runs of at least 0.3 s each. Batches: the
-   best of 15 rounds, each calling every candidate once in turn (a batch
-   call is 20-200 ms: one scheduler hiccup on a 2-core machine is a large
-   part of it, and the machine's own speed drifts over seconds). *)
+   best of 15 calls of each candidate in a row (a batch call is 20-200 ms:
+   one scheduler hiccup on a 2-core machine is a large part of it). *)
 
 let hex s = Digest.to_hex (Digest.string s)
 
@@ -35,19 +34,17 @@ let per_call f =
   in
   List.fold_left min infinity (List.init 3 (fun _ -> run ()))
 
-(* Seconds per call of each of fs, best of 15 rounds that call each once
-   in turn: the candidates share whatever the machine does meanwhile. *)
-let interleaved fs =
-  let time f =
+(* Seconds per call of f, best of 15 calls in a row. (Interleaving the
+   candidates was tried: each then pays for the garbage of the one before
+   it, the recipe's ~40 MB above all, or, after a forced collection, for
+   growing the heap again; neither is how a program calls make_keys.) *)
+let once f =
+  let run () =
     let t0 = Unix.gettimeofday () in
     ignore (Sys.opaque_identity (f ()));
     Unix.gettimeofday () -. t0
   in
-  let best = Array.make (List.length fs) infinity in
-  for _ = 1 to 15 do
-    List.iteri (fun i f -> best.(i) <- min best.(i) (time f)) fs
-  done;
-  best
+  List.fold_left min infinity (List.init 15 (fun _ -> run ()))
 
 let row name t base = Printf.printf "| %s | %.0f | %.2fx |\n%!" name (t *. 1e9) (base /. t)
 
@@ -110,12 +107,9 @@ let short_batch n =
 let batch label tuples =
   let rec_keys () = Array.map (fun (device, name, source, options) -> recipe ~device ~name ~source ~options ()) tuples in
   assert (Cckey.make_keys ~backend:`Cpu tuples = rec_keys ());
-  let t =
-    interleaved
-      [ (fun () -> ignore (rec_keys ())); (fun () -> ignore (Cckey.make_keys ~backend:`Cpu tuples));
-        (fun () -> ignore (Cckey.make_keys tuples)) ]
-  in
-  let t_rec, t_cpu, t_auto = (t.(0), t.(1), t.(2)) in
+  let t_rec = once rec_keys in
+  let t_cpu = once (fun () -> Cckey.make_keys ~backend:`Cpu tuples) in
+  let t_auto = once (fun () -> Cckey.make_keys tuples) in
   Printf.printf "| %s | %.3f | %.3f | %.3f | %.1fx |\n%!" label t_rec t_cpu t_auto (t_rec /. t_cpu)
 
 let () =
