@@ -423,14 +423,15 @@ static bool read_chunk(batch_reader *r, batch_chunk *k)
     bool more = true;
     raw_lines *raw = &k->raw;
     size_t text = 0;   /* bytes of line text */
-    /* About a chunk's bytes, as the last chunk's lines were, read at once
-     * on all threads (a regular file; the loop reads on where it falls short). */
+    /* The line ends of about a chunk's bytes, as long as the last chunk's
+     * lines were, found at once on all threads (a mapped manifest; the
+     * loop's memchr goes on where they fall short). */
     size_t lines = r->ramp && r->ramp < r->o->chunk ? r->ramp : r->o->chunk;
     if (r->ramp) r->ramp *= 2;
     size_t ahead = r->line_bytes * lines + ((size_t)64 << 10);
     if (ahead > CHUNK_BYTES) ahead = CHUNK_BYTES;
     unsigned threads = r->o->threads ? r->o->threads : cckey_cpu_threads();
-    if (r->line_bytes && manifest_fill(m, ahead, threads, k->err, sizeof k->err) != 0) k->status = CLI_FAIL;
+    if (r->line_bytes) manifest_index_lines(m, ahead, threads);
     while (k->status == CLI_OK && raw->n < lines && text < CHUNK_BYTES) {
         const char *line;
         size_t len;

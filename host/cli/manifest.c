@@ -430,8 +430,8 @@ static int make_room(manifest *m)
 
 /* One physical line, its ending still on: 1 with [*p, *p + *n), 0 at end of
  * input, or MANIFEST_IO with err set. The line counter is not advanced. */
-/* The first '\n' in buf[from, end): from manifest_fill's index where it
- * covers from, else by memchr. */
+/* The first '\n' in buf[from, end): from manifest_index_lines' index where
+ * it covers from, else by memchr. */
 static char *find_newline(manifest *m, size_t from)
 {
     if (from >= m->nl_from && from < m->nl_to) {

@@ -23,8 +23,8 @@ typedef struct manifest {
     bool pinned;      /* see manifest_swap */
     bool mapped;      /* pinned, through windows of the file mapped read-only (manifest_map) */
     uint64_t map_at;  /* mapped: the file offset of buf[0] */
-    /* Where manifest_fill found the '\n's of what it read, ascending, as
-     * offsets from buf: every one in buf[nl_from, nl_to). */
+    /* Where manifest_index_lines found '\n's, ascending, as offsets from
+     * buf: every one in buf[nl_from, nl_to). */
     uint32_t *nl;
     size_t nl_n, nl_next, nl_cap, nl_from, nl_to;
 } manifest;
@@ -128,12 +128,11 @@ int manifest_swap(manifest *m, char **buf, size_t *cap);
  * of them) and a few reads beyond. */
 #define MANIFEST_PINNED_BYTES ((size_t)36 << 20)
 
-/* Have up to want bytes from the first unread one in a pinned buffer, read
- * on up to threads threads and their newlines found (manifest_fill.c):
- * pread for a regular file, the index alone for a mapped window; a no-op
- * for other files. Lines are then read as before. 0, or -1 with err set
- * ("FILE: read error: ..."). */
-int manifest_fill(manifest *m, size_t want, unsigned threads, char *err, size_t err_len);
+/* Find the line ends in up to want bytes of a mapped window from the first
+ * unread one, on up to threads threads (manifest_lines.c); the reader then
+ * takes them from that index instead of memchr. A no-op when the manifest
+ * is not mapped or one thread is all there is. */
+void manifest_index_lines(manifest *m, size_t want, unsigned threads);
 
 /* Read a pinned regular file through windows of it mapped read-only
  * instead of read() (manifest_window.c): no copy out of the page cache.
