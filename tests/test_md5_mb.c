@@ -264,6 +264,32 @@ Test(md5_mb, long_messages_beside_refilled_lanes)
     cckey_test_arena_free(&a);
 }
 
+/* Messages of 56..119 bytes (two padded blocks) take a short path of
+ * their own, whose lanes reuse their tails message after message: 56..63
+ * bytes pad into the second block, 64..119 bytes keep a first block whole.
+ * Both orders of those in one lane, and runs of each alone, must leave no
+ * byte of the last message behind. */
+Test(md5_mb, two_block_messages_in_every_order)
+{
+    uint64_t rng = 9;
+    cckey_test_arena a = {0};
+    /* 64 or fewer messages are digested in the order given, so a lane
+     * sees every mix; longer batches are sorted by length first. */
+    static const size_t counts[] = {32, 48, 64, 1000};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        size_t n = counts[c], lens[1000];
+        for (size_t i = 0; i < n; i++) lens[i] = 56 + cckey_test_below(&rng, 64);   /* 56..119 */
+        cr_assert_geq(check_batch(make_msgs(&a, &rng, lens, n), n, "two-block lengths, random"), 1);
+        /* Alternating short and long halves: each lane flips every call. */
+        for (size_t i = 0; i < n; i++) lens[i] = (i / 16) % 2 ? 119 - (i % 7) : 56 + (i % 8);
+        check_batch(make_msgs(&a, &rng, lens, n), n, "two-block lengths, alternating");
+        /* A one-block message among them splits the run. */
+        lens[n / 2] = 20;
+        check_batch(make_msgs(&a, &rng, lens, n), n, "two-block run split by a short one");
+    }
+    cckey_test_arena_free(&a);
+}
+
 Test(md5_mb, random_mixed_batches)
 {
     uint64_t rng = 4;

@@ -38,6 +38,7 @@ typedef struct cckey_dedup {
     size_t start[DEDUP_PARTS + 1];
     size_t distinct;
     size_t *rep;             /* per global id: the lowest item index with it */
+    bool flat;               /* filled by one pass (intern_block.c): local holds every item's global id */
 } cckey_dedup;
 
 /* Fill d for n items (n < UINT32_MAX) with hashes hash[] and equality same().
@@ -53,6 +54,7 @@ static inline uint64_t cckey_dedup_link(size_t root) { return (uint64_t)root << 
  * first appearance. */
 static inline uint32_t cckey_dedup_id(const cckey_dedup *d, size_t i)
 {
+    if (d->flat) return d->local[i];
     uint64_t h = d->hash[i];
     if (!(h & 1)) h = d->hash[i = (size_t)(h >> 1)];
     if (d->is_rep[i]) return d->local[i];

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "dedup.h"
 #include "intern.h"
+#include "intern_block.h"
 #include "plan.h"
 #include "scratch.h"
 #include "../backends/backend.h"
@@ -34,8 +35,7 @@ typedef struct plan {
     uint8_t (*dig)[CCKEY_MD5_DIGEST];   /* per string id; hex only as keys are written */
     char (*set_hex)[32];    /* per option set */
     uint8_t (*set_dig)[CCKEY_MD5_DIGEST];   /* per option set */
-    const uint64_t *item_hash;  /* the deduplication's, per item (intern_work) */
-    const size_t *string_rep;   /* per string id: an item with it */
+    const uint64_t *str_hash;   /* per string id, when interned by intern_block */
 } plan;
 
 /* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
@@ -313,14 +313,40 @@ static cckey_status intern_all(plan *p, unsigned threads)
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, blocks, 1, id_blocks, &w);
     if (st == CCKEY_OK) st = cckey_dedup_run(&p->sets, p->n, w.set_hash, same_set, &w, threads, mem);
     if (st != CCKEY_OK) return st;
-    p->item_hash = w.hash;
-    p->string_rep = w.strings.rep;
     set_work sw = {.p = p, .w = &w};
     p->strings.n = w.strings.distinct;
     p->strings.msgs = cckey_scratch_alloc(mem, p->strings.n * sizeof *p->strings.msgs);
     if (st == CCKEY_OK && !p->strings.msgs) st = cckey_fail(CCKEY_ERR_NO_MEMORY, "string table");
     if (st == CCKEY_OK) st = cckey_parallel_for(threads, p->strings.n, 1 << 16, string_msgs, &sw);
     return st;
+}
+
+/* The same tables in one pass on this thread (intern_block.h): a block, or
+ * a batch too small to share out. */
+static cckey_status intern_one_thread(plan *p)
+{
+    cckey_block_ids b;
+    cckey_status st = cckey_intern_block(&b, p->tuples, p->n, p->base, p->mem);
+    if (st != CCKEY_OK) return st;
+    p->ids = b.ids;
+    p->opt_ids = b.opt_ids;
+    p->opt_base = b.opt_base;
+    p->strings.msgs = b.msgs;
+    p->strings.n = b.n_strings;
+    p->str_hash = b.str_hash;
+    p->sets = (cckey_dedup){.n = p->n, .local = b.set_of, .rep = b.set_rep, .distinct = b.n_sets, .flat = true};
+    return CCKEY_OK;
+}
+
+/* Batches up to this many tuples are interned in one pass on one thread
+ * when they get one thread, or are too small to share: its tables then
+ * still fit in a core's caches. */
+#define ONE_PASS_MAX ((size_t)1 << 16)
+
+static cckey_status intern(plan *p, unsigned threads)
+{
+    if (p->n <= ONE_PASS_MAX && (threads == 1 || p->n < 2 * CCKEY_PLAN_BLOCK_MIN)) return intern_one_thread(p);
+    return intern_all(p, threads);
 }
 
 /* The first tuple that uses string id m, and in which field: for messages
@@ -602,7 +628,7 @@ static cckey_status digest_block(plan *p, cckey_digest_cache *cache)
     for (size_t i = 0, k = 0; k < longs; i++) {
         if (p->strings.msgs[i].len < CCKEY_DIGEST_CACHE_MIN) continue;
         miss[k] = i;
-        hash[k++] = p->item_hash[p->string_rep[i]];   /* a real hash: reps are never links */
+        hash[k++] = p->str_hash[i];
     }
     size_t misses = longs ? cckey_digest_cache_find(cache, p->strings.msgs, p->dig, done, miss, hash, longs) : 0;
     cckey_digest_job job = {.msgs = p->strings.msgs, .n = m, .out = p->dig, .done = done, .threads = 1};
@@ -615,7 +641,7 @@ cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, 
                                   cckey_scratch *mem, cckey_digest_cache *cache)
 {
     plan p = {.tuples = tuples + begin, .n = end - begin, .base = begin, .mem = mem};
-    cckey_status st = intern_all(&p, 1);
+    cckey_status st = intern_one_thread(&p);
     if (st == CCKEY_OK) st = digest_block(&p, cache);
     if (st == CCKEY_OK) st = digest_option_sets(&p, 1);
     if (st != CCKEY_OK) return st;
@@ -641,7 +667,7 @@ static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size
         snprintf(rep.used, sizeof rep.used, "cpu");
     } else {
         plan p = {.tuples = tuples, .n = n, .mem = &mem[0]};
-        st = intern_all(&p, threads);
+        st = intern(&p, threads);
         if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
         if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
         if (st == CCKEY_OK) {

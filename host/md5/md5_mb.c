@@ -175,28 +175,68 @@ static void mb_general(const cckey_md5_path *path, const cckey_msg *msgs, size_t
     }
 }
 
-/* Messages of at most 55 bytes are one padded block each: a kernel call's
- * worth of them needs none of the per-lane walking above, only a tail per
- * lane, the IV and the digests. Short-key workloads are mostly this. */
+/* Messages of at most 55 bytes are one padded block each, and those of at
+ * most 119 bytes two: a kernel call's worth of either needs none of the
+ * per-lane walking above, only a whole padded copy per lane, the IV and the
+ * digests. Short-key workloads are mostly these (names, devices, options,
+ * one-line sources). */
 #define SINGLE_MAX (CCKEY_MD5_BLOCK - 9)
+#define DOUBLE_MAX (2 * CCKEY_MD5_BLOCK - 9)
 
-static void mb_single(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
-                      uint8_t (*out)[CCKEY_MD5_DIGEST])
+/* Padded blocks of a message that fits in two: 1, 2, or 0 (longer). */
+static inline unsigned tail_class(size_t len)
+{
+    return len <= SINGLE_MAX ? 1 : len <= DOUBLE_MAX ? 2 : 0;
+}
+
+/* A message of 56..119 bytes and its padding into tail, two blocks. dirty[0]
+ * and dirty[1] say what the lane's last message left in each block (as
+ * cckey_md5_pad_into's *dirty); both are cleared here as needed. */
+static inline void pad_whole(uint8_t tail[3 * CCKEY_MD5_BLOCK], const cckey_msg *m, size_t *dirty)
+{
+    if (m->len < CCKEY_MD5_BLOCK) {
+        /* 56..63 bytes: the pad runs into block 1, whose bytes up to the
+         * length field must be zero again. */
+        if (dirty[1]) cckey_md5_zero_small(tail + CCKEY_MD5_BLOCK, dirty[1]);
+        dirty[1] = 0;
+        cckey_md5_pad_into(tail, m->ptr, m->len, m->len, dirty);
+        return;
+    }
+    /* 64..119 bytes: the first block whole, the rest as a one-block tail. */
+    size_t rem = m->len - CCKEY_MD5_BLOCK;
+    memcpy(tail, m->ptr, CCKEY_MD5_BLOCK);
+    *dirty = CCKEY_MD5_BLOCK - 8;   /* block 0 is all message now */
+    size_t d2 = dirty[1];
+    cckey_md5_pad_into(tail + CCKEY_MD5_BLOCK, m->ptr + CCKEY_MD5_BLOCK, rem, m->len, &d2);
+    dirty[1] = d2;
+}
+
+static void mb_short(const cckey_md5_path *path, const cckey_msg *msgs, size_t n, unsigned blocks,
+                     uint8_t (*out)[CCKEY_MD5_DIGEST])
 {
     mb_state s;
     unsigned lanes = path->lanes;
-    size_t dirty[CCKEY_MD5_MAX_LANES];
-    memset(s.tail, 0, lanes * sizeof s.tail[0]);
-    for (unsigned l = 0; l < lanes; l++) {
-        dirty[l] = 0;
-        s.blk[l] = s.tail[l];
-    }
+    /* Per lane, what the last message left behind in each half of its tail
+     * (see cckey_md5_pad_into), so that only that is cleared. */
+    size_t dirty[CCKEY_MD5_MAX_LANES][2];
+    /* Three blocks per lane: a one-block tail for the second half's pad
+     * needs its own zeroed bytes 64..119, which tail[l] + 64 has. */
+    _Alignas(64) uint8_t tails[CCKEY_MD5_MAX_LANES][3 * CCKEY_MD5_BLOCK];
+    memset(tails, 0, lanes * sizeof tails[0]);
+    for (unsigned l = 0; l < lanes; l++) dirty[l][0] = dirty[l][1] = 0;
     for (size_t i = 0; i + lanes <= n; i += lanes) {
-        for (unsigned l = 0; l < lanes; l++)
-            cckey_md5_pad_into(s.tail[l], msgs[i + l].ptr, msgs[i + l].len, msgs[i + l].len, &dirty[l]);
+        for (unsigned l = 0; l < lanes; l++) {
+            if (blocks == 1) cckey_md5_pad_into(tails[l], msgs[i + l].ptr, msgs[i + l].len, msgs[i + l].len, &dirty[l][0]);
+            else pad_whole(tails[l], &msgs[i + l], dirty[l]);
+            s.blk[l] = tails[l];
+        }
         for (int w = 0; w < 4; w++)
             for (unsigned l = 0; l < lanes; l++) s.st[w][l] = cckey_md5_iv[w];
         path->kernel(s.st, s.blk);
+        if (blocks == 2) {
+            for (unsigned l = 0; l < lanes; l++) s.blk[l] = tails[l] + CCKEY_MD5_BLOCK;
+            path->kernel(s.st, s.blk);
+        }
         for (unsigned l = 0; l < lanes; l++) lane_store(&s, l, out[i + l]);
     }
 }
@@ -239,19 +279,20 @@ void cckey_md5_mb(const cckey_md5_path *path, const cckey_msg *msgs, size_t n,
                   uint8_t (*out)[CCKEY_MD5_DIGEST])
 {
     if (mb_sorted(path, msgs, n, out) == 0) return;
-    /* Whole kernel calls of single-block messages take the short path; the
-     * rest, in order, the general manager. */
+    /* Whole kernel calls of one- or two-block messages take the short
+     * path; the rest, in order, the general manager. */
     size_t lanes = path->lanes, done = 0, i = 0;
     while (i < n) {
-        size_t run = i;
-        while (run < n && msgs[run].len <= SINGLE_MAX) run++;
-        size_t whole = (run - i) / lanes * lanes;
+        unsigned c = tail_class(msgs[i].len);
+        size_t run = i + 1;
+        while (c && run < n && tail_class(msgs[run].len) == c) run++;
+        size_t whole = c ? (run - i) / lanes * lanes : 0;
         if (whole) {
             if (i > done) mb_general(path, msgs + done, i - done, out + done);
-            mb_single(path, msgs + i, whole, out + i);
+            mb_short(path, msgs + i, whole, c, out + i);
             done = i + whole;
         }
-        i = run > i + whole ? run : run + 1;
+        i = run;
     }
     if (n > done) mb_general(path, msgs + done, n - done, out + done);
 }
