@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 typedef char key_t_[CCKEY_KEY_LEN + 1];
@@ -375,6 +376,49 @@ Test(batch, blocks_report_the_first_bad_tuple)
     }
     free(t);
     free(out);
+}
+
+/* Every tuple shares one long options array: its strings are one tuple's,
+ * however many tuples point at it (the one-pass interner sizes its tables
+ * by the arrays it has not seen, not by n times the array). */
+Test(batch, one_long_options_array_shared_by_every_tuple)
+{
+    enum { N = 60000, OPTS = 3000 };
+    uint64_t rng = 77;
+    cckey_test_arena a = {0};
+    cckey_option *opts = cckey_test_alloc(&a, OPTS * sizeof *opts);
+    for (size_t k = 0; k < OPTS; k++)
+        opts[k] = (cckey_option){cckey_test_random_bytes(&a, &rng, 1 + cckey_test_below(&rng, 6)),
+                                 cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 10))};
+    cckey_tuple *t = cckey_test_alloc(&a, N * sizeof *t);
+    for (size_t i = 0; i < N; i++) {
+        char *name = cckey_test_alloc(&a, 24);
+        int len = snprintf(name, 24, "k%zu", i);
+        t[i] = (cckey_tuple){{"dev", 3}, {name, (size_t)len}, {"src", 3}, opts, OPTS};
+    }
+    key_t_ *out = malloc(N * sizeof *out);
+    static const unsigned threads[] = {1, 2};
+    for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads[k]);
+        cckey_status st = cckey_make_keys(out, t, N, cfg);
+        cr_assert_eq(st, CCKEY_OK, "%u threads: %s: %s", threads[k], cckey_strerror(st), cckey_last_error());
+        for (size_t i = 0; i < N; i += i + 1009 < N ? 1009 : (i + 1 < N ? N - 1 - i : 1)) {
+            key_t_ want;
+            cr_assert_eq(cckey_make_key(want, t[i].device, t[i].name, t[i].source, opts, OPTS), CCKEY_OK);
+            cr_assert_str_eq(out[i], want, "%u threads: tuple %zu", threads[k], i);
+        }
+        for (size_t i = 1; i < N; i++)
+            cr_assert(memcmp(out[i] + 99, out[0] + 99, 32) == 0, "%u threads: tuple %zu's options digest", threads[k], i);
+        cckey_batch_config_free(cfg);
+    }
+    /* Tables sized by N times the array would take gigabytes (and were
+     * allocated, and cleared, once per block). Criterion runs each test
+     * in a process of its own: this peak is this test's. */
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+    cr_assert_lt(ru.ru_maxrss, 512L * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
+    free(out);
+    cckey_test_arena_free(&a);
 }
 
 /* Long sources recur across blocks: each block takes their digests from the

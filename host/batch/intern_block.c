@@ -104,12 +104,14 @@ static uint32_t set_id(block_state *s, const cckey_tuple *tuples, size_t i, cons
 }
 
 /* The earlier tuple with the same options array (address and count) as
- * tuple i, or SIZE_MAX: its strings and set are tuple i's too. */
-static inline size_t shared_options(block_state *s, const cckey_tuple *tuples, size_t i)
+ * tuple i, or SIZE_MAX: its strings and set are tuple i's too. Asked in
+ * tuple order from a cache reset at the block's start, so that the count
+ * of alloc_tables and the pass itself get the same answers. */
+static inline size_t shared_options(size_t shared[SHARED_SETS], const cckey_tuple *tuples, size_t i)
 {
     const cckey_tuple *t = &tuples[i];
     if (!t->n_options) return SIZE_MAX;
-    size_t *c = &s->shared[ptr_slot(t->options, SHARED_SETS)];
+    size_t *c = &shared[ptr_slot(t->options, SHARED_SETS)];
     if (*c != SIZE_MAX && tuples[*c].options == t->options && tuples[*c].n_options == t->n_options) return *c;
     *c = i;
     return SIZE_MAX;
@@ -117,9 +119,13 @@ static inline size_t shared_options(block_state *s, const cckey_tuple *tuples, s
 
 static cckey_status alloc_tables(block_state *s, const cckey_tuple *tuples, size_t n, cckey_scratch *mem)
 {
-    /* Upper bounds: every string and every option set distinct. */
-    size_t pairs = 0, with_options = 0;
+    /* Upper bounds: every string and every option set distinct, but a
+     * shared options array counted once (a batch may share one long list
+     * among all its tuples). */
+    size_t pairs = 0, with_options = 0, shared[SHARED_SETS];
+    for (int k = 0; k < SHARED_SETS; k++) shared[k] = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
+        if (shared_options(shared, tuples, i) != SIZE_MAX) continue;
         pairs += tuples[i].n_options;
         with_options += tuples[i].n_options != 0;
     }
@@ -157,7 +163,7 @@ cckey_status cckey_intern_block(cckey_block_ids *out, const cckey_tuple *tuples,
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         const cckey_tuple *t = &tuples[i];
-        size_t root = shared_options(&s, tuples, i);
+        size_t root = shared_options(s.shared, tuples, i);
         if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
             (root == SIZE_MAX && !cckey_options_ok(t->options, t->n_options)))
             return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",
