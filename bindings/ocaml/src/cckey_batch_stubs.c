@@ -401,17 +401,19 @@ static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n
         if (rc == 0 && i > 0 && last_allocated) fill_keys(*keys, (i - 1) * block, last);
         else if (rc == 0 && i > 0 && alloc_keys(*keys, (i - 1) * block, last->job.n, last->out) < 0) rc = -1;
 #if OCAML_VERSION_MAJOR < 5
-        /* The major slice that allocating the keys asked for runs now,
-         * while the keyer works on the last block, rather than after it
-         * with the other core idle (at the first allocation after the
-         * loop). The last block's strings are allocated first, so that
-         * this stays the call's only slice. (OCaml 5's collector works
-         * otherwise: there it is left where it was.) */
+        /* The major slice that allocating a block's keys asked for runs
+         * now, while the keyer works on the next block: the slices are
+         * spread over the blocks, each beside keying, rather than one
+         * slice of all of them after the last block with the other cores
+         * idle (at the first allocation after the loop). The last block's
+         * strings are allocated before its keys exist, so that its slice
+         * too runs beside keying. (OCaml 5's collector works otherwise:
+         * there it is left where it was.) */
         if (rc == 0 && b->keyer && i + 1 == blocks) {
             if (alloc_keys(*keys, start, len, NULL) < 0) rc = -1;
             last_allocated = 1;
-            caml_check_urgent_gc(Val_unit);
         }
+        if (rc == 0 && b->keyer && i < blocks) caml_check_urgent_gc(Val_unit);
 #endif
     }
     wait_block(b);
