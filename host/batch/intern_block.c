@@ -16,7 +16,7 @@ typedef struct slot {
 /* The last string seen at each of a few addresses: a caller's shared
  * device or source object (or one copied once per physical string, as the
  * bindings do) costs one look-up and no hashing. Direct-mapped. */
-enum { BY_PTR = 1024, SHARED_SETS = 256 };
+enum { BY_PTR = 1024 };
 
 typedef struct by_ptr {
     const void *ptr;
@@ -29,15 +29,9 @@ typedef struct block_state {
     slot *strings, *sets;
     size_t string_mask, set_mask;
     by_ptr seen[BY_PTR];
-    size_t shared[SHARED_SETS];   /* per options-array address: the last tuple with it */
+    size_t shared[CCKEY_SHARED_SETS];   /* per options-array address: the last tuple with it */
     uint32_t no_options;          /* the set id of "no options", once one tuple has it */
 } block_state;
-
-static inline size_t ptr_slot(const void *p, size_t mod)
-{
-    uintptr_t a = (uintptr_t)p;
-    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
-}
 
 static inline size_t pow2_at_least(size_t n)
 {
@@ -53,7 +47,7 @@ static inline bool same_bytes(cckey_msg m, cckey_bytes b)
 
 static uint32_t string_id(block_state *s, cckey_bytes b)
 {
-    by_ptr *p = &s->seen[ptr_slot(b.ptr, BY_PTR)];
+    by_ptr *p = &s->seen[cckey_ptr_slot(b.ptr, BY_PTR)];
     if (p->ptr == b.ptr && p->len == b.len && b.ptr) return p->id;
     cckey_block_ids *o = s->out;
     uint64_t h = cckey_hash_bytes(b.ptr, b.len) | 1;
@@ -103,29 +97,15 @@ static uint32_t set_id(block_state *s, const cckey_tuple *tuples, size_t i, cons
     }
 }
 
-/* The earlier tuple with the same options array (address and count) as
- * tuple i, or SIZE_MAX: its strings and set are tuple i's too. Asked in
- * tuple order from a cache reset at the block's start, so that the count
- * of alloc_tables and the pass itself get the same answers. */
-static inline size_t shared_options(size_t shared[SHARED_SETS], const cckey_tuple *tuples, size_t i)
-{
-    const cckey_tuple *t = &tuples[i];
-    if (!t->n_options) return SIZE_MAX;
-    size_t *c = &shared[ptr_slot(t->options, SHARED_SETS)];
-    if (*c != SIZE_MAX && tuples[*c].options == t->options && tuples[*c].n_options == t->n_options) return *c;
-    *c = i;
-    return SIZE_MAX;
-}
-
 static cckey_status alloc_tables(block_state *s, const cckey_tuple *tuples, size_t n, cckey_scratch *mem)
 {
     /* Upper bounds: every string and every option set distinct, but a
      * shared options array counted once (a batch may share one long list
      * among all its tuples). */
-    size_t pairs = 0, with_options = 0, shared[SHARED_SETS];
-    for (int k = 0; k < SHARED_SETS; k++) shared[k] = SIZE_MAX;
+    size_t pairs = 0, with_options = 0, shared[CCKEY_SHARED_SETS];
+    cckey_shared_reset(shared);
     for (size_t i = 0; i < n; i++) {
-        if (shared_options(shared, tuples, i) != SIZE_MAX) continue;
+        if (cckey_shared_options(shared, tuples, i) != SIZE_MAX) continue;
         pairs += tuples[i].n_options;
         with_options += tuples[i].n_options != 0;
     }
@@ -157,13 +137,13 @@ cckey_status cckey_intern_block(cckey_block_ids *out, const cckey_tuple *tuples,
     memset(out, 0, sizeof *out);
     block_state s = {.out = out, .no_options = UINT32_MAX};
     memset(s.seen, 0, sizeof s.seen);
-    for (int k = 0; k < SHARED_SETS; k++) s.shared[k] = SIZE_MAX;
+    cckey_shared_reset(s.shared);
     cckey_status st = alloc_tables(&s, tuples, n, mem);
     if (st != CCKEY_OK) return st;
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         const cckey_tuple *t = &tuples[i];
-        size_t root = shared_options(s.shared, tuples, i);
+        size_t root = cckey_shared_options(s.shared, tuples, i);
         if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
             (root == SIZE_MAX && !cckey_options_ok(t->options, t->n_options)))
             return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu has a {NULL, len > 0} field or NULL options",

@@ -33,6 +33,38 @@ typedef struct cckey_block_ids {
     size_t n_sets;
 } cckey_block_ids;
 
+/* Shared by both interners (this one and planner.c's passes). */
+
+/* A direct-mapped cache slot for an address. */
+static inline size_t cckey_ptr_slot(const void *p, size_t mod)
+{
+    uintptr_t a = (uintptr_t)p;
+    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
+}
+
+/* The earlier tuple with the same options array (address and count) as
+ * tuple i, or SIZE_MAX. A shared options array (the usual caller keeps a
+ * few) then costs no option strings, hashes or ids: the tuple takes that
+ * tuple's. Whoever asks more than once (several passes, or a count before
+ * the pass) asks in tuple order from a cache reset at the block's start,
+ * so that every time gets the same answers. */
+#define CCKEY_SHARED_SETS 256
+
+static inline void cckey_shared_reset(size_t cache[CCKEY_SHARED_SETS])
+{
+    for (int k = 0; k < CCKEY_SHARED_SETS; k++) cache[k] = SIZE_MAX;
+}
+
+static inline size_t cckey_shared_options(size_t cache[CCKEY_SHARED_SETS], const cckey_tuple *tuples, size_t i)
+{
+    const cckey_tuple *t = &tuples[i];
+    if (!t->n_options) return SIZE_MAX;
+    size_t *c = &cache[cckey_ptr_slot(t->options, CCKEY_SHARED_SETS)];
+    if (*c != SIZE_MAX && tuples[*c].options == t->options && tuples[*c].n_options == t->n_options) return *c;
+    *c = i;
+    return SIZE_MAX;
+}
+
 /* Fill out for tuples[0, n), tables from mem. base: tuples[0]'s index in the
  * caller's batch, for the message naming a bad tuple. CCKEY_OK,
  * CCKEY_ERR_INVALID_ARG (the first bad tuple) or CCKEY_ERR_NO_MEMORY. */

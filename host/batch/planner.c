@@ -41,7 +41,7 @@ typedef struct plan {
 /* Interning state. Strings are items 0 .. 3n-1 (tuple i's device, name and
  * source are 3i, 3i+1, 3i+2), then two per option pair: 3n + opt_base + 2k
  * (key) and + 1 (value); a tuple that shares its options array with an
- * earlier tuple of its block has no option items (see shared_options).
+ * earlier tuple of its block has no option items (see cckey_shared_options).
  * Option sets are items 0 .. n-1, one per tuple. */
 typedef struct intern_work {
     plan *p;
@@ -84,48 +84,23 @@ static bool same_set(const void *ctx, size_t a, size_t b)
            memcmp(p->opt_ids + p->opt_base[a], p->opt_ids + p->opt_base[b], 2 * n * sizeof(uint32_t)) == 0;
 }
 
-static inline size_t ptr_slot(const void *p, size_t mod)
-{
-    uintptr_t a = (uintptr_t)p;
-    return (a >> 3 ^ a >> 13 ^ a >> 23) % mod;
-}
-
-/* The earlier tuple of the block with the same options array (pointer and
- * count) as tuple i, or SIZE_MAX. A shared options array (the usual caller
- * keeps a few) then costs no option items, hashes or ids: the tuple's
- * opt_base is that tuple's, its option set a link to it. Every pass asks in
- * tuple order with a cache cleared at the block's start, so all passes get
- * the same answers. */
-enum { SHARED_SETS = 256 };
-
-static inline size_t shared_options(const plan *p, size_t cache[SHARED_SETS], size_t i)
-{
-    const cckey_tuple *t = &p->tuples[i];
-    if (!t->n_options) return SIZE_MAX;
-    size_t *c = &cache[ptr_slot(t->options, SHARED_SETS)];
-    if (*c != SIZE_MAX && p->tuples[*c].options == t->options && p->tuples[*c].n_options == t->n_options) return *c;
-    *c = i;
-    return SIZE_MAX;
-}
-
-static inline void shared_reset(size_t cache[SHARED_SETS])
-{
-    for (int k = 0; k < SHARED_SETS; k++) cache[k] = SIZE_MAX;
-}
+/* A tuple whose options array an earlier tuple of its block shares
+ * (cckey_shared_options) has no option items, hashes or ids: its opt_base
+ * is that tuple's, its option set a link to it. */
 
 /* Pass 1, per block of tuples: argument checks and option counts. */
 static void check_blocks(void *ctx, size_t begin, size_t end)
 {
     intern_work *w = ctx;
     const plan *p = w->p;
-    size_t shared[SHARED_SETS];
+    size_t shared[CCKEY_SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n, opts = 0;
-        shared_reset(shared);
+        cckey_shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
             /* An options array seen earlier in the block was checked then. */
-            bool own = shared_options(p, shared, i) == SIZE_MAX;
+            bool own = cckey_shared_options(shared, p->tuples, i) == SIZE_MAX;
             if (!cckey_bytes_ok(t->device) || !cckey_bytes_ok(t->name) || !cckey_bytes_ok(t->source) ||
                 (own && !cckey_options_ok(t->options, t->n_options))) {
                 size_t seen = atomic_load(&w->first_bad);
@@ -160,7 +135,7 @@ typedef struct seen_cache {
 /* hash[item] for one string: a link to an earlier item, or its real hash. */
 static void hash_one(intern_work *w, seen_cache *c, size_t item, cckey_bytes b)
 {
-    size_t ps = ptr_slot(b.ptr, SEEN);
+    size_t ps = cckey_ptr_slot(b.ptr, SEEN);
     if (c->by_ptr[ps].ptr == b.ptr && c->by_ptr[ps].len == b.len && b.ptr) {
         w->hash[item] = cckey_dedup_link(c->by_ptr[ps].item);
         return;
@@ -189,17 +164,17 @@ static void hash_blocks(void *ctx, size_t begin, size_t end)
         w->bad = 2;
         return;
     }
-    size_t n3 = 3 * p->n, shared[SHARED_SETS];
+    size_t n3 = 3 * p->n, shared[CCKEY_SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
         size_t o = w->block_opts[b];
-        shared_reset(shared);
+        cckey_shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
             hash_one(w, c, 3 * i, t->device);
             hash_one(w, c, 3 * i + 1, t->name);
             hash_one(w, c, 3 * i + 2, t->source);
-            size_t root = shared_options(p, shared, i);
+            size_t root = cckey_shared_options(shared, p->tuples, i);
             if (root != SIZE_MAX) {
                 p->opt_base[i] = p->opt_base[root];   /* the same strings: the same ids */
                 continue;
@@ -226,16 +201,16 @@ static void id_blocks(void *ctx, size_t begin, size_t end)
     intern_work *w = ctx;
     plan *p = w->p;
     enum { RECENT = 64 };
-    size_t shared[SHARED_SETS];
+    size_t shared[CCKEY_SHARED_SETS];
     for (size_t b = begin; b < end; b++) {
         size_t lo = b * TUPLE_BLOCK, hi = lo + TUPLE_BLOCK < p->n ? lo + TUPLE_BLOCK : p->n;
         size_t by_hash[RECENT], none = SIZE_MAX;
         for (int r = 0; r < RECENT; r++) by_hash[r] = SIZE_MAX;
-        shared_reset(shared);
+        cckey_shared_reset(shared);
         for (size_t i = lo; i < hi; i++) {
             const cckey_tuple *t = &p->tuples[i];
             for (int f = 0; f < 3; f++) p->ids[3 * i + f] = cckey_dedup_id(&w->strings, 3 * i + f);
-            size_t root = shared_options(p, shared, i);
+            size_t root = cckey_shared_options(shared, p->tuples, i);
             if (root != SIZE_MAX) {
                 uint64_t h = w->set_hash[root];
                 w->set_hash[i] = h & 1 ? cckey_dedup_link(root) : h;   /* links point at real items only */
