@@ -106,13 +106,18 @@ def curl_loop(nginx, scratch, n, size, jobs):
     base = ["curl", "-sSf", "-H", "Expect:"] + par
 
     def run(count, name):
-        put_cfg, get_cfg = os.path.join(scratch, name + "put.cfg"), os.path.join(scratch, name + "get.cfg")
-        with open(put_cfg, "w") as p, open(get_cfg, "w") as g:
+        cfg = {k: os.path.join(scratch, name + k + ".cfg") for k in ("put", "get", "get_files")}
+        kept = os.path.join(scratch, name + "kept")
+        with open(cfg["put"], "w") as p, open(cfg["get"], "w") as g, open(cfg["get_files"], "w") as f:
             for i in range(count):
                 url = f"{nginx.url()}/{tag}{name}/{i:02x}/e{i}"
                 p.write(f'upload-file = "{blob}"\nurl = "{url}"\n')
                 g.write(f'url = "{url}"\noutput = "/dev/null"\n')
-        return {"put": timed(base + ["-K", put_cfg]), "get": timed(base + ["-K", get_cfg])}
+                # As a cache fill keeps them: one file each, in 256 shard folders.
+                f.write(f'url = "{url}"\noutput = "{kept}/{i % 256:02x}/e{i}"\n')
+        res = {k: timed(base + (["--create-dirs"] if k == "get_files" else []) + ["-K", cfg[k]]) for k in cfg}
+        shutil.rmtree(kept, ignore_errors=True)
+        return res
 
     start = run(1, "s")
     res = run(n, "")
@@ -200,19 +205,24 @@ def main():
              "system) per entry, the least of the runs; the servers' CPU is not in it.",
              "`read-only get` (extra columns) is the get phase through a read-only handle (`cckey_store_open_read_only`):",
              "each entry received, checked in memory exactly as a get checks it and handed over, nothing written:",
-             "the remote transfer alone, without the local copy that the baselines do not make either.", "",
-             "| remote | jobs | cckey put MB/s | cckey get MB/s | local put MB/s | baseline | baseline put MB/s | baseline get MB/s | get vs baseline | put vs baseline | read-only get MB/s | read-only get vs baseline | N keys put MB/s | N keys get MB/s | get vs N keys | put vs N keys | read-only get vs N keys | put / get CPU us/entry |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "the remote transfer alone, without the local copy that the baselines do not make either.",
+             "`curl into files` (HTTP only) is the same `curl -K` run keeping what it gets, as a cache fill does:",
+             "one file per entry in 256 shard folders on the same tmpfs (`--create-dirs`), the like-for-like",
+             "baseline for `cckey get`, which keeps each entry as a file in its folder.", "",
+             "| remote | jobs | cckey put MB/s | cckey get MB/s | local put MB/s | baseline | baseline put MB/s | baseline get MB/s | get vs baseline | put vs baseline | read-only get MB/s | read-only get vs baseline | curl into files MB/s | get vs curl into files | N keys put MB/s | N keys get MB/s | get vs N keys | put vs N keys | read-only get vs N keys | put / get CPU us/entry |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     n, s = a.entries, a.size
     for kind, jobs, c, b, what, k in rows:
-        keys = "- | - | - | - | -"
+        keys, files = "- | - | - | - | -", "- | -"
+        if "get_files" in b:
+            files = f"{mbps(n, s, b['get_files']):.0f} | {b['get_files'] / c['get'] * 100:.0f}%"
         if k:
             keys = (f"{mbps(n, s, k['put']):.0f} | {mbps(n, s, k['get']):.0f} | {k['get'] / c['get'] * 100:.0f}% | "
                     f"{k['put'] / c['put'] * 100:.0f}% | {k['get'] / c['fetch'] * 100:.0f}%")
         lines.append(f"| {kind} | {jobs} | {mbps(n, s, c['put']):.0f} | {mbps(n, s, c['get']):.0f} | "
                      f"{mbps(n, s, c['local']):.0f} | {what} | {mbps(n, s, b['put']):.0f} | {mbps(n, s, b['get']):.0f} | "
                      f"{b['get'] / c['get'] * 100:.0f}% | {b['put'] / c['put'] * 100:.0f}% | "
-                     f"{mbps(n, s, c['fetch']):.0f} | {b['get'] / c['fetch'] * 100:.0f}% | {keys} | "
+                     f"{mbps(n, s, c['fetch']):.0f} | {b['get'] / c['fetch'] * 100:.0f}% | {files} | {keys} | "
                      f"{c['put_cpu_us']:.0f} / {c['get_cpu_us']:.0f} |")
     if warm:
         tuples, comp, copy = warm
