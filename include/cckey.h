@@ -423,30 +423,43 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
                                        size_t n, const cckey_batch_config *config);
 
 /**
- * A thread of its own for cckey_make_keys, one call at a time. For a caller
- * that must hold a lock while it prepares tuples (a language runtime's: the
- * GIL, OCaml's runtime lock): it submits one block of tuples, converts the
- * next block while this one is keyed, then waits. The keys are exactly
- * cckey_make_keys'. A handle is for one caller thread at a time.
+ * A thread of its own for cckey_make_keys, its calls run one at a time in
+ * the order submitted. For a caller that must hold a lock while it prepares
+ * tuples (a language runtime's: the GIL, OCaml's runtime lock): it submits a
+ * block of tuples, converts the next blocks while this one is keyed, and
+ * waits for each in turn. Up to CCKEY_KEYER_DEPTH calls may be submitted and
+ * not yet waited for, so that a caller whose own work comes in bursts (a
+ * garbage collector's slice) leaves the thread work meanwhile. The keys are
+ * exactly cckey_make_keys'. A handle is for one caller thread at a time.
  * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD.
  */
+#define CCKEY_KEYER_DEPTH 8
 typedef struct cckey_keyer cckey_keyer;
 CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
 /**
- * Starts cckey_make_keys(out, tuples, n, config) on k's thread and returns
+ * Queues cckey_make_keys(out, tuples, n, config) on k's thread and returns
  * at once. Every argument, and the strings the tuples point to, must stay
- * valid and unchanged until cckey_keyer_wait returns; the previous call must
- * have been waited for.
+ * valid and unchanged until cckey_keyer_wait has returned this call's
+ * status. Calls that share a config run one after another, as they would on
+ * one thread.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, when
+ *         CCKEY_KEYER_DEPTH calls are already waiting to be waited for.
  */
-CCKEY_API void cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
-                                  size_t n, const cckey_batch_config *config);
+CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
+                                          const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
 /**
- * Waits for the submitted call and returns what cckey_make_keys returned
- * (CCKEY_OK when nothing was submitted). On error cckey_last_error, on the
- * waiting thread, says why; cckey_batch_config_warning(config) is the call's.
+ * Waits for the oldest submitted call not yet waited for and returns what
+ * cckey_make_keys returned (CCKEY_OK when none is left). On error
+ * cckey_last_error, on the waiting thread, says why.
  */
 CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
-/** Lets a submitted call finish, ends the thread and frees k. NULL is a no-op. */
+/**
+ * The warning of the call the last cckey_keyer_wait returned ("" when none):
+ * cckey_batch_config_warning(config) as that call left it, which a later
+ * queued call may have overwritten since. Valid until the next wait.
+ */
+CCKEY_API const char *cckey_keyer_warning(const cckey_keyer *k);
+/** Lets the submitted calls finish, ends the thread and frees k. NULL is a no-op. */
 CCKEY_API void cckey_keyer_free(cckey_keyer *k);
 
 /* ------------------------------------------------------------------------ */

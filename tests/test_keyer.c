@@ -1,6 +1,7 @@
 /* cckey_keyer: blocks keyed on the keyer's thread while the caller prepares
- * the next, every key checked against the OpenSSL recipe; a bad tuple's
- * status and message reach the waiting thread. A plain program (check.h),
+ * the next, one at a time or several queued, every key checked against the
+ * OpenSSL recipe; a bad tuple's status and message reach the waiting
+ * thread, with the block it was in. A plain program (check.h),
  * so the ThreadSanitizer build runs it too. */
 #include "check.h"
 #include "support.h"
@@ -46,6 +47,44 @@ static void blocks_in_turn(cckey_keyer *k, const cckey_batch_config *cfg)
     cckey_test_arena_free(&arena[1]);
 }
 
+/* CCKEY_KEYER_DEPTH blocks queued at once, then waited for in order: each
+ * wait returns its own block's status; one more submit is refused, and
+ * queues nothing. */
+static void blocks_queued(cckey_keyer *k, const cckey_batch_config *cfg)
+{
+    enum { Q = CCKEY_KEYER_DEPTH, PER = 700 };
+    static cckey_tuple tuples[Q][PER];
+    static char keys[Q][PER][CCKEY_KEY_LEN + 1];
+    cckey_test_arena arena = {0};
+    uint64_t rng = 23;
+    for (int b = 0; b < Q; b++) {
+        for (int i = 0; i < PER; i++) tuples[b][i] = random_tuple(&arena, &rng);
+        memset(keys[b], 0, sizeof keys[b]);
+    }
+    tuples[2][PER - 1].source = (cckey_bytes){NULL, 3};   /* block 2 fails */
+    for (int b = 0; b < Q; b++)
+        CHECK(cckey_keyer_submit(k, keys[b], tuples[b], PER, cfg) == CCKEY_OK, "submit %d: %s", b, cckey_last_error());
+    CHECK(cckey_keyer_submit(k, keys[0], tuples[0], PER, cfg) == CCKEY_ERR_INVALID_ARG, "a submit past the depth");
+    for (int b = 0; b < Q; b++) {
+        cckey_status st = cckey_keyer_wait(k);
+        if (b == 2) {
+            CHECK(st == CCKEY_ERR_INVALID_ARG, "block 2's own status");
+            CHECK(strstr(cckey_last_error(), "699") != NULL, "the message names index 699: %s", cckey_last_error());
+            continue;
+        }
+        CHECK(st == CCKEY_OK, "block %d: %s", b, cckey_last_error());
+        CHECK(strcmp(cckey_keyer_warning(k), "") == 0, "block %d: no warning", b);
+        for (int i = 0; i < PER; i++) {
+            const cckey_tuple *t = &tuples[b][i];
+            char want[CCKEY_KEY_LEN + 1];
+            cckey_test_ref_key(want, t->device, t->name, t->source, t->options, t->n_options);
+            CHECK(memcmp(keys[b][i], want, sizeof want) == 0, "queued block %d tuple %d", b, i);
+        }
+    }
+    CHECK(cckey_keyer_wait(k) == CCKEY_OK, "the refused submit queued nothing");
+    cckey_test_arena_free(&arena);
+}
+
 static void bad_tuple_reported(cckey_keyer *k)
 {
     cckey_tuple t[3] = {{{"d", 1}, {"n", 1}, {"s", 1}, NULL, 0}};
@@ -66,8 +105,10 @@ int main(void)
     CHECK(cckey_batch_config_new(&cfg) == CCKEY_OK, "config");
     cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CPU);
     blocks_in_turn(k, cfg);
+    blocks_queued(k, cfg);
     cckey_batch_config_set_threads(cfg, 1);
     blocks_in_turn(k, cfg);
+    blocks_queued(k, cfg);
     bad_tuple_reported(k);
     cckey_keyer_submit(k, (char (*)[CCKEY_KEY_LEN + 1])NULL, NULL, 0, NULL);
     cckey_keyer_free(k);   /* with a call submitted and not waited for */

@@ -1,7 +1,9 @@
-/* cckey_keyer (see cckey.h): cckey_make_keys on a thread of its own, one
- * call at a time, so that a binding whose caller holds a runtime lock (the
- * GIL, OCaml's runtime lock) can convert the next block of tuples while the
- * library keys this one. Both bindings use it rather than a thread each. */
+/* cckey_keyer (see cckey.h): cckey_make_keys on a thread of its own, so that
+ * a binding whose caller holds a runtime lock (the GIL, OCaml's runtime
+ * lock) can convert the next blocks of tuples while the library keys this
+ * one. Calls queue, up to CCKEY_KEYER_DEPTH: a caller whose own work comes
+ * in bursts (a garbage collector's slice) still leaves the thread a block
+ * to key meanwhile. */
 #include "../core/internal.h"
 
 #include <pthread.h>
@@ -10,32 +12,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cckey_keyer {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+typedef struct keyer_job {
     char (*out)[CCKEY_KEY_LEN + 1];
     const cckey_tuple *tuples;
     size_t n;
     const cckey_batch_config *config;
     cckey_status status;
-    char detail[1024];   /* cckey_last_error is per thread: carried to the waiter */
-    bool pending, quit;
+    char detail[1024];    /* cckey_last_error is per thread: carried to the waiter */
+    char warning[1024];   /* the config's, right after this call: a later call overwrites it */
+} keyer_job;
+
+struct cckey_keyer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    keyer_job jobs[CCKEY_KEYER_DEPTH];   /* a ring: job c is jobs[c % DEPTH] */
+    size_t submitted, finished, waited;  /* counts of calls: waited <= finished <= submitted */
+    bool quit;
+    char last_warning[1024];   /* the call the last wait returned: the caller's thread only */
 };
+
+static void run_job(keyer_job *j)
+{
+    cckey_status st = cckey_make_keys(j->out, j->tuples, j->n, j->config);
+    const char *w = st == CCKEY_OK ? cckey_batch_config_warning(j->config) : "";
+    j->status = st;
+    snprintf(j->detail, sizeof j->detail, "%s", st != CCKEY_OK ? cckey_last_error() : "");
+    snprintf(j->warning, sizeof j->warning, "%s", w ? w : "");
+}
 
 static void *keyer_main(void *arg)
 {
     cckey_keyer *k = arg;
     pthread_mutex_lock(&k->mu);
     for (;;) {
-        while (!k->pending && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
-        if (!k->pending) break;
+        while (k->finished == k->submitted && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        if (k->finished == k->submitted) break;
+        keyer_job *j = &k->jobs[k->finished % CCKEY_KEYER_DEPTH];
         pthread_mutex_unlock(&k->mu);
-        cckey_status st = cckey_make_keys(k->out, k->tuples, k->n, k->config);
+        run_job(j);   /* the caller touches this slot again only after finished passes it */
         pthread_mutex_lock(&k->mu);
-        k->status = st;
-        if (st != CCKEY_OK) snprintf(k->detail, sizeof k->detail, "%s", cckey_last_error());
-        k->pending = false;
+        k->finished++;
         pthread_cond_broadcast(&k->cv);
     }
     pthread_mutex_unlock(&k->mu);
@@ -59,31 +76,46 @@ cckey_status cckey_keyer_new(cckey_keyer **out)
     return CCKEY_OK;
 }
 
-void cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
-                        const cckey_batch_config *config)
+cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                size_t n, const cckey_batch_config *config)
 {
     pthread_mutex_lock(&k->mu);
-    k->out = out, k->tuples = tuples, k->n = n, k->config = config;
-    k->pending = true;
+    if (k->submitted - k->waited == CCKEY_KEYER_DEPTH) {
+        pthread_mutex_unlock(&k->mu);
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%d calls already submitted and not waited for",
+                          CCKEY_KEYER_DEPTH);
+    }
+    k->jobs[k->submitted % CCKEY_KEYER_DEPTH] = (keyer_job){.out = out, .tuples = tuples, .n = n, .config = config};
+    k->submitted++;
     pthread_cond_broadcast(&k->cv);
     pthread_mutex_unlock(&k->mu);
+    return CCKEY_OK;
 }
 
 cckey_status cckey_keyer_wait(cckey_keyer *k)
 {
     pthread_mutex_lock(&k->mu);
-    while (k->pending) pthread_cond_wait(&k->cv, &k->mu);
-    cckey_status st = k->status;
-    k->status = CCKEY_OK;   /* a second wait, with nothing submitted, is OK */
+    if (k->waited == k->submitted) {   /* nothing submitted: OK */
+        pthread_mutex_unlock(&k->mu);
+        k->last_warning[0] = '\0';
+        return CCKEY_OK;
+    }
+    while (k->finished == k->waited) pthread_cond_wait(&k->cv, &k->mu);
+    keyer_job *j = &k->jobs[k->waited % CCKEY_KEYER_DEPTH];
+    k->waited++;
     pthread_mutex_unlock(&k->mu);
-    return st == CCKEY_OK ? CCKEY_OK : cckey_fail(st, "%s", k->detail);
+    /* The slot is the caller's until it submits again. */
+    memcpy(k->last_warning, j->warning, sizeof j->warning);
+    return j->status == CCKEY_OK ? CCKEY_OK : cckey_fail(j->status, "%s", j->detail);
 }
+
+const char *cckey_keyer_warning(const cckey_keyer *k) { return k ? k->last_warning : ""; }
 
 void cckey_keyer_free(cckey_keyer *k)
 {
     if (!k) return;
     pthread_mutex_lock(&k->mu);
-    k->quit = true;   /* a submitted call still runs first */
+    k->quit = true;   /* submitted calls still run first */
     pthread_cond_broadcast(&k->cv);
     pthread_mutex_unlock(&k->mu);
     pthread_join(k->thread, NULL);

@@ -2,8 +2,8 @@
  * move strings once the runtime lock is released), then cckey_make_keys
  * runs without the lock. A long field that many tuples share physically,
  * the usual case for sources, is copied once. A CPU batch runs in blocks,
- * each keyed on a helper thread while the next one is copied and the last
- * one's keys become OCaml strings (run_blocks). */
+ * queued on a helper thread a few ahead of the one whose keys become OCaml
+ * strings (run_blocks). */
 #include "stubs.h"
 
 #include <caml/gc.h>
@@ -150,9 +150,13 @@ static void fix_up(cckey_bytes *b, const char *base)
 /* At most this many tuples per library call when the batch runs on the
  * CPU: two of the library's tuple blocks, so that it still splits each
  * call over two threads. The blocks are equal, so that the last one is
- * not a sliver: the GC slice overlaps it (run_blocks). A device backend
- * gets the whole batch in one call. */
-#define CPU_BLOCK 32768
+ * not a sliver. A device backend gets the whole batch in one call. */
+#define CPU_BLOCK 16384
+/* Blocks copied and queued on the keyer ahead of the one whose keys become
+ * strings (at most CCKEY_KEYER_DEPTH). A major GC slice on the runtime's
+ * thread can outlast a block's keying: with one block queued the keyer
+ * would then sit idle. */
+#define DEPTH 4
 
 /* One block's cckey_make_keys: its arguments, and what it returned with
  * the message and warning of that call, read on the runtime's thread right
@@ -167,16 +171,15 @@ typedef struct cckey_ml_job {
     char warning[1024];
 } cckey_ml_job;
 
-static void job_done(cckey_ml_job *job, cckey_status st)
+static void job_done(cckey_ml_job *job, cckey_status st, const char *w)
 {
-    const char *w = cckey_batch_config_warning(job->cfg);
     job->status = st;
     snprintf(job->detail, sizeof job->detail, "%s", st != CCKEY_OK ? cckey_last_error() : "");
     snprintf(job->warning, sizeof job->warning, "%s", st == CCKEY_OK && w ? w : "");
 }
 
-/* A block of the batch, copied: two slots take turns, so that one block is
- * keyed while the next is copied. Their memory is reused block after
+/* A block of the batch, copied: DEPTH slots take turns, so that blocks are
+ * keyed while the next are copied. Their memory is reused block after
  * block. */
 typedef struct slot {
     arena a;
@@ -185,20 +188,21 @@ typedef struct slot {
     size_t opts_cap;
     char (*out)[CCKEY_KEY_LEN + 1];
     cckey_ml_job job;
+    int queued;   /* on the keyer, not yet waited for */
+    int ahead;    /* its strings allocated before its keys */
 } slot;
 
 /* Everything make_keys allocates in C, freed on every path. */
 typedef struct batch {
-    slot slot[2];
+    slot slot[DEPTH];
     cckey_batch_config *cfg;
     long settings[3];   /* backend, threads, verify */
     cckey_keyer *keyer;   /* the library's thread for blocks, when used */
-    slot *inflight;       /* the slot it is keying */
 } batch;
 
 static void batch_free(batch *b)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < DEPTH; i++) {
         slot *s = &b->slot[i];
         arena_free(&s->a);
         free(s->tuples);
@@ -339,30 +343,31 @@ static void fill_keys(value keys, size_t first, const slot *s)
     for (size_t j = 0; j < s->job.n; j++) memcpy(Bytes_val(Field(keys, first + j)), s->out[j], CCKEY_KEY_LEN);
 }
 
-/* Waits, without the runtime lock, for the block the keyer runs. */
-static void wait_block(batch *b)
+/* Waits, without the runtime lock, for slot s's block on the keyer. */
+static void wait_block(batch *b, slot *s)
 {
-    if (!b->inflight) return;
+    if (!s->queued) return;
     caml_release_runtime_system();
     cckey_status st = cckey_keyer_wait(b->keyer);
     caml_acquire_runtime_system();
-    job_done(&b->inflight->job, st);
-    b->inflight = NULL;
+    s->queued = 0;
+    job_done(&s->job, st, cckey_keyer_warning(b->keyer));
 }
 
-/* Keys slot s's block: handed to the keyer, or run here without the lock. */
+/* Keys slot s's block: queued on the keyer, or run here without the lock. */
 static void start_block(batch *b, slot *s)
 {
     cckey_ml_job *j = &s->job;
     if (b->keyer) {
-        cckey_keyer_submit(b->keyer, j->out, j->tuples, j->n, j->cfg);
-        b->inflight = s;
+        cckey_status st = cckey_keyer_submit(b->keyer, j->out, j->tuples, j->n, j->cfg);
+        s->queued = st == CCKEY_OK;
+        if (st != CCKEY_OK) job_done(j, st, "");
         return;
     }
     caml_release_runtime_system();
     cckey_status st = cckey_make_keys(j->out, j->tuples, j->n, j->cfg);
     caml_acquire_runtime_system();
-    job_done(j, st);
+    job_done(j, st, cckey_batch_config_warning(j->cfg));
 }
 
 static int alloc_slots(batch *b, size_t block, int n_slots)
@@ -377,53 +382,81 @@ static int alloc_slots(batch *b, size_t block, int n_slots)
     return 0;
 }
 
-/* Block i is copied while block i-1 is keyed, then handed over; block
- * i-1's keys go into keys while block i runs. tuples and keys are
- * registered roots, read again after each wait or slice: the GC may have
- * moved the arrays and the strings in them meanwhile. Returns 0; -1 (out
- * of memory); or 1 with *failed the slot whose job failed. Nothing runs in
- * the keyer when it returns. */
+/* A block's strings are allocated when its keys are in, and the major
+ * slice that allocating asks for runs then (OCaml 4), beside the keyer
+ * working through the blocks queued behind it. The last block has none
+ * behind it: its strings are allocated as soon as it is queued, before its
+ * keys exist (alloc_keys, then fill_keys), so that its slice too runs
+ * beside keying rather than after it with the other cores idle. (OCaml 5's
+ * collector works otherwise: there the strings come with the keys and
+ * the slices where they fall.) */
+#if OCAML_VERSION_MAJOR < 5
+#define SLICE_BESIDE_KEYING 1
+#else
+#define SLICE_BESIDE_KEYING 0
+#endif
+
+/* Copies block i into its slot and queues it (or keys it here). */
+static int queue_block(batch *b, const value *tuples, const value *keys, size_t n, size_t block, size_t i, int depth)
+{
+    slot *s = &b->slot[i % depth];
+    size_t start = i * block, len = n - start < block ? n - start : block;
+    if (copy_tuples(s, *tuples, start, len) < 0) return -1;
+    start_block(b, s);
+    s->ahead = SLICE_BESIDE_KEYING && s->queued && start + len == n;
+    if (!s->ahead) return 0;
+    if (alloc_keys(*keys, start, len, NULL) < 0) return -1;
+    caml_check_urgent_gc(Val_unit);
+    return 0;
+}
+
+/* Block i has been keyed: its keys into keys. 0, -1 (out of memory), or 1
+ * (its call failed). */
+static int finish_block(batch *b, const value *keys, size_t block, size_t i, int depth)
+{
+    slot *s = &b->slot[i % depth];
+    wait_block(b, s);
+    if (s->job.status != CCKEY_OK) return 1;
+    if (s->ahead) {
+        fill_keys(*keys, i * block, s);
+        return 0;
+    }
+    if (alloc_keys(*keys, i * block, s->job.n, s->out) < 0) return -1;
+    if (SLICE_BESIDE_KEYING && b->keyer) caml_check_urgent_gc(Val_unit);
+    return 0;
+}
+
+/* Up to depth blocks are copied and queued ahead of the one whose keys go
+ * into keys. tuples and keys are registered roots, read again after each
+ * wait or slice: the GC may have moved the arrays and the strings in them
+ * meanwhile. Returns 0; -1 (out of memory); or 1 with *failed the slot
+ * whose job failed first. Nothing runs in the keyer when it returns: after
+ * a failure the blocks already queued are waited for. */
 static int run_blocks(batch *b, const value *tuples, const value *keys, size_t n, size_t block, slot **failed)
 {
     size_t blocks = (n + block - 1) / block;
-    if (alloc_slots(b, block, blocks > 1 ? 2 : 1) < 0) return -1;
-    int rc = 0, last_allocated = 0;
-    for (size_t i = 0; i <= blocks && rc == 0; i++) {
-        slot *s = &b->slot[i % 2], *last = &b->slot[(i + 1) % 2];
-        size_t start = i * block, len = i < blocks && n - start < block ? n - start : block;
-        if (i < blocks && copy_tuples(s, *tuples, start, len) < 0) rc = -1;
-        wait_block(b);   /* block i-1 */
-        if (rc == 0 && i < blocks) start_block(b, s);
-        if (rc == 0 && i > 0 && last->job.status != CCKEY_OK) {
-            *failed = last;
-            rc = 1;
+    int depth = b->keyer ? (blocks < DEPTH ? (int)blocks : DEPTH) : 1;
+    if (alloc_slots(b, block, depth) < 0) return -1;
+    int rc = 0;
+    size_t queued = 0, done = 0;
+    while (done < queued || (rc == 0 && queued < blocks)) {
+        if (rc == 0 && queued < blocks && queued - done < (size_t)depth) {
+            rc = queue_block(b, tuples, keys, n, block, queued, depth);
+            queued += rc == 0 || b->slot[queued % depth].queued;
+            continue;
         }
-        if (rc == 0 && i > 0 && last_allocated) fill_keys(*keys, (i - 1) * block, last);
-        else if (rc == 0 && i > 0 && alloc_keys(*keys, (i - 1) * block, last->job.n, last->out) < 0) rc = -1;
-#if OCAML_VERSION_MAJOR < 5
-        /* The major slice that allocating a block's keys asked for runs
-         * now, while the keyer works on the next block: the slices are
-         * spread over the blocks, each beside keying, rather than one
-         * slice of all of them after the last block with the other cores
-         * idle (at the first allocation after the loop). The last block's
-         * strings are allocated before its keys exist, so that its slice
-         * too runs beside keying. (OCaml 5's collector works otherwise:
-         * there it is left where it was.) */
-        if (rc == 0 && b->keyer && i + 1 == blocks) {
-            if (alloc_keys(*keys, start, len, NULL) < 0) rc = -1;
-            last_allocated = 1;
-        }
-        if (rc == 0 && b->keyer && i < blocks) caml_check_urgent_gc(Val_unit);
-#endif
+        int r = finish_block(b, keys, block, done, depth);
+        if (r > 0 && rc == 0) *failed = &b->slot[done % depth];
+        if (rc == 0) rc = r;
+        done++;
     }
-    wait_block(b);
     return rc;
 }
 
 static void first_warning(batch *b, char *out, size_t size)
 {
     out[0] = '\0';
-    for (int i = 0; i < 2 && !out[0]; i++)
+    for (int i = 0; i < DEPTH && !out[0]; i++)
         if (b->slot[i].out) snprintf(out, size, "%s", b->slot[i].job.warning);
 }
 

@@ -418,7 +418,8 @@ static int block_done(run *r, cckey_status st)
         if (!PyErr_Occurred()) pyck_raise(st);
         return -1;
     }
-    const char *w = cckey_batch_config_warning(r->cfg);
+    /* With a keyer, later blocks may have run since: its copy is this one's. */
+    const char *w = r->keyer ? cckey_keyer_warning(r->keyer) : cckey_batch_config_warning(r->cfg);
     if (w && *w && !r->warning && !(r->warning = PyUnicode_FromString(w))) return -1;
     return 0;
 }
