@@ -6,9 +6,9 @@
 
    Every candidate's keys are compared with the recipe's before timing.
    Single calls: the best of 3 runs of at least 0.3 s each. Batches: the
-   best of 15 calls of each candidate in a row (a batch call is 20-200 ms:
-   one scheduler hiccup on a 2-core machine is a large part of it), in 3
-   rounds for the short batch (see [batch]). *)
+   best call of each candidate (a batch call is 15-200 ms: one scheduler
+   hiccup on a 2-core machine is a large part of it), its calls in a row, in
+   9 interleaved rounds for the short batch (see [batch]). *)
 
 let hex s = Digest.to_hex (Digest.string s)
 
@@ -35,17 +35,18 @@ let per_call f =
   in
   List.fold_left min infinity (List.init 3 (fun _ -> run ()))
 
-(* Seconds per call of f, best of 15 calls in a row. (Interleaving the
-   candidates was tried: each then pays for the garbage of the one before
-   it, the recipe's ~40 MB above all, or, after a forced collection, for
-   growing the heap again; neither is how a program calls make_keys.) *)
-let once f =
+(* Seconds per call of f, best of [calls] calls in a row. (Interleaving the
+   candidates call by call was tried: each then pays for the garbage of the
+   one before it, the recipe's ~40 MB above all, or, after a forced
+   collection, for growing the heap again; neither is how a program calls
+   make_keys.) *)
+let once ?(calls = 15) f =
   let run () =
     let t0 = Unix.gettimeofday () in
     ignore (Sys.opaque_identity (f ()));
     Unix.gettimeofday () -. t0
   in
-  List.fold_left min infinity (List.init 15 (fun _ -> run ()))
+  List.fold_left min infinity (List.init calls (fun _ -> run ()))
 
 let row name t base = Printf.printf "| %s | %.0f | %.2fx |\n%!" name (t *. 1e9) (base /. t)
 
@@ -108,14 +109,18 @@ let short_batch n =
 (* Each candidate's calls in a row, as above, in [rounds] rounds one after
    another: on a shared machine whose speed moves by a third between
    minutes, one round of each can put the candidates in different weather.
-   Every candidate keeps its best call over all rounds. *)
-let batch ?(rounds = 3) label tuples =
+   A round is 3 recipe calls and 5 of each make_keys candidate, so that the
+   short candidates' calls (a fraction of a second a round) are spread over
+   as many stretches of the machine's time as the recipe's. Every candidate
+   keeps its best call over all rounds. *)
+let batch ?(rounds = 9) ?(recipe_calls = 3) ?(calls = 5) label tuples =
   let rec_keys () = Array.map (fun (device, name, source, options) -> recipe ~device ~name ~source ~options ()) tuples in
   assert (Cckey.make_keys ~backend:`Cpu tuples = rec_keys ());
   let best = Array.make 3 infinity in
   for _ = 1 to rounds do
     let ts =
-      [| once rec_keys; once (fun () -> Cckey.make_keys ~backend:`Cpu tuples); once (fun () -> Cckey.make_keys tuples) |]
+      [| once ~calls:recipe_calls rec_keys; once ~calls (fun () -> Cckey.make_keys ~backend:`Cpu tuples);
+         once ~calls (fun () -> Cckey.make_keys tuples) |]
     in
     Array.iteri (fun i t -> best.(i) <- min best.(i) t) ts
   done;
@@ -127,6 +132,6 @@ let () =
   single_key ();
   print_endline
     "\n| batch of 10^5 | recipe s | make_keys cpu s | make_keys auto s | make_keys cpu x recipe |\n| --- | ---: | ---: | ---: | ---: |";
-  (* One round: its recipe calls take about a second each. *)
-  batch ~rounds:1 "suite: 1000 sources of 4 KiB x 100 kernels" (suite_batch 100_000);
+  (* One round of 15 calls each: its recipe calls take about a second each. *)
+  batch ~rounds:1 ~recipe_calls:15 ~calls:15 "suite: 1000 sources of 4 KiB x 100 kernels" (suite_batch 100_000);
   batch "short, distinct names and sources" (short_batch 100_000)
