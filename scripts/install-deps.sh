@@ -18,6 +18,9 @@ packages=(
   redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
   ocaml-nox ocaml-dune ocaml-findlib        # OCaml binding (bindings/ocaml)
   python3-dev python3-venv python3-pip      # Python binding (bindings/python; pytest comes from pip)
+  mesa-vulkan-drivers libvulkan-dev         # Vulkan: lavapipe (a CPU driver) and the loader's headers (dlopen'ed)
+  libshaderc-dev glslang-dev spirv-tools    # Vulkan: GLSL/HLSL -> SPIR-V (linked: cmake/cckey_vulkan.cmake); spirv-val
+  vulkan-tools                              # tests: vulkaninfo, the oracle for device identities
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,30 @@
+/* Entry points of Vulkan compute shaders, found in the text with the
+ * scanner's lexer (lexer.h: comments, strings and dead conditionals are
+ * skipped the same way as for kernels):
+ *   GLSL: `main`, when the source defines it at file scope and is a compute
+ *         shader: a .comp file, or one that declares its workgroup size,
+ *         layout(local_size_x = ...) in; (any local_size_* qualifier);
+ *   HLSL: each function marked [numthreads(...)] and defined (a prototype
+ *         names no code), by name, once per name.
+ * Results fill a cckey_scan_result (scan.h) as the kernel scanner's do. */
+#ifndef CCKEY_SCAN_SHADERS_H
+#define CCKEY_SCAN_SHADERS_H
+
+#include "scan.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* 0, -1 when out of memory, or CCKEY_SCAN_TOO_DEEP (out->deep_line set).
+ * compute_file: the file is a compute shader by its name (.comp), so no
+ * layout declaration is needed. */
+int cckey_scan_glsl(const char *src, size_t len, bool compute_file, cckey_scan_result *out);
+int cckey_scan_hlsl(const char *src, size_t len, cckey_scan_result *out);
+
+/* Whether path names a GLSL compute shader by extension (.comp), a GLSL
+ * file that may hold one (.glsl), or an HLSL file (.hlsl). */
+bool cckey_shader_path_is_comp(const char *path);
+bool cckey_shader_path_is_glsl(const char *path);
+bool cckey_shader_path_is_hlsl(const char *path);
+
+#endif

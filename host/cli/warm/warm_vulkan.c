@@ -1,0 +1,246 @@
+/* The GLSL and HLSL compilers of `cckey warm`; see warm_vulkan.h. One
+ * state for both, made on first use: the shader compiler (required) and the
+ * Vulkan devices (optional: without them only identities of other machines
+ * with --target-env compile). */
+#include "warm_vulkan.h"
+#include "../scan/shaders.h"
+#include "spv_info.h"
+#include "vk_device.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct vk_state {
+    pthread_mutex_t lock;
+    bool tried, ready;
+    char why[512];              /* no shader compiler */
+    cckey_shader_compiler *sc;
+    cckey_vk *vk;               /* NULL: no device here, vk_why says why */
+    char vk_why[512];
+    cckey_warm_devices devices;
+    char library[4096];
+} vk_state;
+
+typedef struct vk_lang {
+    cckey_shader_lang lang;
+    vk_state *s;
+} vk_lang;
+
+static vk_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static vk_lang glsl = {CCKEY_SHADER_GLSL, &state}, hlsl = {CCKEY_SHADER_HLSL, &state};
+
+int cckey_warm_set_vulkan_library(const char *path)
+{
+    if (path && strlen(path) >= sizeof state.library) return -1;
+    pthread_mutex_lock(&state.lock);
+    snprintf(state.library, sizeof state.library, "%s", path ? path : "");
+    pthread_mutex_unlock(&state.lock);
+    return 0;
+}
+
+/* Lock held. */
+static void load(vk_state *s)
+{
+    s->tried = true;
+    if (cckey_shader_compiler_new(&s->sc, s->why, sizeof s->why) != 0) return;
+    if (cckey_vk_open(s->library, &s->vk, s->vk_why, sizeof s->vk_why) == 0) {
+        size_t n = cckey_vk_count(s->vk);
+        s->devices.n = n < CCKEY_WARM_MAX_DEVS ? n : CCKEY_WARM_MAX_DEVS;
+        for (size_t i = 0; i < s->devices.n; i++)
+            snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s", cckey_vk_info(s->vk, i)->id);
+    }
+    s->ready = true;
+}
+
+void cckey_warm_vulkan_release(void)
+{
+    vk_state *s = &state;
+    pthread_mutex_lock(&s->lock);
+    cckey_vk_close(s->vk);
+    cckey_shader_compiler_free(s->sc);
+    s->vk = NULL;
+    s->sc = NULL;
+    s->devices.n = 0;
+    s->tried = s->ready = false;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Another machine's device: NAME|DRIVER|UUID, three parts, none empty. */
+static bool foreign_ident(const char *ident, size_t len)
+{
+    const char *a = memchr(ident, '|', len);
+    const char *b = a ? memchr(a + 1, '|', len - (size_t)(a + 1 - ident)) : NULL;
+    return a && b && a > ident && b > a + 1 && b + 1 < ident + len && !memchr(b + 1, '|', len - (size_t)(b + 1 - ident));
+}
+
+static int find(void *impl, const char *ident, size_t len)
+{
+    const vk_state *s = ((const vk_lang *)impl)->s;
+    int dev = cckey_warm_find(&s->devices, ident, len);
+    return dev < 0 && foreign_ident(ident, len) ? CCKEY_WARM_REMOTE_DEV : dev;
+}
+
+static void names(void *impl, char *buf, size_t len)
+{
+    const vk_state *s = ((const vk_lang *)impl)->s;
+    cckey_warm_names(&s->devices, buf, len);
+    if (s->devices.n == 0) snprintf(buf, len, "none (%s)", s->vk_why);
+}
+
+static void version(void *impl, int dev, char *buf, size_t len)
+{
+    (void)impl, (void)dev;
+    snprintf(buf, len, "%s", cckey_shader_compiler_version());
+}
+
+static bool local(const vk_state *s, int dev) { return dev >= 0 && (size_t)dev < s->devices.n; }
+
+static cckey_shader_job job_for(const vk_lang *l, int dev, const char *file, const char *src, size_t len,
+                                const cckey_flags *flags, const char *entry)
+{
+    const vk_state *s = l->s;
+    return (cckey_shader_job){l->lang, src, len, file, entry, (const char *const *)flags->argv, flags->argc,
+                              local(s, dev) ? cckey_vk_info(s->vk, (size_t)dev)->vulkan : 0, false};
+}
+
+/* The module's compute entry points answer present[]; on a local device
+ * the pipeline for entry must be made. 0, or -1 with out->error. */
+static int check(const vk_lang *l, int dev, const char *entry, const char *const *entry_names, size_t n_names,
+                 bool *present, cckey_build *out)
+{
+    cckey_spv_info *info = malloc(sizeof *info);
+    if (!info) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    int rc = cckey_spv_read(out->binary, out->binary_len / 4, info, out->error, sizeof out->error);
+    for (size_t i = 0; rc == 0 && i < n_names; i++) present[i] = cckey_spv_entry_named(info, entry_names[i]) != NULL;
+    free(info);
+    if (rc == 0 && local(l->s, dev))
+        rc = cckey_vk_check_pipeline(l->s->vk, (size_t)dev, out->binary, out->binary_len / 4, entry, out->error,
+                                     sizeof out->error);
+    return rc;
+}
+
+int cckey_vulkan_build(const cckey_compiler *c, int dev, const char *file, const char *src, size_t len,
+                       const cckey_flags *flags, const char *const *entry_names, size_t n_names, bool *present,
+                       cckey_build *out)
+{
+    const vk_lang *l = c->impl;
+    /* GLSL's entry is main by the language; an HLSL module holds the one
+     * function it was compiled for. */
+    const char *entry = l->lang == CCKEY_SHADER_GLSL ? "main" : n_names ? entry_names[0] : "";
+    cckey_shader_job job = job_for(l, dev, file, src, len, flags, entry);
+    if (cckey_shader_compile(l->s->sc, &job, out) != 0) return -1;
+    if (check(l, dev, entry, entry_names, n_names, present, out) == 0) return 0;
+    free(out->binary);
+    out->binary = NULL;
+    out->binary_len = 0;
+    return -1;
+}
+
+static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+{
+    const vk_lang *l = impl;
+    cckey_compiler c = {.impl = impl};
+    return cckey_vulkan_build(&c, dev, l->lang == CCKEY_SHADER_GLSL ? "shader.comp" : "shader.hlsl", src, len,
+                              flags, entry_names, n_names, present, out);
+}
+
+/* Appends name and '\n' to the list; false when out of memory. */
+static bool append(char **list, size_t *n, const char *name)
+{
+    size_t k = strlen(name);
+    char *p = realloc(*list, *n + k + 2);
+    if (!p) return false;
+    memcpy(p + *n, name, k);
+    p[*n + k] = '\n';
+    p[*n + k + 1] = '\0';
+    *list = p;
+    *n += k + 1;
+    return true;
+}
+
+/* Each candidate of the text scan, kept when it compiles to a module with
+ * that compute entry point; the names each ended by '\n' in out->binary. */
+static int confirm(const vk_lang *l, int dev, const cckey_scan_result *found, const char *file, const char *src,
+                   size_t len, const cckey_flags *flags, cckey_build *out)
+{
+    char *list = strdup("");
+    size_t n = 0;
+    for (size_t i = 0; list && i < found->n; i++) {
+        const char *name = found->entries[i].name;
+        cckey_shader_job job = job_for(l, dev, file, src, len, flags, name);
+        cckey_build b;
+        bool here = false;
+        int rc = cckey_shader_compile(l->s->sc, &job, &b);
+        if (rc == 0) rc = check(l, -1, name, &name, 1, &here, &b);
+        if (rc != 0) {
+            free(list);
+            *out = b;
+            return -1;
+        }
+        cckey_build_clear(&b);
+        if (here && !append(&list, &n, name)) {
+            free(list);
+            list = NULL;
+        }
+    }
+    if (!list) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    out->binary = list;
+    out->binary_len = n;
+    return 0;
+}
+
+/* For scan --exact: the compiler's preprocessor decides macros and
+ * conditionals, the text scan then finds the candidates in its output
+ * (GLSL: main in a compute shader; HLSL: [numthreads] functions), and each
+ * is confirmed by compiling it. */
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
+                   cckey_build *out)
+{
+    const vk_lang *l = impl;
+    cckey_shader_job job = job_for(l, dev, file, src, len, flags, "main");
+    job.preprocess = true;
+    cckey_build pre;
+    if (cckey_shader_compile(l->s->sc, &job, &pre) != 0) {
+        *out = pre;
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    cckey_scan_result found;
+    int rc = l->lang == CCKEY_SHADER_GLSL
+                 ? cckey_scan_glsl(pre.binary, pre.binary_len, cckey_shader_path_is_comp(file), &found)
+                 : cckey_scan_hlsl(pre.binary, pre.binary_len, &found);
+    cckey_build_clear(&pre);
+    if (rc != 0) {
+        snprintf(out->error, sizeof out->error, rc == CCKEY_SCAN_TOO_DEEP ? "braces nest too deep" : "out of memory");
+        return -1;
+    }
+    rc = confirm(l, dev, &found, file, src, len, flags, out);
+    cckey_scan_result_free(&found);
+    return rc;
+}
+
+static int make(vk_lang *l, const char *what, cckey_compiler *out, char *why, size_t why_len)
+{
+    memset(out, 0, sizeof *out);
+    vk_state *s = l->s;
+    pthread_mutex_lock(&s->lock);
+    if (!s->tried) load(s);
+    bool ready = s->ready;
+    if (!ready) snprintf(why, why_len, "%s", s->why);
+    pthread_mutex_unlock(&s->lock);
+    if (!ready) return -1;
+    *out = (cckey_compiler){what, "shaderc", l, find, names, version, build, entries};
+    return 0;
+}
+
+int cckey_compiler_glsl(cckey_compiler *out, char *why, size_t why_len) { return make(&glsl, "Vulkan", out, why, why_len); }
+int cckey_compiler_hlsl(cckey_compiler *out, char *why, size_t why_len) { return make(&hlsl, "Vulkan", out, why, why_len); }
