@@ -49,9 +49,9 @@ Test(gpu_cli, devices_json_lists_every_backend)
     cr_assert(root, "not JSON (%s): %s", err.text, r.out);
     json_t *backends = json_object_get(root, "backends");
     cr_assert(json_is_array(backends));
-    const char *want[] = {"cpu", "opencl", "cuda"};
-    cr_assert_eq(json_array_size(backends), 3);
-    for (size_t i = 0; i < 3; i++) {
+    const char *want[] = {"cpu", "opencl", "cuda", "vulkan"};
+    cr_assert_eq(json_array_size(backends), 4);
+    for (size_t i = 0; i < 4; i++) {
         json_t *b = json_array_get(backends, i);
         cr_assert_str_eq(json_string_value(json_object_get(b, "backend")), want[i]);
         cr_assert(json_is_boolean(json_object_get(b, "available")));
@@ -68,7 +68,28 @@ Test(gpu_cli, devices_json_lists_every_backend)
                  json_string_value(json_object_get(d, "driver")));
         cr_assert_str_eq(json_string_value(json_object_get(d, "id")), want_id);
     }
+    /* Every Vulkan device: "name|driverVersion|pipelineCacheUUID". */
+    devs = json_object_get(json_array_get(backends, 3), "devices");
+    for (size_t i = 0; devs && i < json_array_size(devs); i++) {
+        json_t *d = json_array_get(devs, i);
+        char want_id[1024];
+        snprintf(want_id, sizeof want_id, "%s|%lld|%s", json_string_value(json_object_get(d, "name")),
+                 (long long)json_integer_value(json_object_get(d, "driver_version")),
+                 json_string_value(json_object_get(d, "pipeline_cache_uuid")));
+        cr_assert_str_eq(json_string_value(json_object_get(d, "id")), want_id);
+        cr_assert_eq(strlen(json_string_value(json_object_get(d, "pipeline_cache_uuid"))), 32);
+    }
     json_decref(root);
+    free(r.out);
+}
+
+/* No Vulkan loader: one line that says so, and the rest still listed. */
+Test(gpu_cli, devices_without_vulkan_loader)
+{
+    result r = run("CCKEY_VULKAN_LIBRARY=/nonexistent/libvulkan.so.1", "devices");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert(strstr(r.out, "vulkan   unavailable: no Vulkan loader (/nonexistent/libvulkan.so.1)"), "%s", r.out);
+    cr_assert(strstr(r.out, "cpu      available"), "%s", r.out);
     free(r.out);
 }
 

@@ -1,6 +1,7 @@
 /* cckey devices: every backend, every device, and the identifier to put in
  * a manifest's `device` field. */
 #include "cli.h"
+#include "devices_vulkan.h"
 #include "warm/warm.h"
 
 #include <getopt.h>
@@ -15,9 +16,13 @@ static void usage(FILE *f)
     fputs("usage: cckey devices [--format text|json|jsonl]\n"
           "\n"
           "List the backends (cpu, opencl, cuda), their devices, and why a backend is\n"
-          "unavailable; then whether NVRTC, which cckey warm compiles CUDA with, is usable. Each device shows the identifier recommended for a manifest's\n"
-          "\"device\" field: NAME|DRIVER_VERSION (OpenCL: CL_DEVICE_NAME|CL_DRIVER_VERSION;\n"
-          "CUDA: the device name and the NVIDIA driver version, e.g. NVIDIA H200|580.159.04).\n"
+          "unavailable; then the Vulkan devices cckey warm compiles GLSL and HLSL for, and\n"
+          "whether NVRTC, which cckey warm compiles CUDA with, is usable. Each device shows\n"
+          "the identifier recommended for a manifest's \"device\" field: NAME|DRIVER_VERSION\n"
+          "(OpenCL: CL_DEVICE_NAME|CL_DRIVER_VERSION; CUDA: the device name and the NVIDIA\n"
+          "driver version, e.g. NVIDIA H200|580.159.04); Vulkan: NAME|DRIVER_VERSION|\n"
+          "PIPELINE_CACHE_UUID (deviceName, driverVersion as a decimal number, and the 32\n"
+          "hex digits of pipelineCacheUUID: what decides whether a pipeline is reusable).\n"
           "'*' marks the device a backend uses (OpenCL: CCKEY_OPENCL_DEVICE=INDEX|NAME picks\n"
           "another; CUDA: CCKEY_CUDA_DEVICE=ORDINAL). 'auto' tells whether --backend auto may\n"
           "use it: a CPU device never, since it would be slower than the CPU backend.\n"
@@ -66,6 +71,7 @@ static void print_text(const listing *ls, size_t nl)
             printf("       device id: %s\n", d->id);
         }
     }
+    cli_devices_vulkan_text();
     /* Not a backend: the compiler `cckey warm` uses for CUDA, which needs no
      * GPU or driver when the architecture is given. */
     char what[512];
@@ -100,6 +106,7 @@ static int print_json(const listing *ls, size_t nl, cli_format fmt)
         json_object_set_new(o, "devices", devs);
         json_array_append_new(arr, o);
     }
+    json_array_append_new(arr, cli_devices_vulkan_json());
     json_object_set_new(root, "backends", arr);
     char what[512];
     bool nvrtc = cckey_nvrtc_usable(what, sizeof what);

@@ -3,6 +3,7 @@
  * its variable. */
 #include "cli.h"
 #include "warm/warm.h"
+#include "warm/warm_vulkan.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -97,6 +98,11 @@ int cli_drivers_from_env(void)
     const char *v = var("CCKEY_NVRTC_LIBRARY");
     if (v && cckey_warm_set_nvrtc_library(v) != 0) {
         cli_error("CCKEY_NVRTC_LIBRARY: a path of %zu bytes is too long", strlen(v));
+        return CLI_USAGE;
+    }
+    v = var("CCKEY_VULKAN_LIBRARY");
+    if (v && cckey_warm_set_vulkan_library(v) != 0) {
+        cli_error("CCKEY_VULKAN_LIBRARY: a path of %zu bytes is too long", strlen(v));
         return CLI_USAGE;
     }
     return CLI_OK;

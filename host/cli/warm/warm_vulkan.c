@@ -40,6 +40,15 @@ int cckey_warm_set_vulkan_library(const char *path)
     return 0;
 }
 
+int cckey_warm_vulkan_open(cckey_vk **out, char *why, size_t why_len)
+{
+    char library[sizeof state.library];
+    pthread_mutex_lock(&state.lock);
+    snprintf(library, sizeof library, "%s", state.library);
+    pthread_mutex_unlock(&state.lock);
+    return cckey_vk_open(library, out, why, why_len);
+}
+
 /* Lock held. */
 static void load(vk_state *s)
 {

@@ -13,6 +13,7 @@
 #define CCKEY_WARM_VULKAN_H
 
 #include "shader_compile.h"
+#include "vk_device.h"
 #include "warm.h"
 
 #include <stdbool.h>
@@ -22,6 +23,10 @@
  * before the first compiler is made. 0, or -1 for a path of 4096 bytes or
  * more. */
 int cckey_warm_set_vulkan_library(const char *path);
+
+/* The devices on the loader cckey_warm_set_vulkan_library named (for
+ * `cckey devices`): cckey_vk_open's result, the caller's to close. */
+int cckey_warm_vulkan_open(cckey_vk **out, char *why, size_t why_len);
 
 /* 0, or -1 with why when no shader compiler is built in. Without a loader
  * or device they still compile for identities given --target-env; names()

@@ -1,0 +1,68 @@
+/* The Vulkan part of `cckey devices`: not a hashing backend but the
+ * devices `cckey warm` compiles GLSL and HLSL compute shaders for, each with
+ * the identity a manifest names it by (vk_device.h). */
+#include "devices_vulkan.h"
+#include "warm/shader_compile.h"
+#include "warm/vk_device.h"
+#include "warm/warm_vulkan.h"
+
+#include <stdio.h>
+
+static void uuid_hex(const uint8_t *u, char out[33])
+{
+    for (int k = 0; k < 16; k++) snprintf(out + 2 * k, 3, "%02x", u[k]);
+}
+
+static void api_text(uint32_t v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%u.%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff, v & 0xfff);
+}
+
+void cli_devices_vulkan_text(void)
+{
+    cckey_vk *vk = NULL;
+    char why[512];
+    if (cckey_warm_vulkan_open(&vk, why, sizeof why) != 0) {
+        printf("vulkan   unavailable: %s\n", why);
+        return;
+    }
+    printf("vulkan   available (cckey warm: GLSL and HLSL compute shaders to SPIR-V with %s)\n",
+           cckey_shader_compiler_version());
+    for (size_t i = 0; i < cckey_vk_count(vk); i++) {
+        const cckey_vk_device_info *d = cckey_vk_info(vk, i);
+        char used[16], api[32];
+        cckey_vk_version_text(d->vulkan, used, sizeof used);
+        api_text(d->api_version, api, sizeof api);
+        printf("   [%u] %s  (%s; Vulkan %s, the device's %s; driver %u; vendor 0x%04x%s)\n", d->index, d->name,
+               d->type, used, api, d->driver_version, d->vendor_id, d->compute ? "" : "; no compute queue");
+        printf("       device id: %s\n", d->id);
+    }
+    cckey_vk_close(vk);
+}
+
+json_t *cli_devices_vulkan_json(void)
+{
+    cckey_vk *vk = NULL;
+    char why[512];
+    bool ok = cckey_warm_vulkan_open(&vk, why, sizeof why) == 0;
+    json_t *o = json_pack("{s:s,s:b,s:s}", "backend", "vulkan", "available", ok, "compiler",
+                          cckey_shader_compiler_version());
+    if (!ok) json_object_set_new(o, "reason", json_string(why));
+    json_t *devs = json_array();
+    for (size_t i = 0; ok && i < cckey_vk_count(vk); i++) {
+        const cckey_vk_device_info *d = cckey_vk_info(vk, i);
+        char used[16], api[32], uuid[33];
+        cckey_vk_version_text(d->vulkan, used, sizeof used);
+        api_text(d->api_version, api, sizeof api);
+        uuid_hex(d->cache_uuid, uuid);
+        json_array_append_new(devs, json_pack("{s:I,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "index",
+                                              (json_int_t)d->index, "id", d->id, "name", d->name, "driver_version",
+                                              (json_int_t)d->driver_version, "pipeline_cache_uuid", uuid, "type",
+                                              d->type, "vulkan", used, "api_version", api, "vendor_id",
+                                              (json_int_t)d->vendor_id, "device_id", (json_int_t)d->device_id,
+                                              "compute", d->compute));
+    }
+    json_object_set_new(o, "devices", devs);
+    cckey_vk_close(vk);
+    return o;
+}
