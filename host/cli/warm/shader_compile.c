@@ -256,7 +256,7 @@ int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, 
     }
     int rc = -1;
     if (configure(&s, job, out->error, sizeof out->error)) {
-        cckey_includer inc = {s.dirs, s.n_dirs};
+        cckey_includer inc = {s.dirs, s.n_dirs, job->file};
         cckey_includer_attach(s.opts, &inc);
         shaderc_compilation_result_t r =
             job->preprocess ? shaderc_compile_into_preprocessed_text(c->sc, job->src, job->len, shaderc_compute_shader,

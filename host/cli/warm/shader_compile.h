@@ -38,7 +38,8 @@ typedef struct cckey_shader_job {
     cckey_shader_lang lang;
     const char *src;
     size_t len;
-    const char *file;            /* names the source in messages ("FILE:LINE: error: ...") */
+    const char *file;            /* names the source in messages ("FILE:LINE: error: ..."); its
+                                    folder must be the first -I folder (warm puts it there) */
     const char *entry;           /* GLSL: "main"; HLSL: the function */
     const char *const *argv;     /* flags as above */
     size_t argc;

@@ -42,10 +42,8 @@ static char *probe(const char *dir, size_t dir_len, const char *name)
 static char *locate(const cckey_includer *inc, const char *name, int type, const char *includer)
 {
     if (name[0] == '/') return is_file(name) ? strdup(name) : NULL;
-    if (type == shaderc_include_type_relative && includer) {
+    if (type == shaderc_include_type_relative && includer && !(inc->top && strcmp(includer, inc->top) == 0)) {
         const char *slash = strrchr(includer, '/');
-        /* A top-level source named without a folder: warm's first -I is its
-         * folder, searched next anyway. */
         char *p = slash ? probe(includer, (size_t)(slash - includer), name) : NULL;
         if (p) return p;
     }

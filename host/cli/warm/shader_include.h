@@ -9,6 +9,10 @@
 typedef struct cckey_includer {
     const char *const *dirs;   /* the -I folders, in order */
     size_t n_dirs;
+    /* The top-level source's name in messages, which need not be a path
+     * from here: its own folder is warm's first -I folder, so a "..."
+     * include of it searches the folders alone. */
+    const char *top;
 } cckey_includer;
 
 /* Sets opts' include callbacks to search inc's folders; inc must outlive
