@@ -8,16 +8,6 @@
 
 #include <stdio.h>
 
-static void uuid_hex(const uint8_t *u, char out[33])
-{
-    for (int k = 0; k < 16; k++) snprintf(out + 2 * k, 3, "%02x", u[k]);
-}
-
-static void api_text(uint32_t v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%u.%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff, v & 0xfff);
-}
-
 void cli_devices_vulkan_text(void)
 {
     cckey_vk *vk = NULL;
@@ -31,8 +21,8 @@ void cli_devices_vulkan_text(void)
     for (size_t i = 0; i < cckey_vk_count(vk); i++) {
         const cckey_vk_device_info *d = cckey_vk_info(vk, i);
         char used[16], api[32];
-        cckey_vk_version_text(d->vulkan, used, sizeof used);
-        api_text(d->api_version, api, sizeof api);
+        cckey_vk_version_text(d->vulkan, false, used, sizeof used);
+        cckey_vk_version_text(d->api_version, true, api, sizeof api);
         printf("   [%u] %s  (%s; Vulkan %s, the device's %s; driver %u; vendor 0x%04x%s)\n", d->index, d->name,
                d->type, used, api, d->driver_version, d->vendor_id, d->compute ? "" : "; no compute queue");
         printf("       device id: %s\n", d->id);
@@ -52,9 +42,9 @@ json_t *cli_devices_vulkan_json(void)
     for (size_t i = 0; ok && i < cckey_vk_count(vk); i++) {
         const cckey_vk_device_info *d = cckey_vk_info(vk, i);
         char used[16], api[32], uuid[33];
-        cckey_vk_version_text(d->vulkan, used, sizeof used);
-        api_text(d->api_version, api, sizeof api);
-        uuid_hex(d->cache_uuid, uuid);
+        cckey_vk_version_text(d->vulkan, false, used, sizeof used);
+        cckey_vk_version_text(d->api_version, true, api, sizeof api);
+        cckey_vk_uuid_hex(d->cache_uuid, uuid);
         json_array_append_new(devs, json_pack("{s:I,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "index",
                                               (json_int_t)d->index, "id", d->id, "name", d->name, "driver_version",
                                               (json_int_t)d->driver_version, "pipeline_cache_uuid", uuid, "type",

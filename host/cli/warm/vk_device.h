@@ -59,7 +59,9 @@ const cckey_vk_device_info *cckey_vk_info(const cckey_vk *vk, size_t dev);
 int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
                             char *why, size_t why_len);
 
-/* "1.3" for VK_MAKE_API_VERSION(0, 1, 3, x). */
-void cckey_vk_version_text(uint32_t version, char *buf, size_t len);
+/* "1.3" for VK_MAKE_API_VERSION(0, 1, 3, 230); with patch, "1.3.230". */
+void cckey_vk_version_text(uint32_t version, bool patch, char *buf, size_t len);
+/* The UUID in 32 lowercase hex digits, as identities carry it. */
+void cckey_vk_uuid_hex(const uint8_t uuid[16], char out[33]);
 
 #endif

@@ -4,6 +4,19 @@
 
 #include <stdio.h>
 
+/* Both with and without the Vulkan headers: the bit layout of
+ * VK_MAKE_API_VERSION (variant 3 bits, major 7, minor 10, patch 12). */
+void cckey_vk_version_text(uint32_t v, bool patch, char *buf, size_t len)
+{
+    if (patch) snprintf(buf, len, "%u.%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff, v & 0xfff);
+    else snprintf(buf, len, "%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff);
+}
+
+void cckey_vk_uuid_hex(const uint8_t uuid[16], char out[33])
+{
+    for (int k = 0; k < 16; k++) snprintf(out + 2 * k, 3, "%02x", uuid[k]);
+}
+
 #ifndef CCKEY_WITH_VULKAN
 int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len)
 {
@@ -22,7 +35,6 @@ int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, siz
     snprintf(why, why_len, "this cckey was built without Vulkan");
     return -1;
 }
-void cckey_vk_version_text(uint32_t v, char *buf, size_t len) { snprintf(buf, len, "%u.%u", v >> 22, v >> 12 & 0x3ff); }
 #else
 #include "vk_internal.h"
 
@@ -70,10 +82,6 @@ const char *cckey_vk_result_name(VkResult r)
     }
 }
 
-void cckey_vk_version_text(uint32_t v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v));
-}
 
 /* The loader, opened once per path and never closed: a driver may keep
  * threads or exit handlers that outlive an unload. */
@@ -178,7 +186,7 @@ static void describe(cckey_vk *vk, size_t i, uint32_t instance_ver)
     d->max_push_constants = p.limits.maxPushConstantsSize;
     d->max_sets = p.limits.maxBoundDescriptorSets;
     char uuid[33];
-    for (int k = 0; k < 16; k++) snprintf(uuid + 2 * k, 3, "%02x", d->cache_uuid[k]);
+    cckey_vk_uuid_hex(d->cache_uuid, uuid);
     snprintf(d->id, sizeof d->id, "%s|%u|%s", d->name, d->driver_version, uuid);
 }
 
