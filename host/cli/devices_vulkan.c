@@ -16,7 +16,7 @@ void cli_devices_vulkan_text(void)
         printf("vulkan   unavailable: %s\n", why);
         return;
     }
-    printf("vulkan   available (cckey warm: GLSL and HLSL compute shaders to SPIR-V with %s)\n",
+    printf("vulkan   available (cckey warm compiles GLSL and HLSL compute shaders to SPIR-V: %s)\n",
            cckey_shader_compiler_version());
     for (size_t i = 0; i < cckey_vk_count(vk); i++) {
         const cckey_vk_device_info *d = cckey_vk_info(vk, i);

@@ -13,7 +13,7 @@ int cckey_shader_compiler_new(cckey_shader_compiler **out, char *why, size_t why
     return -1;
 }
 void cckey_shader_compiler_free(cckey_shader_compiler *c) { (void)c; }
-const char *cckey_shader_compiler_version(void) { return "none"; }
+const char *cckey_shader_compiler_version(void) { return "no shader compiler in this build (libshaderc-dev)"; }
 int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, cckey_build *out)
 {
     (void)c, (void)job;
