@@ -33,6 +33,9 @@ typedef struct cuda_state {
     cckey_warm_devices devices;
     char driver_why[256];   /* why there are no local devices, when there are none */
     int major[MAX_DEVS], minor[MAX_DEVS];
+    char toolkit[2][CCKEY_TOOLKIT_PATH];   /* its include folders, searched after the options' */
+    char *toolkit_flag[2];                  /* -IDIR for each */
+    size_t n_toolkit;
     bool ready;
     char why[512];
 } cuda_state;
@@ -139,6 +142,26 @@ static void load_driver(cuda_state *s)
     }
 }
 
+/* The toolkit beside the NVRTC library that was loaded (or CUDA_HOME's). */
+static void find_toolkit(cuda_state *s)
+{
+    Dl_info info;
+    const char *lib = dladdr((void *)s->create, &info) && info.dli_fname ? info.dli_fname : NULL;
+    s->n_toolkit = cckey_cuda_toolkit_find(lib, s->toolkit, 2);
+    for (size_t i = 0; i < s->n_toolkit; i++) {
+        size_t n = strlen(s->toolkit[i]) + 3;
+        if ((s->toolkit_flag[i] = malloc(n))) snprintf(s->toolkit_flag[i], n, "-I%s", s->toolkit[i]);
+        else s->n_toolkit = i;
+    }
+}
+
+size_t cckey_nvrtc_toolkit_include(const char **dirs, size_t max)
+{
+    size_t n = 0;
+    for (; state.ready && n < state.n_toolkit && n < max; n++) dirs[n] = state.toolkit[n];
+    return n;
+}
+
 static void load(void)
 {
     cuda_state *s = &state;
@@ -166,6 +189,7 @@ static void load(void)
         return;
     }
     load_driver(s);
+    find_toolkit(s);
     s->ready = true;
 }
 
@@ -225,7 +249,7 @@ static void *compile(cuda_state *s, int dev, const char *src, size_t len, const 
 {
     memset(out, 0, sizeof *out);
     char *text = malloc(len + 1);   /* NVRTC reads a C string */
-    const char **argv = calloc(flags->argc + 1, sizeof *argv);
+    const char **argv = calloc(flags->argc + 1 + s->n_toolkit, sizeof *argv);
     if (!text || !argv) {
         free(text), free(argv);
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -246,6 +270,7 @@ static void *compile(cuda_state *s, int dev, const char *src, size_t len, const 
         argv[argc++] = arch;
     }
     for (size_t i = 0; i < flags->argc; i++) argv[argc++] = flags->argv[i];
+    for (size_t i = 0; i < s->n_toolkit; i++) argv[argc++] = s->toolkit_flag[i];   /* searched last */
     void *prog = NULL;
     int r = s->create(&prog, text, file, 0, NULL, NULL);
     free(text);
