@@ -87,6 +87,8 @@ typedef struct cli_opts {
     size_t n, cap;
 } cli_opts;
 void cli_opts_free(cli_opts *o);
+/* Append one pair (user is the cli_opts): 0, or -1 out of memory. */
+int cli_opts_add(void *user, const char *k, size_t kl, const char *v, size_t vl);
 /* Append the pairs of an option set written as flags (-O of key and scan):
  * split as cli_split_flags does, then each flag that takes an argument
  * paired with it, as warm.h describes (-I dir, -Idir -> ["-I", "dir"];

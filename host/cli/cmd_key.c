@@ -26,6 +26,8 @@ static void usage(FILE *f)
           "                        any other splits at its first '=' (\"arch=sm_90\"); a\n"
           "                        bare flag is [flag, \"\"]. Repeat for more: the pairs of\n"
           "                        every -O make one set, in order; -O \"\" adds none\n"
+          "      --options-json J  pairs exactly, as a manifest's \"options\" array\n"
+          "                        ('[[\"-DBLOCK\", \"64\"]]'), after those of any -O before it\n"
           "      --explain         show each field's digest, the options in canonical order,\n"
           "                        the canonical option string and the key\n"
           "      --format FMT      text (default), json or jsonl: {\"key\": ...}, with every\n"
@@ -167,16 +169,39 @@ static int explain(const char *key, cckey_bytes dev, cckey_bytes name, cckey_byt
     return rc;
 }
 
+/* --options-json: a manifest's "options" array, pair by pair. */
+static int add_json_pairs(const char *text, cli_opts *set)
+{
+    json_error_t e;
+    json_t *a = json_loads(text, JSON_DECODE_ANY, &e), *p;
+    size_t i;
+    int rc = a && json_is_array(a) ? CLI_OK : CLI_USAGE;
+    json_array_foreach(a, i, p) {
+        json_t *k = json_array_get(p, 0), *v = json_array_get(p, 1);
+        if (rc != CLI_OK || json_array_size(p) != 2 || !json_is_string(k) || !json_is_string(v)) {
+            rc = CLI_USAGE;
+            break;
+        }
+        if (cli_opts_add(set, json_string_value(k), json_string_length(k), json_string_value(v),
+                         json_string_length(v)) != 0)
+            rc = CLI_FAIL;
+    }
+    json_decref(a);
+    if (rc == CLI_USAGE) cli_error("key: --options-json wants a JSON array of [KEY, VALUE] string pairs, not %s", text);
+    if (rc == CLI_FAIL) cli_error("key: out of memory");
+    return rc;
+}
+
 int cckey_cmd_key(int argc, char **argv)
 {
-    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON };
+    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON, OPT_PAIRS };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'}, {"name", required_argument, NULL, 'n'},
         {"source", required_argument, NULL, 's'}, {"source-file", required_argument, NULL, 'f'},
         {"option", required_argument, NULL, 'O'}, {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"options-json", required_argument, NULL, OPT_PAIRS}, {NULL, 0, NULL, 0}};
     const char *device = NULL, *name = NULL, *source = NULL, *source_file = NULL;
     cli_opts set = {0};
     int rc = CLI_USAGE, c;
@@ -195,6 +220,10 @@ int cckey_cmd_key(int argc, char **argv)
                 cli_error("key: -O %s: %s", optarg, why);
                 goto out;
             }
+            rc = CLI_USAGE;
+            break;
+        case OPT_PAIRS:
+            if ((rc = add_json_pairs(optarg, &set)) != CLI_OK) goto out;
             rc = CLI_USAGE;
             break;
         case OPT_EXPLAIN: want_explain = true; break;

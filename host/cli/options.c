@@ -21,7 +21,7 @@ static char *copy(const char *s, size_t n)
     return c;
 }
 
-static int add_pair(void *user, const char *k, size_t kl, const char *v, size_t vl)
+int cli_opts_add(void *user, const char *k, size_t kl, const char *v, size_t vl)
 {
     cli_opts *o = user;
     if (o->n == o->cap) {
@@ -65,7 +65,7 @@ int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len)
     words ws = {0};
     int rc = cli_split_flags(text, add_word, &ws, why, why_len);
     if (rc == 0) {
-        rc = cckey_flags_tokenize((const char *const *)ws.w, ws.len, ws.n, add_pair, out, why, why_len);
+        rc = cckey_flags_tokenize((const char *const *)ws.w, ws.len, ws.n, cli_opts_add, out, why, why_len);
         rc = rc == CCKEY_FLAGS_OOM ? -1 : rc;
     }
     for (size_t i = 0; i < ws.n; i++) free(ws.w[i]);
