@@ -139,6 +139,14 @@ int cckey_warm_set_cuda_home(const char *path);
  * a ROOT counts when ROOT/include holds cuda_runtime_api.h. Their count. */
 #define CCKEY_TOOLKIT_PATH 4096
 size_t cckey_cuda_toolkit_find(const char *nvrtc_path, char dirs[][CCKEY_TOOLKIT_PATH], size_t max);
+/* The toolkit build the NVRTC library at lib_path comes from, as nvcc
+ * --version names it ("V13.0.88", from the banner in its .rodata), or ""
+ * when it does not say. */
+void cckey_nvrtc_build(const char *lib_path, char *buf, size_t len);
+/* The CCCL (libcu++, CUB, Thrust) version of a toolkit include folder
+ * ("CCCL 3.0.1", from cuda/std/__cccl/version.h there or under cccl/), or
+ * "" when it has none. */
+void cckey_cccl_version(const char *include_dir, char *buf, size_t len);
 /* The folders warm's NVRTC builds search after the options' own (-I each,
  * last), as found when the CUDA compiler was made: pointers to them, at
  * most max; their count (0 before, or when none was found). */

@@ -36,6 +36,7 @@ typedef struct cuda_state {
     char toolkit[2][CCKEY_TOOLKIT_PATH];   /* its include folders, searched after the options' */
     char *toolkit_flag[2];                  /* -IDIR for each */
     size_t n_toolkit;
+    char version[160];   /* recorded in entries: "NVRTC 13.0 (V13.0.88; CCCL 3.0.1)" */
     bool ready;
     char why[512];
 } cuda_state;
@@ -148,6 +149,14 @@ static void find_toolkit(cuda_state *s)
     Dl_info info;
     const char *lib = dladdr((void *)s->create, &info) && info.dli_fname ? info.dli_fname : NULL;
     s->n_toolkit = cckey_cuda_toolkit_find(lib, s->toolkit, 2);
+    /* nvrtcVersion says 13.0 for every 13.0.x; the build and the toolkit's
+     * headers (whose files are not recorded as dependencies: the version
+     * stands for them) make a patch upgrade a miss too. */
+    char build[64], cccl[64] = "";
+    cckey_nvrtc_build(lib, build, sizeof build);
+    if (s->n_toolkit) cckey_cccl_version(s->toolkit[0], cccl, sizeof cccl);
+    snprintf(s->version, sizeof s->version, "NVRTC %d.%d%s%s%s%s%s", s->nvrtc_major, s->nvrtc_minor,
+             *build || *cccl ? " (" : "", build, *build && *cccl ? "; " : "", cccl, *build || *cccl ? ")" : "");
     for (size_t i = 0; i < s->n_toolkit; i++) {
         size_t n = strlen(s->toolkit[i]) + 3;
         if ((s->toolkit_flag[i] = malloc(n))) snprintf(s->toolkit_flag[i], n, "-I%s", s->toolkit[i]);
@@ -222,7 +231,7 @@ static void version(void *impl, int dev, char *buf, size_t len)
 {
     (void)dev;
     const cuda_state *s = impl;
-    snprintf(buf, len, "NVRTC %d.%d", s->nvrtc_major, s->nvrtc_minor);
+    snprintf(buf, len, "%s", s->version);
 }
 
 /* The entry is in the cubin's string table (NUL-delimited), or is a PTX
