@@ -93,7 +93,7 @@ int cli_opts_add(void *user, const char *k, size_t kl, const char *v, size_t vl)
  * split as cli_split_flags does, then each flag that takes an argument
  * paired with it, as warm.h describes (-I dir, -Idir -> ["-I", "dir"];
  * -DN=4 -> ["-D", "N=4"]; -cl-std=CL2.0 -> ["-cl-std", "CL2.0"]; a bare
- * flag -> [flag, ""]). "" (or only blanks) is the empty set. CLI_OK;
+ * flag -> [flag, ""]). "", only blanks, or "-" alone is the empty set. CLI_OK;
  * CLI_USAGE with why (a bad quote, a flag missing its argument); CLI_FAIL
  * when out of memory. */
 int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len);

@@ -139,6 +139,7 @@ typedef struct scan_opts {
     unsigned jobs;           /* --jobs: compiler runs at once (0: the cores) */
     const char *nvcc;        /* --nvcc */
     unsigned only;           /* --language: the languages scanned (0: all) */
+    bool named;              /* the devices are the -d ones */
 } scan_opts;
 
 static int add_device(scan_opts *o, const char *id, unsigned langs)
@@ -391,8 +392,10 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
     for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
         if (o->skipped[l])
-            cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
-                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
+            cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
+                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],
+                     o->named ? "was named" : "here", cckey_lang_name((cckey_lang)l),
+                     o->named ? ", or --language to leave them out" : "");
     if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
@@ -448,6 +451,7 @@ int cckey_cmd_scan(int argc, char **argv)
             }
             warn_prefix(optarg, id);
             if (add_device(&o, id, langs) != 0) goto oom;
+            o.named = true;
             break;
         }
         case OPT_LANGUAGE: {

@@ -62,6 +62,9 @@ static int add_word(void *user, const char *word, size_t len)
 
 int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len)
 {
+    /* '-' alone (blanks around it allowed) is the empty set, as "" is. */
+    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
+    if (text[a] == '-' && a + 1 + b == strlen(text)) return CLI_OK;
     words ws = {0};
     int rc = cli_split_flags(text, add_word, &ws, why, why_len);
     if (rc == 0) {

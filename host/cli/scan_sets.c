@@ -61,9 +61,6 @@ static json_t *pairs_json(const cli_opts *set)
  * order the key cannot keep are reported (where names the text's origin). */
 int scan_sets_add(scan_sets *s, const char *text, const char *where)
 {
-    /* '-' alone (blanks around it allowed) is the empty set. */
-    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
-    if (text[a] == '-' && a + 1 + b == strlen(text)) text = "";
     char why[512];
     cli_opts set = {0};
     int rc = cli_opts_parse(text, &set, why, sizeof why);
