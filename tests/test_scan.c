@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void expect(const cckey_scan_result *r, const char *const *names, size_t n, const char *what)
 {
@@ -292,4 +293,52 @@ Test(scan, warm_builds_tokenized_flags_in_order)
     cckey_option none[] = {opt("-D", "")};
     cr_assert_eq(cckey_flags_make(none, 1, false, &f, why, sizeof why), -1);
     cr_assert(strstr(why, "-D needs an argument"), "%s", why);
+}
+
+/* The toolkit beside NVRTC, else CUDA_HOME's, on a made-up layout. */
+Test(scan, cuda_toolkit_include_folders)
+{
+    char root[64], p[256], dirs[2][CCKEY_TOOLKIT_PATH], buf[64];
+    cr_assert(cckey_test_make_dir(root, "toolkit"));
+    const char *made[] = {"/t", "/t/targets", "/t/targets/x86_64-linux", "/t/targets/x86_64-linux/lib",
+                          "/t/targets/x86_64-linux/include", "/t/targets/x86_64-linux/include/cccl", "/h",
+                          "/h/include", "/h/lib64", "/t/targets/x86_64-linux/include/cccl/cuda",
+                          "/t/targets/x86_64-linux/include/cccl/cuda/std",
+                          "/t/targets/x86_64-linux/include/cccl/cuda/std/__cccl"};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+        snprintf(p, sizeof p, "%s%s", root, made[i]);
+        cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
+    }
+    const char *files[] = {"/t/targets/x86_64-linux/lib/libnvrtc.so.13", "/t/targets/x86_64-linux/include/cuda_runtime_api.h",
+                           "/h/include/cuda_runtime_api.h", "/h/lib64/libnvrtc.so"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", root, files[i]);
+        cr_assert(cckey_test_write_file(p, "x", 1));
+    }
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/include/cccl/cuda/std/__cccl/version.h", root);
+    cr_assert(cckey_test_write_file(p, "#pragma once\n#define CCCL_VERSION 3000001\n", 41));
+
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/lib/libnvrtc.so.13", root);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 2);
+    char want[256];
+    snprintf(want, sizeof want, "%s/t/targets/x86_64-linux/include", root);
+    cr_assert_str_eq(dirs[0], want);
+    cr_assert_str_eq(dirs[1], strcat(want, "/cccl"));
+    cckey_cccl_version(dirs[0], buf, sizeof buf);
+    cr_assert_str_eq(buf, "CCCL 3.0.1");
+    cckey_nvrtc_build(p, buf, sizeof buf);
+    cr_assert_str_eq(buf, "", "not an ELF file: no build");
+
+    /* No headers beside the library (a pip wheel's NVRTC): CUDA_HOME's. */
+    snprintf(p, sizeof p, "%s/h", root);
+    cr_assert_eq(cckey_warm_set_cuda_home(p), 0);
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/include/cuda_runtime_api.h", root);
+    cr_assert_eq(remove(p), 0);
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/lib/libnvrtc.so.13", root);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 1);
+    snprintf(want, sizeof want, "%s/h/include", root);
+    cr_assert_str_eq(dirs[0], want);
+    cr_assert_eq(cckey_warm_set_cuda_home(NULL), 0);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 0);
+    cr_assert(cckey_test_remove_tree(root));
 }

@@ -69,8 +69,8 @@ typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
 /* s[0..len) as a JSON string on out (json_out.c). */
 void cli_put_json_string(FILE *out, const char *s, size_t len);
-/* v[0..n) as a JSON array of strings on out. */
-void cli_put_json_strings(FILE *out, const char *const *v, size_t n);
+/* before, then v[0..n) as a JSON array of strings, on out. */
+void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n);
 /* A compiler's log on stderr, each line indented, cut after 40 lines. */
 void cli_put_log(const char *log);
 

@@ -669,9 +669,8 @@ static void put_tuple_json(const warm *w, const tuple *t, const char *end)
         fputs(", \"error\": ", stdout);
         cli_put_json_string(stdout, err, strlen(err));
     }
-    const char *inc[2];   /* NVRTC's toolkit headers */
-    if (t->lang == CCKEY_LANG_CUDA) fputs(", \"toolkit_include\": ", stdout);
-    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, inc, cckey_nvrtc_toolkit_include(inc, 2));
+    const char *inc[2], *field = ", \"toolkit_include\": ";   /* NVRTC's toolkit headers */
+    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, field, inc, cckey_nvrtc_toolkit_include(inc, 2));
     printf("}%s", end);
 }
 

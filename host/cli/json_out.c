@@ -42,8 +42,9 @@ void cli_put_json_string(FILE *out, const char *s, size_t len)
 }
 
 
-void cli_put_json_strings(FILE *out, const char *const *v, size_t n)
+void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n)
 {
+    fputs(before, out);
     fputc('[', out);
     for (size_t i = 0; i < n; i++) {
         if (i) fputs(", ", out);

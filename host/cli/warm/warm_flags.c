@@ -78,7 +78,8 @@ static const char *const blanks = " \t\n\r\v\f\"'\\";
 /* Why option i cannot be a flag, or NULL. */
 static const char *unfit(const cckey_option *o)
 {
-    if ((o->key.len && memchr(o->key.ptr, '\0', o->key.len)) || (o->value.len && memchr(o->value.ptr, '\0', o->value.len)))
+    if ((o->key.len && memchr(o->key.ptr, '\0', o->key.len)) ||
+        (o->value.len && memchr(o->value.ptr, '\0', o->value.len)))
         return "holds a NUL byte, which no compiler flag can carry";
     if (o->key.len == 0) return "has an empty key";
     return NULL;

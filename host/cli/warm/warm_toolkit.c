@@ -37,7 +37,8 @@ static size_t include_of(const char *root, char dirs[][CCKEY_TOOLKIT_PATH], size
 {
     char inc[PATH_MAX], real[PATH_MAX];
     snprintf(inc, sizeof inc, "%s/include", root);
-    if (max == 0 || !realpath(inc, real) || !is_file(real, "cuda_runtime_api.h") || strlen(real) + 7 >= CCKEY_TOOLKIT_PATH)
+    if (max == 0 || !realpath(inc, real) || !is_file(real, "cuda_runtime_api.h") ||
+        strlen(real) + 7 >= CCKEY_TOOLKIT_PATH)
         return 0;
     snprintf(dirs[0], CCKEY_TOOLKIT_PATH, "%s", real);
     struct stat st;
@@ -77,7 +78,8 @@ static bool elf_section(int fd, const char *name, uint64_t *off, uint64_t *size)
     for (unsigned i = 0; i < eh.e_shnum; i++) {
         Elf64_Shdr sh;
         char got[16] = "";
-        if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + (uint64_t)i * sizeof sh)) != (ssize_t)sizeof sh) return false;
+        if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + (uint64_t)i * sizeof sh)) != (ssize_t)sizeof sh)
+            return false;
         if (sh.sh_name >= names.sh_size || pread(fd, got, sizeof got - 1, (off_t)(names.sh_offset + sh.sh_name)) <= 0)
             continue;
         if (strcmp(got, name) == 0) {
