@@ -5,6 +5,8 @@
 #include "scan/scan.h"
 #include "scan_exact.h"
 #include "scan_langs.h"
+#include "scan/shaders.h"
+#include "warm/warm_vulkan.h"
 #include "scan_sets.h"
 
 #include <ctype.h>
@@ -33,6 +35,9 @@ static void usage(FILE *f)
           "                  warning. Template kernels are skipped with a warning.\n"
           "  .hip            HIP: as CUDA\n"
           "  .metal          Metal: kernel / [[kernel]] functions (host_name honoured)\n"
+          "  .comp .glsl     GLSL (Vulkan): main, in a .comp file or in a .glsl file that\n"
+          "                  declares layout(local_size_x = ...) in;\n"
+          "  .hlsl           HLSL (Vulkan): each function marked [numthreads(...)]\n"
           "Comments, string literals, preprocessor directives and dead conditional groups\n"
           "(#if 0, the #else of #if 1) are skipped; other conditionals are scanned both ways.\n"
           "The groups of #ifdef/#else are alternatives: a kernel header written once per\n"
@@ -51,11 +56,12 @@ static void usage(FILE *f)
           "  -d, --device [LANGS:]ID  a device identity (repeatable), paired with every\n"
           "                         source, or with LANGS prefixed only with the sources\n"
           "                         of those languages (comma-separated: opencl, cuda,\n"
-          "                         hip, metal), e.g. -d cuda:'NVIDIA H200|580.159.04'.\n"
+          "                         hip, metal, glsl, hlsl; vulkan is glsl,hlsl), e.g.\n"
+          "                         -d cuda:'NVIDIA H200|580.159.04'.\n"
           "                         The identity is what follows the prefix, exactly:\n"
           "                         the prefix is not part of it (\":ID\" takes ID whole,\n"
           "                         for an identity that starts with a language and ':').\n"
-          "                         Default: this host's OpenCL and CUDA devices as\n"
+          "                         Default: this host's OpenCL, CUDA and Vulkan devices as\n"
           "                         `cckey devices` names them, each paired only with\n"
           "                         the sources its runtime compiles (a warning names the\n"
           "                         entry points left without a device), or \"cpu\" for\n"
@@ -136,7 +142,7 @@ typedef struct scan_opts {
     bool list, quiet;
     cli_format fmt;          /* of --list */
     size_t listed;           /* --list entries written, for json's commas */
-    size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
+    size_t skipped[CCKEY_LANG_LAST + 1];  /* entry points no device takes, by language */
     const char **macros;     /* --kernel-macro */
     size_t n_macros;
     bool exact;              /* --exact: ask the compilers */
@@ -176,6 +182,15 @@ static int default_devices(scan_opts *o)
         for (size_t i = 0; i < n && i < 32; i++)
             if (add_device(o, devs[i].id, 1u << langs[k]) != 0) return -1;
     }
+    /* Vulkan devices take the shaders warm compiles to SPIR-V for them. */
+    cckey_vk *vk = NULL;
+    char why[512];
+    int rc = 0;
+    if (cckey_warm_vulkan_open(&vk, why, sizeof why) == 0)
+        for (size_t i = 0; i < cckey_vk_count(vk) && rc == 0; i++)
+            rc = add_device(o, cckey_vk_info(vk, i)->id, 1u << CCKEY_LANG_GLSL | 1u << CCKEY_LANG_HLSL);
+    cckey_vk_close(vk);
+    if (rc != 0) return -1;
     if (o->n_devices == 0) return add_device(o, "cpu", SCAN_ALL_LANGS);
     return 0;
 }
@@ -211,7 +226,8 @@ static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan
         return CLI_FAIL;
     }
     cckey_scan_options so = {o->macros, o->n_macros};
-    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, r);
+    bool shader = lang == CCKEY_LANG_GLSL || lang == CCKEY_LANG_HLSL, comp = cckey_shader_path_is_comp(path);
+    int sr = shader ? cckey_scan_shader(f.ptr, f.len, lang, comp, r) : cckey_scan_source_opts(f.ptr, f.len, lang, &so, r);
     cli_file_unmap(&f);
     if (sr != 0) {
         if (sr == CCKEY_SCAN_TOO_DEEP) {
@@ -224,7 +240,9 @@ static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan
     }
     if (!o->quiet)
         for (size_t i = 0; i < r->n_warnings; i++) cli_warn("%s:%s", path, r->warnings[i]);
-    if (!o->quiet && r->n == 0 && r->n_warnings == 0)
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && shader)
+        cli_warn("%s: no entry points: %s", path, cckey_scan_shader_none(lang, comp));
+    else if (!o->quiet && r->n == 0 && r->n_warnings == 0)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
                                               : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");
@@ -393,8 +411,8 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     free(exact);
     if (rc == CLI_OK && entries == 0 && !o->quiet && (list.n || !found))   /* else said above */
         cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
-    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
-    for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal", "GLSL", "HLSL"};
+    for (size_t l = 1; l <= CCKEY_LANG_LAST && rc == CLI_OK && !o->quiet; l++)
         if (o->skipped[l])
             cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
                      o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],

@@ -7,6 +7,7 @@
 #include "shard.h"
 #include "scan/scan.h"
 #include "warm/warm.h"
+#include "warm/warm_vulkan.h"
 
 #include <getopt.h>
 #include <libgen.h>
@@ -35,9 +36,19 @@ static void usage(FILE *f)
           "          architecture in the options ([\"arch\",\"sm_90\"]; PTX for compute_XY).\n"
           "          With the architecture given, no driver or GPU is needed: a device\n"
           "          identity (\"NAME|DRIVER\") that is not here is compiled by NVRTC alone.\n"
+          "  GLSL, HLSL (Vulkan): shaderc (linked in) compiles the compute shader to SPIR-V\n"
+          "          for the Vulkan version of the device named by \"device\"\n"
+          "          (NAME|DRIVER_VERSION|PIPELINE_CACHE_UUID, as cckey devices prints it),\n"
+          "          which must then make a compute pipeline of it; the SPIR-V is stored.\n"
+          "          GLSL's entry is main; an HLSL tuple's name is the function compiled.\n"
+          "          Flags are glslc's: -D, -I, -O0/-Os/-O, -g, -w, -Werror,\n"
+          "          --target-env=vulkan1.N, --target-spv=spv1.N, -std=, -fhlsl-*,\n"
+          "          -fauto-*; others fail the tuple. An identity not here compiles\n"
+          "          without a pipeline when the options give --target-env.\n"
           "The language is the line's \"language\" member (cckey scan writes it: opencl,\n"
-          "cuda, hip, metal), else the source_file's extension, else OpenCL. Every build\n"
-          "also checks that the binary holds the tuple's entry point (\"name\").\n"
+          "cuda, hip, metal, glsl, hlsl), else the source_file's extension, else OpenCL.\n"
+          "Metal (MSL to metallib) needs macOS's xcrun metal and is not built here.\n"
+          "Every build also checks that the binary holds the tuple's entry point (\"name\").\n"
           "\n"
           "Options become compiler flags in canonical order (sorted by key as in the key;\n"
           "equal keys keep their order): [K, \"\"] -> K; [K ending in '=', V] and [\"-X\"\n"
@@ -154,9 +165,9 @@ typedef struct warm {
     group *g;
     size_t n_groups;
     cckey_store *store;
-    cckey_compiler opencl, cuda;
-    char opencl_why[512], cuda_why[512];
-    int have_opencl, have_cuda;   /* -1 unknown, 0 no, 1 yes */
+    cckey_compiler opencl, cuda, glsl, hlsl;
+    char opencl_why[512], cuda_why[512], vulkan_why[512];
+    int have_opencl, have_cuda, have_glsl, have_hlsl;   /* -1 unknown, 0 no, 1 yes */
     atomic_size_t next_group, groups_done, tuples_done, n_compiled, n_failed;
     atomic_uint_fast64_t bytes_done;
     cckey_dep_memo *memo;     /* header digests, shared by look-ups and builds */
@@ -210,7 +221,7 @@ static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
         char *name = it->language_kind == MJ_STRING ? strndup(it->language.ptr, it->language.len) : NULL;
         cckey_lang lang = name ? cckey_lang_from_name(name) : CCKEY_LANG_NONE;
         free(name);
-        if (!lang) snprintf(err, err_len, "\"language\" must be one of opencl, cuda, hip, metal");
+        if (!lang) snprintf(err, err_len, "\"language\" must be one of opencl, cuda, hip, metal, glsl, hlsl");
         return lang;
     }
     char *path = it->source_file.ptr ? strndup(it->source_file.ptr, it->source_file.len) : NULL;
@@ -296,13 +307,15 @@ static int by_key(const void *a, const void *b, void *arg)
 }
 
 /* Builds are shared by tuples of one language, device, source and options:
- * fields 1, 3 and 4 of the key. */
+ * fields 1, 3 and 4 of the key. An HLSL module holds the one entry point it
+ * was compiled for, so there the name (field 2) counts too. */
 static int by_build(const void *a, const void *b, void *arg)
 {
     const tuple *t = arg;
     const tuple *x = &t[*(const size_t *)a], *y = &t[*(const size_t *)b];
     if (x->lang != y->lang) return x->lang < y->lang ? -1 : 1;
     int c = memcmp(x->key, y->key, 33);
+    if (!c && x->lang == CCKEY_LANG_HLSL) c = memcmp(x->key + 33, y->key + 33, 33);
     if (!c) c = strcmp(x->key + 66, y->key + 66);
     if (!c) c = strcmp(x->root, y->root);   /* the same text may include other headers elsewhere */
     return c ? c : strcmp(x->key, y->key);
@@ -311,7 +324,7 @@ static int by_build(const void *a, const void *b, void *arg)
 static bool same_build(const tuple *x, const tuple *y)
 {
     return x->lang == y->lang && memcmp(x->key, y->key, 33) == 0 && strcmp(x->key + 66, y->key + 66) == 0 &&
-           strcmp(x->root, y->root) == 0;
+           strcmp(x->root, y->root) == 0 && (x->lang != CCKEY_LANG_HLSL || memcmp(x->key + 33, y->key + 33, 33) == 0);
 }
 
 static cckey_compiler *compiler_for(warm *w, cckey_lang lang, const char **why)
@@ -327,7 +340,16 @@ static cckey_compiler *compiler_for(warm *w, cckey_lang lang, const char **why)
         *why = w->cuda_why;
         return w->have_cuda ? &w->cuda : NULL;
     }
-    *why = "cckey warm compiles OpenCL and CUDA kernels only";
+    if (lang == CCKEY_LANG_GLSL || lang == CCKEY_LANG_HLSL) {
+        bool glsl = lang == CCKEY_LANG_GLSL;
+        int *have = glsl ? &w->have_glsl : &w->have_hlsl;
+        if (*have < 0)
+            *have = (glsl ? cckey_compiler_glsl : cckey_compiler_hlsl)(glsl ? &w->glsl : &w->hlsl, w->vulkan_why,
+                                                                      sizeof w->vulkan_why) == 0;
+        *why = w->vulkan_why;
+        return *have ? (glsl ? &w->glsl : &w->hlsl) : NULL;
+    }
+    *why = "cckey warm compiles OpenCL, CUDA, GLSL and HLSL kernels only";
     return NULL;
 }
 
@@ -419,6 +441,22 @@ static void fail_group(warm *w, group *g, const char *what, const char *why)
     for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "%s%s", what, why);
 }
 
+/* The group's build. Shaders are built under their source_file's name, so
+ * that the compiler's messages say FILE:LINE. */
+static int build(const tuple *first, const group *g, const cckey_flags *flags, const char *const *names,
+                 bool *present, cckey_build *b)
+{
+    const cckey_tuple *tp = &first->item.tuple;
+    const char *src = tp->source.ptr ? tp->source.ptr : "";
+    if (first->lang != CCKEY_LANG_GLSL && first->lang != CCKEY_LANG_HLSL)
+        return g->compiler->build(g->compiler->impl, g->dev, src, tp->source.len, flags, names, g->n, present, b);
+    char file[PATH_MAX];
+    const cckey_bytes *sf = &first->item.source_file;
+    if (sf->ptr) snprintf(file, sizeof file, "%.*s", (int)sf->len, (const char *)sf->ptr);
+    else snprintf(file, sizeof file, "%s", first->lang == CCKEY_LANG_GLSL ? "source.comp" : "source.hlsl");
+    return cckey_vulkan_build(g->compiler, g->dev, file, src, tp->source.len, flags, names, g->n, present, b);
+}
+
 /* Compile the group's source once, with its folder as the first include
  * folder, and store the binary under each member's key with what the build
  * read (headers, toolchain), read just before it ran. */
@@ -458,8 +496,7 @@ static void run_group(warm *w, group *g)
         names[i] = owned[i] ? owned[i] : "";
     }
     cckey_build b;
-    if (g->compiler->build(g->compiler->impl, g->dev, tp->source.ptr ? tp->source.ptr : "", tp->source.len, &flags,
-                           names, g->n, present, &b) != 0) {
+    if (build(first, g, &flags, names, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
         cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps, NULL};
@@ -903,8 +940,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * loads. NVRTC has no such cache, and warm loads no module into the
      * driver, so the CUDA JIT cache is never touched. */
     setenv("POCL_KERNEL_CACHE", "0", 0);
-    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt,
-              .verbose = verbose, .check = check, .force = force};
+    warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .have_glsl = -1,
+              .have_hlsl = -1, .fmt = fmt, .verbose = verbose, .check = check, .force = force};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -923,6 +960,9 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         rc = run(&w, jobs, quiet);
         if (fmt == CLI_TEXT) cli_remotes_report(w.store, "warm");
     }
+    /* The Vulkan devices go before exit: lavapipe frees what it keeps per
+     * pipeline only with its device. */
+    if (w.have_glsl > 0 || w.have_hlsl > 0) cckey_warm_vulkan_release();
     cckey_dep_memo_free(w.memo);
     if (w.probe != w.store) cckey_store_close(w.probe);
     cckey_store_close(w.store);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "parallel_for.h"
 #include "warm/warm.h"
+#include "warm/warm_vulkan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,15 +32,25 @@ typedef struct job {
 
 typedef struct exact {
     const scan_exact_in *in;
-    cckey_compiler opencl, cuda;
-    bool have_opencl, have_cuda;
-    char opencl_why[512], cuda_why[600];
+    cckey_compiler opencl, cuda, glsl, hlsl;
+    bool have_opencl, have_cuda, have_vulkan;
+    char opencl_why[512], cuda_why[600], vulkan_why[512];
     char nvcc[PATH_MAX];   /* "" when NVRTC builds CUDA */
     char tmpdir[PATH_MAX];
     job *jobs;
 } exact;
 
 static bool is_cuda(cckey_lang l) { return l == CCKEY_LANG_CUDA || l == CCKEY_LANG_HIP; }
+static bool is_shader(cckey_lang l) { return l == CCKEY_LANG_GLSL || l == CCKEY_LANG_HLSL; }
+
+/* The compiler that lists lang's entry points, or NULL when none is here. */
+static const cckey_compiler *compiler_of(const exact *x, cckey_lang lang)
+{
+    if (lang == CCKEY_LANG_OPENCL) return x->have_opencl ? &x->opencl : NULL;
+    if (is_cuda(lang)) return x->have_cuda ? &x->cuda : NULL;
+    if (is_shader(lang) && x->have_vulkan) return lang == CCKEY_LANG_GLSL ? &x->glsl : &x->hlsl;
+    return NULL;
+}
 
 bool scan_exact_first_error(const char *log, char *buf, size_t len)
 {
@@ -110,7 +121,7 @@ static void build_one(void *arg, size_t i)
     cckey_lang lang = in->files->langs[f];
     bool cuda = is_cuda(lang);
     job *j = &x->jobs[i];
-    if (lang == CCKEY_LANG_METAL || (cuda ? !x->have_cuda : !x->have_opencl)) {
+    if (!compiler_of(x, lang)) {
         j->state = JOB_NO_COMPILER;
         return;
     }
@@ -124,7 +135,7 @@ static void build_one(void *arg, size_t i)
     } else {
         size_t len;
         char *src = cckey_read_file(path, &len);
-        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
+        const cckey_compiler *c = compiler_of(x, lang);
         if (src) r = c->entries(c->impl, 0, src, len, path, &flags, &b);
         else r = -1, snprintf(b.error, sizeof b.error, "cannot read it: %s", strerror(errno));
         free(src);
@@ -136,7 +147,7 @@ static void build_one(void *arg, size_t i)
         b.binary = NULL;
     } else if (!scan_exact_first_error(b.log, j->why, sizeof j->why)) {
         snprintf(j->why, sizeof j->why, "%s", b.error);
-    } else if (!cuda) {
+    } else if (!cuda && !is_shader(lang)) {   /* shaderc names the file itself */
         name_the_file(j->why, sizeof j->why, path);
     }
     cckey_build_clear(&b);
@@ -145,12 +156,17 @@ static void build_one(void *arg, size_t i)
 /* The compilers the files need; why each missing one is missing. */
 static void find_compilers(exact *x)
 {
-    bool want_cl = false, want_cuda = false;
+    bool want_cl = false, want_cuda = false, want_vulkan = false;
     for (size_t f = 0; f < x->in->files->n; f++) {
         cckey_lang l = x->in->files->langs[f];
         want_cl |= l == CCKEY_LANG_OPENCL;
         want_cuda |= is_cuda(l);
+        want_vulkan |= is_shader(l);
     }
+    /* shaderc, on the first Vulkan device or, without one, for Vulkan 1.3. */
+    if (want_vulkan)
+        x->have_vulkan = cckey_compiler_glsl(&x->glsl, x->vulkan_why, sizeof x->vulkan_why) == 0 &&
+                         cckey_compiler_hlsl(&x->hlsl, x->vulkan_why, sizeof x->vulkan_why) == 0;
     if (want_cl) {
         /* As in warm: PoCL's own cache would keep every scanned program. */
         setenv("POCL_KERNEL_CACHE", "0", 0);
@@ -309,7 +325,7 @@ oom:
 static void warn_failures(const exact *x)
 {
     const scan_exact_in *in = x->in;
-    size_t no_compiler[CCKEY_LANG_METAL + 1] = {0};
+    size_t no_compiler[CCKEY_LANG_LAST + 1] = {0};
     for (size_t f = 0; f < in->files->n; f++) {
         const job *j = &x->jobs[f * in->n_sets];
         if (j->state == JOB_NO_COMPILER) {
@@ -330,11 +346,12 @@ static void warn_failures(const exact *x)
                 cli_warn("scan: %s: the compiler reports no entry points%s", in->files->paths[f], with);
         }
     }
-    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
-    for (int l = 1; l <= CCKEY_LANG_METAL; l++) {
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal", "GLSL", "HLSL"};
+    for (int l = 1; l <= CCKEY_LANG_LAST; l++) {
         if (!no_compiler[l]) continue;
-        const char *why = l == CCKEY_LANG_METAL ? "no Metal compiler here"
-                        : l == CCKEY_LANG_OPENCL ? x->opencl_why : x->cuda_why;
+        const char *why = l == CCKEY_LANG_METAL ? "no Metal compiler here (it needs macOS's xcrun metal)"
+                        : l == CCKEY_LANG_OPENCL ? x->opencl_why
+                        : is_shader((cckey_lang)l) ? x->vulkan_why : x->cuda_why;
         cli_warn("scan: --exact: %zu %s file%s not listed: %s (without --exact they are scanned by text)",
                  no_compiler[l], label[l], no_compiler[l] == 1 ? "" : "s", why);
     }
@@ -428,6 +445,7 @@ int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
     cli_parallel_for(n_jobs, jobs, build_one, &x);
     filter_end(&filter);
     if (x.tmpdir[0]) nftw(x.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    if (x.have_vulkan) cckey_warm_vulkan_release();   /* lavapipe frees per-pipeline memory with its device */
     if (!in->quiet) warn_failures(&x);
     int rc = CLI_OK;
     for (size_t f = 0; f < in->files->n && rc == CLI_OK; f++)

@@ -16,9 +16,11 @@ static const struct {
     {".cl", CCKEY_LANG_OPENCL}, {".ocl", CCKEY_LANG_OPENCL}, {".clc", CCKEY_LANG_OPENCL}, {".opencl", CCKEY_LANG_OPENCL},
     {".cu", CCKEY_LANG_CUDA},   {".cuh", CCKEY_LANG_CUDA},   {".hip", CCKEY_LANG_HIP},
     {".metal", CCKEY_LANG_METAL},
+    {".comp", CCKEY_LANG_GLSL}, {".glsl", CCKEY_LANG_GLSL}, {".hlsl", CCKEY_LANG_HLSL},
 };
 
-static const char *const names[] = {"", "opencl", "cuda", "hip", "metal"};
+static const char *const names[] = {"", "opencl", "cuda", "hip", "metal", "glsl", "hlsl"};
+_Static_assert(sizeof names / sizeof *names == CCKEY_LANG_LAST + 1, "a name for every language");
 
 const char *cckey_lang_name(cckey_lang lang)
 {

@@ -10,10 +10,13 @@ typedef enum cckey_lang {
     CCKEY_LANG_OPENCL,   /* .cl .ocl .clc .opencl: __kernel / kernel functions */
     CCKEY_LANG_CUDA,     /* .cu .cuh: __global__ functions */
     CCKEY_LANG_HIP,      /* .hip: __global__ functions, named as CUDA's */
-    CCKEY_LANG_METAL     /* .metal: kernel / [[kernel]] functions */
+    CCKEY_LANG_METAL,    /* .metal: kernel / [[kernel]] functions */
+    CCKEY_LANG_GLSL,     /* .comp .glsl: Vulkan compute shaders, entry main (shaders.h) */
+    CCKEY_LANG_HLSL,     /* .hlsl: Vulkan compute shaders, [numthreads] functions (shaders.h) */
+    CCKEY_LANG_LAST = CCKEY_LANG_HLSL
 } cckey_lang;
 
-/* "opencl", "cuda", "hip", "metal"; "" for NONE. */
+/* "opencl", "cuda", "hip", "metal", "glsl", "hlsl"; "" for NONE. */
 const char *cckey_lang_name(cckey_lang lang);
 /* By name as above; NONE for anything else. */
 cckey_lang cckey_lang_from_name(const char *name);

@@ -187,6 +187,22 @@ int cckey_scan_glsl(const char *src, size_t len, bool compute_file, cckey_scan_r
 
 int cckey_scan_hlsl(const char *src, size_t len, cckey_scan_result *out) { return scan(src, len, 1, false, out); }
 
+int cckey_scan_shader(const char *src, size_t len, cckey_lang lang, bool compute_file, cckey_scan_result *out)
+{
+    if (lang == CCKEY_LANG_GLSL) return cckey_scan_glsl(src, len, compute_file, out);
+    if (lang == CCKEY_LANG_HLSL) return cckey_scan_hlsl(src, len, out);
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
+const char *cckey_scan_shader_none(cckey_lang lang, bool compute_file)
+{
+    if (lang == CCKEY_LANG_HLSL) return "no function marked [numthreads(...)] defined at file scope";
+    return compute_file ? "no main defined at file scope"
+                        : "not a compute shader: no main with layout(local_size_x = ...) in; at file scope "
+                          "(or name it .comp)";
+}
+
 static bool has_ext(const char *path, const char *ext)
 {
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');

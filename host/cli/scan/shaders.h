@@ -21,6 +21,11 @@
 int cckey_scan_glsl(const char *src, size_t len, bool compute_file, cckey_scan_result *out);
 int cckey_scan_hlsl(const char *src, size_t len, cckey_scan_result *out);
 
+/* By language: GLSL or HLSL as above (for any other language, -1). */
+int cckey_scan_shader(const char *src, size_t len, cckey_lang lang, bool compute_file, cckey_scan_result *out);
+/* Why a shader file has no entry points, for scan's warning. */
+const char *cckey_scan_shader_none(cckey_lang lang, bool compute_file);
+
 /* Whether path names a GLSL compute shader by extension (.comp), a GLSL
  * file that may hold one (.glsl), or an HLSL file (.hlsl). */
 bool cckey_shader_path_is_comp(const char *path);

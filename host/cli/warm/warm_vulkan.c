@@ -183,6 +183,7 @@ static int confirm(const vk_lang *l, int dev, const cckey_scan_result *found, co
     for (size_t i = 0; list && i < found->n; i++) {
         const char *name = found->entries[i].name;
         cckey_shader_job job = job_for(l, dev, file, src, len, flags, name);
+        if (!job.vulkan) job.vulkan = 1u << 22 | 3u << 12;
         cckey_build b;
         bool here = false;
         int rc = cckey_shader_compile(l->s->sc, &job, &b);
@@ -215,15 +216,29 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
                    cckey_build *out)
 {
     const vk_lang *l = impl;
+    /* The text scan takes every conditional both ways, so what it does not
+     * find the preprocessor cannot make (but for a name a macro builds):
+     * a file without candidates, such as a header, is not compiled. */
+    cckey_scan_result found;
+    memset(out, 0, sizeof *out);
+    if (cckey_scan_shader(src, len, l->lang == CCKEY_SHADER_GLSL ? CCKEY_LANG_GLSL : CCKEY_LANG_HLSL,
+                          cckey_shader_path_is_comp(file), &found) == 0 && found.n == 0) {
+        cckey_scan_result_free(&found);
+        out->binary = strdup("");
+        if (out->binary) return 0;
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return -1;
+    }
+    cckey_scan_result_free(&found);
     cckey_shader_job job = job_for(l, dev, file, src, len, flags, "main");
     job.preprocess = true;
+    if (!job.vulkan) job.vulkan = 1u << 22 | 3u << 12;   /* no device: the names do not hang on the version */
     cckey_build pre;
     if (cckey_shader_compile(l->s->sc, &job, &pre) != 0) {
         *out = pre;
         return -1;
     }
     memset(out, 0, sizeof *out);
-    cckey_scan_result found;
     int rc = l->lang == CCKEY_SHADER_GLSL
                  ? cckey_scan_glsl(pre.binary, pre.binary_len, cckey_shader_path_is_comp(file), &found)
                  : cckey_scan_hlsl(pre.binary, pre.binary_len, &found);
