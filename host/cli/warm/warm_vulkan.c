@@ -95,7 +95,7 @@ static void names(void *impl, char *buf, size_t len)
 {
     const vk_state *s = ((const vk_lang *)impl)->s;
     cckey_warm_names(&s->devices, buf, len);
-    if (s->devices.n == 0) snprintf(buf, len, "none (%s)", s->vk_why);
+    if (s->devices.n == 0 && snprintf(buf, len, "none (%s)", s->vk_why) >= (int)len) buf[len - 1] = '\0';
 }
 
 static void version(void *impl, int dev, char *buf, size_t len)
@@ -142,7 +142,16 @@ int cckey_vulkan_build(const cckey_compiler *c, int dev, const char *file, const
      * function it was compiled for. */
     const char *entry = l->lang == CCKEY_SHADER_GLSL ? "main" : n_names ? entry_names[0] : "";
     cckey_shader_job job = job_for(l, dev, file, src, len, flags, entry);
-    if (cckey_shader_compile(l->s->sc, &job, out) != 0) return -1;
+    if (cckey_shader_compile(l->s->sc, &job, out) != 0) {
+        if (!job.vulkan && !out->log) {   /* no device and no --target-env: say which devices there are */
+            char here[256], msg[sizeof out->error];
+            names(c->impl, here, sizeof here);
+            if (snprintf(msg, sizeof msg, "%s; the Vulkan devices here: %s", out->error, here) >= (int)sizeof msg)
+                msg[sizeof msg - 1] = '\0';   /* cut short: the device list is last */
+            memcpy(out->error, msg, sizeof msg);
+        }
+        return -1;
+    }
     if (check(l, dev, entry, entry_names, n_names, present, out) == 0) return 0;
     free(out->binary);
     out->binary = NULL;
