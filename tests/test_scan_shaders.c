@@ -42,6 +42,21 @@ static void glsl(void)
     expect("void f() { int main = 0; }\n", 0, true, "");
 }
 
+/* Another stage's main is warned about (with its line); a header is not. */
+static void glsl_warnings(void)
+{
+    const char *frag = "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1); }\n";
+    const char *header = "uint mix32(uint x) { return x * 3u; }\n";
+    cckey_scan_result r;
+    CHECK(cckey_scan_glsl(frag, strlen(frag), false, &r) == 0 && r.n == 0 && r.n_warnings == 1, "fragment");
+    CHECK(strncmp(r.warnings[0], "3: main is not a compute shader's", 33) == 0, "%s", r.warnings[0]);
+    cckey_scan_result_free(&r);
+    CHECK(cckey_scan_glsl(header, strlen(header), false, &r) == 0 && r.n == 0 && r.n_warnings == 0, "header");
+    cckey_scan_result_free(&r);
+    CHECK(cckey_scan_shader_none(CCKEY_LANG_GLSL, false) == NULL && cckey_scan_shader_none(CCKEY_LANG_GLSL, true),
+          "why none");
+}
+
 static void hlsl(void)
 {
     expect("RWStructuredBuffer<uint> b : register(u0);\n"
@@ -76,6 +91,7 @@ static void paths(void)
 int main(void)
 {
     glsl();
+    glsl_warnings();
     hlsl();
     paths();
     puts("test_scan_shaders: every check passed");

@@ -65,7 +65,8 @@ static void usage(FILE *f)
           "                         `cckey devices` names them, each paired only with\n"
           "                         the sources its runtime compiles (a warning names the\n"
           "                         entry points left without a device), or \"cpu\" for\n"
-          "                         every source when there are none\n"
+          "                         every source when there are none (with only Vulkan\n"
+          "                         devices here: for every source but the shaders)\n"
           "      --language LANGS   scan only sources of these languages (repeatable or\n"
           "                         comma-separated; names as for -d)\n"
           "  -O, --options SET      one option set (repeatable; default: one empty set):\n"
@@ -182,17 +183,19 @@ static int default_devices(scan_opts *o)
         for (size_t i = 0; i < n && i < 32; i++)
             if (add_device(o, devs[i].id, 1u << langs[k]) != 0) return -1;
     }
-    /* Vulkan devices take the shaders warm compiles to SPIR-V for them. */
+    /* Vulkan devices take the shaders warm compiles to SPIR-V for them;
+     * "cpu" whatever no device here takes. */
+    const unsigned shaders = 1u << CCKEY_LANG_GLSL | 1u << CCKEY_LANG_HLSL;
+    bool kernels = o->n_devices > 0;
     cckey_vk *vk = NULL;
     char why[512];
     int rc = 0;
     if (cckey_warm_vulkan_open(&vk, why, sizeof why) == 0)
-        for (size_t i = 0; i < cckey_vk_count(vk) && rc == 0; i++)
-            rc = add_device(o, cckey_vk_info(vk, i)->id, 1u << CCKEY_LANG_GLSL | 1u << CCKEY_LANG_HLSL);
+        for (size_t i = 0; i < cckey_vk_count(vk) && rc == 0; i++) rc = add_device(o, cckey_vk_info(vk, i)->id, shaders);
+    bool vulkan = vk && cckey_vk_count(vk) > 0;
     cckey_vk_close(vk);
-    if (rc != 0) return -1;
-    if (o->n_devices == 0) return add_device(o, "cpu", SCAN_ALL_LANGS);
-    return 0;
+    if (rc == 0 && !kernels) rc = add_device(o, "cpu", vulkan ? SCAN_ALL_LANGS & ~shaders : SCAN_ALL_LANGS);
+    return rc;
 }
 
 /* target relative to base (both absolute and resolved), or NULL when they
@@ -240,9 +243,9 @@ static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan
     }
     if (!o->quiet)
         for (size_t i = 0; i < r->n_warnings; i++) cli_warn("%s:%s", path, r->warnings[i]);
-    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && shader)
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && shader && cckey_scan_shader_none(lang, comp))
         cli_warn("%s: no entry points: %s", path, cckey_scan_shader_none(lang, comp));
-    else if (!o->quiet && r->n == 0 && r->n_warnings == 0)
+    else if (!o->quiet && r->n == 0 && r->n_warnings == 0 && !shader)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
                                               : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");

@@ -3,6 +3,7 @@
  * whether each device runtime loads on this machine. */
 #include "cli.h"
 #include "warm/warm.h"
+#include "warm/warm_vulkan.h"
 
 static void runtime_line(const char *what, cckey_backend_kind kind)
 {
@@ -20,6 +21,17 @@ int cli_print_version(void)
     char why[512];
     if (cckey_nvrtc_probe(why, sizeof why) == 0) printf("%-8s loads\n", "NVRTC:");
     else printf("%-8s does not load: %s\n", "NVRTC:", why);
+    /* Vulkan "loads" where warm can compile for a device here: the loader
+     * opens, a device is listed, and a shader compiler is built in. */
+    cckey_vk *vk = NULL;
+    cckey_shader_compiler *sc = NULL;
+    if (cckey_warm_vulkan_open(&vk, why, sizeof why) == 0 && cckey_shader_compiler_new(&sc, why, sizeof why) == 0)
+        printf("%-8s loads\n", "Vulkan:");
+    else
+        printf("%-8s does not load: %s\n", "Vulkan:", why);
+    cckey_shader_compiler_free(sc);
+    cckey_vk_close(vk);
+    printf("shaders: %s\n", cckey_shader_compiler_version());
     puts("\nCopyright (c) 2026 the cckey authors. MIT License: see LICENSE.");
     return CLI_OK;
 }

@@ -40,16 +40,18 @@ class Version(unittest.TestCase):
 
     def test_runtime_lines_follow_the_libraries(self):
         out = self.version()
-        for what in ("OpenCL", "CUDA", "NVRTC"):
+        for what in ("OpenCL", "CUDA", "NVRTC", "Vulkan"):
             self.assertRegex(out, r"\n%s: +(loads|does not load: \S.*)\n" % what)
         # A library path that cannot load must say so, with the reason.
         env = dict(os.environ, CCKEY_OPENCL_LIBRARY="/nonexistent/libOpenCL.so.1",
-                   CCKEY_CUDA_LIBRARY="/nonexistent/libcuda.so.1", CCKEY_NVRTC_LIBRARY="/nonexistent/libnvrtc.so")
+                   CCKEY_CUDA_LIBRARY="/nonexistent/libcuda.so.1", CCKEY_NVRTC_LIBRARY="/nonexistent/libnvrtc.so",
+                   CCKEY_VULKAN_LIBRARY="/nonexistent/libvulkan.so.1")
         out = self.version(env)
         if "opencl" in out.split("\n")[1]:
             self.assertRegex(out, r"\nOpenCL: +does not load: .*nonexistent")
         self.assertRegex(out, r"\nCUDA: +does not load: ")
         self.assertRegex(out, r"\nNVRTC: +does not load: ")
+        self.assertRegex(out, r"\nVulkan: +does not load: no Vulkan loader \(/nonexistent/libvulkan.so.1\)")
         # And where ocl-icd is installed, OpenCL loads (ctypes is the oracle).
         if "opencl" in out.split("\n")[1] and ctypes.util.find_library("OpenCL"):
             try:

@@ -10,7 +10,7 @@ usage: check_readme.py SOURCE_DIR BUILD_DIR WORK_DIR
 - ```c blocks compile as C and as C++ (wrapped in a function);
 - a block after "<!-- readme-test: skip (REASON) -->" is skipped, saying why;
 - a block after "<!-- readme-test: needs (NAME, ...) -->" runs where each
-  NAME (OpenCL, CUDA, NVRTC) loads, as `cckey --version` says, and is
+  NAME (OpenCL, CUDA, NVRTC, Vulkan) loads, as `cckey --version` says, and is
   skipped, saying which does not, elsewhere.
 Exit 0 when every block passes, 1 otherwise (each failure named by line)."""
 import os

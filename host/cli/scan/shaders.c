@@ -3,6 +3,7 @@
 #include "lexer.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,20 @@ static bool track(walker *w, size_t i)
     else if (is(w, i, "}")) w->depth -= w->depth > 0;
     else return false;
     return true;
+}
+
+/* A .glsl file with a main but no workgroup size: another stage's shader
+ * (a .glsl without main is a header, which is no news). */
+static void warn_not_compute(walker *w, unsigned line)
+{
+    cckey_scan_result *r = w->out;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%u: main is not a compute shader's: no layout(local_size_x = ...) in; at file scope "
+             "(or name the file .comp)", line);
+    char **p = realloc(r->warnings, (r->n_warnings + 1) * sizeof *p);
+    if (p) r->warnings = p, r->cap_warnings = r->n_warnings + 1;
+    if (!p || !(r->warnings[r->n_warnings] = strdup(msg))) w->oom = true;
+    else r->n_warnings++;
 }
 
 /* The index after the bracket group opening at i. */
@@ -132,6 +147,7 @@ static void walk_glsl(walker *w, bool compute)
             main_tok = &w->t[i];
     }
     if (compute && main_tok) add_entry(w, main_tok);
+    else if (main_tok) warn_not_compute(w, main_tok->line);
 }
 
 /* HLSL: the attributes starting at i ("[a(...)] [b] ..."), the index after
@@ -198,9 +214,7 @@ int cckey_scan_shader(const char *src, size_t len, cckey_lang lang, bool compute
 const char *cckey_scan_shader_none(cckey_lang lang, bool compute_file)
 {
     if (lang == CCKEY_LANG_HLSL) return "no function marked [numthreads(...)] defined at file scope";
-    return compute_file ? "no main defined at file scope"
-                        : "not a compute shader: no main with layout(local_size_x = ...) in; at file scope "
-                          "(or name it .comp)";
+    return compute_file ? "no main defined at file scope" : NULL;
 }
 
 static bool has_ext(const char *path, const char *ext)

@@ -3,7 +3,8 @@
  * skipped the same way as for kernels):
  *   GLSL: `main`, when the source defines it at file scope and is a compute
  *         shader: a .comp file, or one that declares its workgroup size,
- *         layout(local_size_x = ...) in; (any local_size_* qualifier);
+ *         layout(local_size_x = ...) in; (any local_size_* qualifier); a
+ *         main without it is warned about (another stage's shader);
  *   HLSL: each function marked [numthreads(...)] and defined (a prototype
  *         names no code), by name, once per name.
  * Results fill a cckey_scan_result (scan.h) as the kernel scanner's do. */
@@ -23,7 +24,8 @@ int cckey_scan_hlsl(const char *src, size_t len, cckey_scan_result *out);
 
 /* By language: GLSL or HLSL as above (for any other language, -1). */
 int cckey_scan_shader(const char *src, size_t len, cckey_lang lang, bool compute_file, cckey_scan_result *out);
-/* Why a shader file has no entry points, for scan's warning. */
+/* Why a shader file has no entry points, for scan's warning; NULL when
+ * that is no news (a .glsl without main is a header). */
 const char *cckey_scan_shader_none(cckey_lang lang, bool compute_file);
 
 /* Whether path names a GLSL compute shader by extension (.comp), a GLSL
