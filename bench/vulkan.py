@@ -8,13 +8,16 @@ include.
 
 usage: bench/vulkan.py BUILD_DIR [--glsl N] [--hlsl N] [--repeat R]
 
-Each figure is the best of --repeat runs, each into a fresh store. Prints a
-Markdown table for bench/RESULTS.md."""
+Each figure is the best of --repeat runs, each into a fresh store: wall
+seconds, and the CPU seconds the warm process used (all its threads,
+lavapipe's included), which other work on a shared machine moves far less.
+Prints a Markdown table for bench/RESULTS.md."""
 import argparse
 import datetime
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -57,23 +60,28 @@ def cckey(build, args, cwd):
     return p.stdout
 
 
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def warm(build, cwd, manifest, store, jobs):
-    t = time.perf_counter()
+    """(wall seconds, CPU seconds, summary) of one warm."""
+    t, c = time.perf_counter(), cpu()
     out = cckey(build, ["warm", manifest, "--cache-dir", store, "-j", str(jobs), "--format", "json", "-q"], cwd)
-    return time.perf_counter() - t, json.loads(out)
+    return time.perf_counter() - t, cpu() - c, json.loads(out)
 
 
 def best(build, cwd, manifest, jobs, repeat, keep=None):
     """The fastest cold warm of repeat, each into a fresh store (kept at keep)."""
-    times = []
+    runs = []
     for r in range(repeat):
         store = os.path.join(cwd, "store-%d-%d" % (jobs, r))
-        t, s = warm(build, cwd, manifest, store, jobs)
-        times.append((t, s))
+        runs.append(warm(build, cwd, manifest, store, jobs))
         if keep and r == 0:
             shutil.copytree(store, keep)
         shutil.rmtree(store)
-    return min(times, key=lambda x: x[0])
+    return min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2]
 
 
 def main():
@@ -98,16 +106,15 @@ def main():
                                 ("compile only (no device: --target-env)", "far.jsonl")):
             for j in sorted({1, jobs}):
                 keep = os.path.join(work, "kept") if manifest == "here.jsonl" and j == jobs else None
-                t, s = best(build, work, manifest, j, a.repeat, keep)
+                t, c, s = best(build, work, manifest, j, a.repeat, keep)
                 assert s["compiled"] == n and s["failed"] == 0, s
-                rows.append((label, j, n, t))
+                rows.append((label, j, n, t, c))
         kept = os.path.join(work, "kept")
-        t2 = min(warm(build, work, "here.jsonl", kept, jobs)[0] for _ in range(a.repeat))
-        s2 = warm(build, work, "here.jsonl", kept, jobs)[1]
-        assert s2["compiled"] == 0 and s2["cached"] == n, s2
+        again = [warm(build, work, "here.jsonl", kept, jobs) for _ in range(a.repeat)]
+        assert all(r[2]["compiled"] == 0 and r[2]["cached"] == n for r in again), again
         with open(os.path.join(work, "suite", "a.glsl"), "a") as f:
             f.write("// edited\n")
-        te, se = warm(build, work, "here.jsonl", kept, jobs)
+        te, ce, se = warm(build, work, "here.jsonl", kept, jobs)
         commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
         cpu = platform.processor() or platform.machine()
@@ -122,13 +129,16 @@ def main():
         print("- suite: %d GLSL files (one entry each) and %d HLSL files (two each): %d tuples, %d builds; "
               "best of %d" % (a.glsl, a.hlsl, n, n, a.repeat))
         print()
-        print("| warm | -j | builds | seconds | builds/s |")
-        print("| --- | --- | --- | --- | --- |")
-        for label, j, b, t in rows:
-            print("| %s | %d | %d | %.2f | %.0f |" % (label, j, b, t, b / t))
-        print("| second warm (all cached) | %d | 0 | %.3f | - |" % (jobs, t2))
-        print("| after editing a.glsl (included by half the GLSL files) | %d | %d | %.2f | %.0f |" % (
-            jobs, se["compiled"], te, se["compiled"] / te))
+        print("- load average at the end: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+        print()
+        print("| warm | -j | builds | wall s | builds/s | CPU s | ms CPU a build |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for label, j, b, t, c in rows:
+            print("| %s | %d | %d | %.2f | %.0f | %.2f | %.1f |" % (label, j, b, t, b / t, c, 1000 * c / b))
+        print("| second warm (all cached) | %d | 0 | %.3f | - | %.3f | - |" % (
+            jobs, min(r[0] for r in again), min(r[1] for r in again)))
+        print("| after editing a.glsl (included by half the GLSL files) | %d | %d | %.2f | %.0f | %.2f | %.1f |" % (
+            jobs, se["compiled"], te, se["compiled"] / te, ce, 1000 * ce / se["compiled"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
