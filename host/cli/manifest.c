@@ -29,8 +29,8 @@ int manifest_open(manifest *m, const char *path)
             cli_error("%s: %s", path, strerror(errno));
             return -1;
         }
-        struct stat st;
-        if (fstat(fileno(m->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        struct stat dir;
+        if (fstat(fileno(m->f), &dir) == 0 && S_ISDIR(dir.st_mode)) {
             cli_error("%s: is a directory, not a manifest", path);
             fclose(m->f);
             m->f = NULL;
@@ -41,6 +41,8 @@ int manifest_open(manifest *m, const char *path)
         m->base_dir = copy ? strdup(dirname(copy)) : NULL;
         free(copy);
     }
+    struct stat st;
+    if (m->f && fstat(fileno(m->f), &st) == 0 && S_ISREG(st.st_mode)) m->opened_size = (uint64_t)st.st_size;
     if (!m->label || !m->base_dir) {
         cli_error("out of memory");
         manifest_close(m);
@@ -443,6 +445,20 @@ static char *find_newline(manifest *m, size_t from)
     return m->end > from ? memchr(m->buf + from, '\n', m->end - from) : NULL;
 }
 
+/* At the end of a regular file: did it end where it did when opened? A
+ * file cut short while read would otherwise end in a torn line (an
+ * "invalid JSON" that is not the manifest's fault) or, cut at a line end,
+ * lose its last tuples without a word. 0, or MANIFEST_IO with err set. */
+static int check_whole(const manifest *m, char *err, size_t err_len)
+{
+    if (!m->opened_size) return 0;
+    off_t at = m->mapped ? (off_t)(m->map_at + m->end) : lseek(fileno(m->f), 0, SEEK_CUR);
+    if (at < 0 || (uint64_t)at >= m->opened_size) return 0;
+    snprintf(err, err_len, "%s: the manifest shrank while it was being read (%llu bytes when opened, "
+             "%llu at the end); stopped", m->label, (unsigned long long)m->opened_size, (unsigned long long)at);
+    return MANIFEST_IO;
+}
+
 static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err_len)
 {
     size_t scanned = m->start;   /* no '\n' in [start, scanned) */
@@ -455,6 +471,7 @@ static int next_physical(manifest *m, char **p, size_t *n, char *err, size_t err
                      m->label, m->line + 1, m->max_line);
             return MANIFEST_IO;
         }
+        if (!nl && m->eof && check_whole(m, err, err_len)) return MANIFEST_IO;
         if (nl || (m->eof && m->end > m->start)) {
             *p = m->buf + m->start;
             *n = nl ? len + 1 : len;

@@ -58,7 +58,7 @@ static int window_at(manifest *m, uint64_t pos, size_t want, char **old, size_t 
     m->buf = p;
     m->cap = len;
     m->map_at = at;
-    m->start = (size_t)(pos - at);
+    m->start = m->map_start = (size_t)(pos - at);
     m->end = len > m->start ? len : m->start;
     m->eof = (uint64_t)size <= at + m->end;
     m->nl_n = m->nl_next = m->nl_from = m->nl_to = 0;   /* offsets into the old window */
@@ -103,7 +103,12 @@ int manifest_window_more(manifest *m)
         m->eof = true;
         return 0;
     }
-    if (m->start > 0) return MANIFEST_FULL;   /* lines were handed out: the caller takes the window */
+    /* Lines were handed out: the caller takes the window. Not start > 0:
+     * a window begins at a page boundary, so a fresh one's start is the
+     * unread byte's place in its page, and a long line that is not the
+     * first would be handed back to the caller, remapped at the same place,
+     * for ever (6f74adb). */
+    if (m->start > m->map_start) return MANIFEST_FULL;
     /* One line fills the window (or the file grew): a larger one at the same place. */
     size_t want = 2 * (m->end - m->start), most = m->max_line + 2 + MANIFEST_PINNED_BYTES;
     if (want < MANIFEST_PINNED_BYTES) want = MANIFEST_PINNED_BYTES;
