@@ -431,7 +431,8 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
  * not yet waited for, so that a caller whose own work comes in bursts (a
  * garbage collector's slice) leaves the thread work meanwhile. The keys are
  * exactly cckey_make_keys'. A handle is for one caller thread at a time.
- * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (out is NULL); CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD.
  */
 #define CCKEY_KEYER_DEPTH 8
 typedef struct cckey_keyer cckey_keyer;
@@ -442,15 +443,16 @@ CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
  * valid and unchanged until cckey_keyer_wait has returned this call's
  * status. Calls that share a config run one after another, as they would on
  * one thread.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, when
- *         CCKEY_KEYER_DEPTH calls are already waiting to be waited for.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, for a NULL
+ *         k, NULL out or tuples with n > 0, or when CCKEY_KEYER_DEPTH calls
+ *         are already waiting to be waited for.
  */
 CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
                                           const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
 /**
  * Waits for the oldest submitted call not yet waited for and returns what
- * cckey_make_keys returned (CCKEY_OK when none is left). On error
- * cckey_last_error, on the waiting thread, says why.
+ * cckey_make_keys returned (CCKEY_OK when none is left; CCKEY_ERR_INVALID_ARG
+ * for a NULL k). On error cckey_last_error, on the waiting thread, says why.
  */
 CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
 /**
