@@ -15,13 +15,33 @@ typedef struct {
     PyObject *path;
 } StoreObject;
 
+/* max_bytes, an O& converter: an int from 0 (the folder's own limit) to
+ * 2**64 - 1. PyArg's "K" takes any int modulo 2**64 (-1 became no limit,
+ * 2**64 + 4096 a 4 KiB one): a value out of range is an OverflowError. */
+static int max_bytes_arg(PyObject *o, void *out)
+{
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_OverflowError, "max_bytes must be from 0 (the folder's own limit) to 2**64 - 1, not %R", o);
+        }
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
 static int Store_init(StoreObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"path", "max_bytes", NULL};
     PyObject *path_obj;
     unsigned long long max_bytes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|K:Store", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &max_bytes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&:Store", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     max_bytes_arg, &max_bytes))
         return -1;
     if (self->store) {
         Py_DECREF(path_obj);

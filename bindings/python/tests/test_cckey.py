@@ -283,6 +283,41 @@ def test_store_errors(tmp_path):
         small.put(cckey.make_key("d", "n", "s"), b"x" * 5000)
 
 
+@pytest.mark.parametrize("value, exc", [
+    (-1, OverflowError),            # was taken as 2**64 - 1: no limit at all
+    (2**64, OverflowError),         # was taken modulo 2**64: 0, the folder's limit
+    (2**64 + 4096, OverflowError),  # was a 4 KiB limit that evicted nearly everything
+    (-(2**64) + 1, OverflowError),
+    (1.5, TypeError),
+    ("4096", TypeError),
+])
+def test_store_max_bytes_out_of_range_is_refused(tmp_path, value, exc):
+    with pytest.raises(exc, match="max_bytes|integer|int"):
+        cckey.Store(tmp_path / "s", max_bytes=value)
+    assert not (tmp_path / "s").exists(), "a refused Store() still created its folder"
+
+
+def test_store_max_bytes_in_range(tmp_path):
+    # The limit in effect is the one given: 2**64 - 1 stays (no wrap), and an
+    # object with __index__ is an int.
+    class Four:
+        def __index__(self):
+            return 4096
+    for value, want in ((2**64 - 1, 2**64 - 1), (Four(), 4096), (0, 0)):
+        with cckey.Store(tmp_path / str(want), max_bytes=value) as store:
+            assert store.stats()["max_bytes"] == want
+
+
+@pytest.mark.parametrize("value, exc", [
+    (-1, ValueError), (65537, ValueError), (2**63, OverflowError), (2**64 + 2, OverflowError),
+    (-(2**64), OverflowError), (2.0, TypeError),
+])
+def test_make_keys_threads_out_of_range_is_refused(value, exc):
+    # Every integer argument of the binding: make_keys(threads=) is the other.
+    with pytest.raises(exc):
+        cckey.make_keys([("d", "n", "s")], threads=value)
+
+
 def test_make_keys_from_four_threads():
     batches = [random_tuples(10 + i, 4000) for i in range(4)]
     wants = [[oracle(*t) for t in b] for b in batches]
