@@ -247,7 +247,8 @@ CCKEY_API cckey_status cckey_batch_config_new(cckey_batch_config **out);
 CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
 /** Choose the backend. @return CCKEY_ERR_INVALID_ARG for an unknown kind. */
 CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
-/** Worker threads; 0 means one per online core. */
+/** Worker threads; 0 means one per online core. @return CCKEY_ERR_INVALID_ARG
+ *  for more than 4096. */
 CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
 /** Verification of device digests against the CPU reference. Wrong device
  *  digests are replaced with the CPU's, so the keys are right; the batch

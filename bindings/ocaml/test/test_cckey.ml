@@ -300,6 +300,33 @@ let test_store () =
   expect_error "store on a file" 3 (fun () -> Cckey.Store.open_ file);
   ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote dir)))
 
+(* close while another thread is inside a call on the store: the call
+   finishes with its result, close returns (it waited), and the next call is
+   refused. The worker sets [inside] right before the call, with no
+   allocation between (so no thread switch): when the main thread runs again
+   the worker is in the stub, the runtime lock released for the disk work
+   on a 64 MiB entry. *)
+let test_close_while_in_use () =
+  let dir = temp_dir () in
+  let s = Cckey.Store.open_ dir in
+  let key = Cckey.make_key ~device:"d" ~name:"big" ~source:"s" () in
+  let payload = String.make (64 lsl 20) 'p' in
+  Cckey.Store.put s key payload;
+  let inside = Atomic.make false and got = ref None and after = ref "" in
+  let worker () =
+    Atomic.set inside true;
+    got := Cckey.Store.get s key;
+    after := (match Cckey.Store.get s key with _ -> "served" | exception Invalid_argument m -> m)
+  in
+  let t = Thread.create worker () in
+  while not (Atomic.get inside) do Thread.yield () done;
+  let closed = match Cckey.Store.close s with () -> "closed" | exception Invalid_argument m -> m in
+  Thread.join t;
+  check ("close while a get is in flight: " ^ closed) (closed = "closed");
+  check "the get in flight returned its entry" (!got = Some payload);
+  check ("the next get is refused: " ^ !after) (!after = "Cckey.Store: the store is closed");
+  ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote dir)))
+
 let test_errors () =
   (match Cckey.make_keys ~backend:`Cuda [| ("d", "n", "s", []) |] with
    | _ -> print_endline "skip: CUDA is available here; nothing to refuse"
@@ -309,6 +336,17 @@ let test_errors () =
      check "unavailable backend: detail from the library" (e.detail <> ""));
   check "threads < 0"
     (match Cckey.make_keys ~threads:(-1) [||] with _ -> false | exception Invalid_argument _ -> true);
+  (* Passed on as a C unsigned, 2^32 + 2 ran as 2 threads. *)
+  List.iter
+    (fun threads ->
+      check (Printf.sprintf "threads = %d is refused" threads)
+        (match Cckey.make_keys ~threads [| ("d", "n", "s", []) |] with
+         | _ -> false
+         | exception Invalid_argument _ -> true))
+    [ (1 lsl 32) + 2; 4097; max_int; min_int ];
+  check "threads = 4096 runs" (Cckey.make_keys ~backend:`Cpu ~threads:4096 [| ("d", "n", "s", []) |] <> [||]);
+  check "max_bytes < 0"
+    (match Cckey.Store.open_ ~max_bytes:(-1) (temp_dir ()) with _ -> false | exception Invalid_argument _ -> true);
   check "version" (Cckey.version () <> "")
 
 let () =
@@ -323,6 +361,7 @@ let () =
   test_keys_outlive_their_neighbours ();
   test_batch_with_a_compacting_gc ();
   test_store ();
+  test_close_while_in_use ();
   test_errors ();
   if !failures > 0 then begin
     Printf.printf "%d check(s) failed\n" !failures;
