@@ -318,6 +318,45 @@ def test_make_keys_threads_out_of_range_is_refused(value, exc):
         cckey.make_keys([("d", "n", "s")], threads=value)
 
 
+def test_store_close_waits_for_calls_in_flight(tmp_path):
+    # A worker reads a 64 MiB entry over and over (each get spends most of
+    # its time with the GIL released); close() from this thread waits for
+    # the get in flight instead of raising RuntimeError, and every later
+    # call is refused with ValueError. Whatever the interleaving, each get
+    # returns the whole payload or is refused: never a freed handle.
+    key = cckey.make_key("d", "big", "s")
+    payload = b"p" * (64 << 20)
+    store = cckey.Store(tmp_path)
+    store.put(key, payload)
+    started, stop, results = threading.Event(), threading.Event(), []
+
+    def worker():
+        while not stop.is_set():
+            try:
+                got = store.get(key)
+            except ValueError as e:
+                results.append(str(e))
+                return
+            results.append(got == payload)
+            started.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    started.wait()
+    try:
+        store.close()        # 6f74adb: RuntimeError "in use by another thread"
+    except BaseException:
+        stop.set()           # or the worker would read on for ever
+        t.join()
+        raise
+    t.join()
+    assert results[-1] == "the Store is closed"
+    assert all(r is True for r in results[:-1]) and len(results) >= 2
+    with pytest.raises(ValueError, match="closed"):
+        store.get(key)
+    store.close()            # idempotent
+
+
 def test_make_keys_from_four_threads():
     batches = [random_tuples(10 + i, 4000) for i in range(4)]
     wants = [[oracle(*t) for t in b] for b in batches]
