@@ -340,6 +340,33 @@ class ShrinkingManifest(Tmp):
                     self.assertNotIn("invalid JSON", err)
 
 
+class WhitespaceLines(Tmp):
+    """One rule for whitespace-only lines: JSON whitespace (space, tab, CR)
+    is a blank line, skipped; a form feed or vertical tab is not JSON
+    whitespace, so such a line is refused with its column (6f74adb skipped
+    both alone, yet refused both before a '{')."""
+
+    def test_json_whitespace_is_blank_and_form_feed_or_vertical_tab_is_not(self):
+        good = line("n", "s")
+        body = "\n".join([good, " \t\r \t", "\f", "\v", " \f\v", "\f" + good, good]) + "\n"
+        self.write("m.jsonl", body)
+        key = make_key(b"d", b"n", b"s", [])
+        rc, out, err = run(["batch", "-k", "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 2, err)
+        located = [ln.split(":")[1:3] for ln in err.splitlines() if ln.startswith("m.jsonl:")]
+        self.assertEqual(located, [["3", "1"], ["4", "1"], ["5", "2"], ["6", "1"]], err)
+        self.assertEqual(err.count("invalid JSON"), 4, err)
+        self.assertEqual(out, key + "\n" + "\n" * 4 + key + "\n")   # line 2 skipped, 3-6 held in place
+        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.dir, "c"), "m.jsonl"],
+                           cwd=self.dir)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("m.jsonl:3:1: invalid JSON", err)
+        # The same lines without \f and \v are all blank.
+        self.write("ok.jsonl", "\n".join([good, " \t\r \t", "\t", "   ", good]) + "\r\n")
+        rc, out, err = run(["batch", "ok.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err, out), (0, "", key + "\n" + key + "\n"))
+
+
 class SourceFileColumn(Tmp):
     def test_unreadable_source_file_names_its_column_in_characters(self):
         # The column is worked out only for the message, from the line the
