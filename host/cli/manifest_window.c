@@ -40,11 +40,14 @@ static off_t file_size(const manifest *m)
  * changed. */
 static int window_at(manifest *m, uint64_t pos, size_t want, char **old, size_t *old_cap)
 {
-    off_t size = file_size(m);
-    if (size < 0 || (uint64_t)size < pos) return -1;
+    off_t now = file_size(m);
+    if (now < 0) return -1;
+    /* Cut below the first unread byte: an empty window there, at the end,
+     * where the reader finds the file shorter than when it was opened. */
+    uint64_t size = (uint64_t)now < pos ? pos : (uint64_t)now;
     uint64_t at = pos - pos % page_size();
     size_t len = want + (size_t)(pos - at);
-    if ((uint64_t)size < at + len) len = (size_t)((uint64_t)size - at);
+    if (size < at + len) len = (size_t)(size - at);
     void *p = NULL;
     if (len > (size_t)(pos - at)) {   /* else nothing is left: an empty window at the end */
         p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(m->f), (off_t)at);
@@ -60,7 +63,7 @@ static int window_at(manifest *m, uint64_t pos, size_t want, char **old, size_t 
     m->map_at = at;
     m->start = m->map_start = (size_t)(pos - at);
     m->end = len > m->start ? len : m->start;
-    m->eof = (uint64_t)size <= at + m->end;
+    m->eof = size <= at + m->end;
     m->nl_n = m->nl_next = m->nl_from = m->nl_to = 0;   /* offsets into the old window */
     return 0;
 }
