@@ -19,8 +19,8 @@ static int env_index(const char *name, unsigned long lo, unsigned long *out, cha
     const char *v = getenv(name);
     if (!v || !*v) return 0;
     if (cli_parse_uint(v, lo, ENV_INDEX_MAX, out)) return 1;
-    snprintf(why, why_len, "--shard auto: %s is \"%.40s\", not %s (a whole number from %lu)", name, v,
-             lo ? "a step or count" : "an array index", lo);
+    snprintf(why, why_len, "--shard auto: %s is \"%.40s\", not %s (a whole number, %s)", name, v,
+             lo ? "a step or count" : "an array index", lo ? "1 or more" : "0 or more");
     return -1;
 }
 
