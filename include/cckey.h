@@ -247,7 +247,8 @@ CCKEY_API cckey_status cckey_batch_config_new(cckey_batch_config **out);
 CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
 /** Choose the backend. @return CCKEY_ERR_INVALID_ARG for an unknown kind. */
 CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
-/** Worker threads; 0 means one per online core. */
+/** Worker threads; 0 means one per online core. @return CCKEY_ERR_INVALID_ARG
+ *  for more than 4096. */
 CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
 /** Verification of device digests against the CPU reference. Wrong device
  *  digests are replaced with the CPU's, so the keys are right; the batch
@@ -431,7 +432,8 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
  * not yet waited for, so that a caller whose own work comes in bursts (a
  * garbage collector's slice) leaves the thread work meanwhile. The keys are
  * exactly cckey_make_keys'. A handle is for one caller thread at a time.
- * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (out is NULL); CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD.
  */
 #define CCKEY_KEYER_DEPTH 8
 typedef struct cckey_keyer cckey_keyer;
@@ -442,15 +444,16 @@ CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
  * valid and unchanged until cckey_keyer_wait has returned this call's
  * status. Calls that share a config run one after another, as they would on
  * one thread.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, when
- *         CCKEY_KEYER_DEPTH calls are already waiting to be waited for.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, for a NULL
+ *         k, NULL out or tuples with n > 0, or when CCKEY_KEYER_DEPTH calls
+ *         are already waiting to be waited for.
  */
 CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
                                           const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
 /**
  * Waits for the oldest submitted call not yet waited for and returns what
- * cckey_make_keys returned (CCKEY_OK when none is left). On error
- * cckey_last_error, on the waiting thread, says why.
+ * cckey_make_keys returned (CCKEY_OK when none is left; CCKEY_ERR_INVALID_ARG
+ * for a NULL k). On error cckey_last_error, on the waiting thread, says why.
  */
 CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
 /**
