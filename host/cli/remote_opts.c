@@ -6,7 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_remotes_option(cli_remotes *r, int c, const char *arg)
+/* ps shows a command line as the process holds it: once the URL is
+ * copied, its user, password and bearer tokens are overwritten in place
+ * (as curl does with -u), so they show only while the process starts.
+ * Over-masking (an '@' in a path) hides more of ps' view, nothing else. */
+static void mask_in_place(char *arg)
+{
+    char *from = strstr(arg, "://"), *at = from ? strrchr(from, '@') : NULL;
+    if (at) memset(from + 3, '*', (size_t)(at - from - 3));
+    for (char *b = strstr(arg, "bearer="); b; b = strstr(b + 7, "bearer=")) memset(b + 7, '*', strcspn(b + 7, "|"));
+}
+
+int cli_remotes_option(cli_remotes *r, int c, char *arg)
 {
     switch (c) {
     case CLI_OPT_REMOTE: {
@@ -14,6 +25,7 @@ int cli_remotes_option(cli_remotes *r, int c, const char *arg)
         if (!u) return -1;
         r->urls = u;
         if (!(u[r->n] = strdup(arg))) return -1;
+        mask_in_place(arg);
         r->n++;
         return 1;
     }

@@ -34,8 +34,9 @@ typedef struct cli_remotes {
     bool none, only_read;
 } cli_remotes;
 
-/* Take one option: 1 when it was a remote option, -1 when out of memory. */
-int cli_remotes_option(cli_remotes *r, int c, const char *arg);
+/* Take one option: 1 when it was a remote option, -1 when out of memory.
+ * A --remote URL's secrets are masked in arg (argv) once copied. */
+int cli_remotes_option(cli_remotes *r, int c, char *arg);
 /* Add the remotes that apply to s, whose folder is dir. 0, or an exit
  * status (a bad URL or config line is a usage error, said on stderr). */
 int cli_remotes_attach(cli_remotes *r, cckey_store *s, const char *dir, const char *who);

@@ -154,7 +154,7 @@ static int attribute(cckey_remote_url *u, char *attr, char **pw_file, char **bea
         bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
         snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
                                "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
-                 known_attr(attr, n) ? "a repeated, empty or value-less" : "an unknown", plain ? " \"" : "",
+                 known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "",
                  plain ? attr : "", plain ? "\"" : "");
         return -1;
     }
