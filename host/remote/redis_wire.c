@@ -1,10 +1,11 @@
 /* Requests on a hiredis connection with hiredis' parser but not its I/O.
  *
- * Time: hiredis bounds each socket call (SO_RCVTIMEO), so a server that
- * sends one byte a second never times out. Here every send and receive
- * waits (poll) only until the request's deadline, so a request ends by its
- * timeout however the server drips its bytes. A reply already received
- * when the deadline passes is still read.
+ * Time: hiredis sets its timeout once (SO_RCVTIMEO), and the kernel counts
+ * it per socket call, so a server that sends a byte a second never times
+ * out. Here each send and receive is given what is left of the request's
+ * deadline, so a request ends by its timeout however the server drips its
+ * bytes (a call returns what it got when its time is up). A reply already
+ * received when the deadline passes is still read.
  *
  * Memory: hiredis buffers a whole reply before it hands it over. Here a
  * GET's bulk reply goes from the socket into the entry's receiver
@@ -20,30 +21,27 @@
 #include "redis_wire.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 enum { REPLY_MAX = 64 << 10 };
 
-/* Wait until fd is ready for events, at most until the deadline. */
-static bool ready(int fd, short events, uint64_t deadline)
+/* Let the next blocking call on fd (opt: SO_RCVTIMEO or SO_SNDTIMEO) wait
+ * at most until the deadline; false once it has passed (errno ETIMEDOUT).
+ * Set before every call, as the kernel counts a timeout per call. */
+static bool arm(int fd, int opt, uint64_t deadline)
 {
-    for (;;) {
-        uint64_t now = cckey_remote_now_ms();
-        if (now >= deadline) {
-            errno = ETIMEDOUT;
-            return false;
-        }
-        uint64_t left = deadline - now;
-        struct pollfd p = {fd, events, 0};
-        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
-        if (r > 0) return true;
-        if (r < 0 && errno != EINTR) return false;
+    uint64_t now = cckey_remote_now_ms();
+    if (now >= deadline) {
+        errno = ETIMEDOUT;
+        return false;
     }
+    uint64_t left = deadline - now;   /* > 0: a zero timeout would mean none */
+    struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+    return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof tv) == 0;
 }
 
 static cckey_wire io_error(char *err, size_t err_len, const char *what)
@@ -55,33 +53,36 @@ static cckey_wire io_error(char *err, size_t err_len, const char *what)
     return WIRE_BROKEN;
 }
 
-/* Up to n bytes: how many (> 0), or -1 (errno: ETIMEDOUT, 0 when the
- * server closed the connection). */
-static ssize_t recv_some(int fd, void *p, size_t n, uint64_t deadline)
+/* Up to n bytes (flags: MSG_WAITALL to wait for all n, as far as the
+ * deadline allows): how many (> 0), or -1 (errno: ETIMEDOUT, 0 when the
+ * server closed the connection). Bytes already received are taken even
+ * after the deadline. */
+static ssize_t recv_some(int fd, void *p, size_t n, int flags, uint64_t deadline)
 {
     for (;;) {
-        ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+        bool armed = arm(fd, SO_RCVTIMEO, deadline);
+        if (!armed && errno != ETIMEDOUT) return -1;
+        ssize_t r = recv(fd, p, n, armed ? flags : MSG_DONTWAIT);
         if (r > 0) return r;
         if (r == 0) {
             errno = 0;
             return -1;
         }
         if (errno == EINTR) continue;
-        if ((errno != EAGAIN && errno != EWOULDBLOCK) || !ready(fd, POLLIN, deadline)) return -1;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) errno = ETIMEDOUT;
+        return -1;
     }
 }
 
 static bool send_all(int fd, struct iovec *iov, int n, uint64_t deadline)
 {
     while (n) {
+        if (!arm(fd, SO_SNDTIMEO, deadline)) return false;
         /* MSG_NOSIGNAL: a server gone away is an error here, not SIGPIPE. */
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (!ready(fd, POLLOUT, deadline)) return false;
-            continue;
-        }
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
         if (w <= 0) return false;
         for (; n && (size_t)w >= iov->iov_len; iov++, n--) w -= (ssize_t)iov->iov_len;
         if (n) iov->iov_base = (char *)iov->iov_base + w, iov->iov_len -= (size_t)w;
@@ -167,7 +168,7 @@ static cckey_wire parse_reply(redisContext *c, const char *have, size_t n, uint6
             return WIRE_BROKEN;
         }
         char buf[4096];
-        ssize_t k = recv_some(c->fd, buf, sizeof buf, deadline);
+        ssize_t k = recv_some(c->fd, buf, sizeof buf, 0, deadline);
         if (k < 0) return io_error(err, err_len, "");
         if (!fed && !simple_reply(buf, (size_t)k, err, err_len)) return WIRE_BROKEN;
         if (redisReaderFeed(c->reader, buf, (size_t)k) != REDIS_OK) goto protocol;
@@ -193,7 +194,7 @@ typedef struct stream {
 
 static ssize_t next_bytes(stream *s, void *p, size_t n)
 {
-    if (!s->have_n) return recv_some(s->fd, p, n, s->deadline);
+    if (!s->have_n) return recv_some(s->fd, p, n, MSG_WAITALL, s->deadline);
     size_t k = n < s->have_n ? n : s->have_n;
     memcpy(p, s->have, k);
     s->have += k, s->have_n -= k;
@@ -237,7 +238,7 @@ cckey_wire cckey_redis_read_entry(redisContext *c, cckey_rx *rx, uint64_t deadli
     size_t got = 0;
     char *eol = NULL;
     while (!eol && got < 64) {
-        ssize_t r = recv_some(c->fd, first + got, sizeof first - got, deadline);
+        ssize_t r = recv_some(c->fd, first + got, sizeof first - got, 0, deadline);
         if (r < 0) return io_error(err, err_len, "");
         got += (size_t)r;
         eol = memchr(first, '\n', got);

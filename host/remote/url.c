@@ -299,7 +299,8 @@ static int parse_all(cckey_remote_url *u, char *url, char *why, size_t why_len)
     }
     size_t cap = strlen(url) + 64;
     if (!(u->display = malloc(cap))) return -1;
-    if (u->kind == CCKEY_REMOTE_HTTP) snprintf(u->display, cap, "%s", u->base);
+    /* Redacted too: an unencoded '/' in a password leaves it in base. */
+    if (u->kind == CCKEY_REMOTE_HTTP) cckey_remote_redact(u->base, u->display, cap);
     else snprintf(u->display, cap, "redis://%s:%d/%d", u->host, u->port, u->db);
     return 0;
 }
