@@ -54,7 +54,8 @@ bool cckey_rx_start(cckey_rx *rx, uint64_t announced)
 }
 
 /* A file for an entry too large for memory: a temporary file in the shard
- * folder, else an unnamed one in $TMPDIR (a folder that cannot take it). */
+ * folder, else an unnamed one in P_tmpdir (/tmp; a folder that cannot take
+ * it). Not $TMPDIR: the library reads no environment but CCKEY_FORCE_ISA. */
 static int spill_open(cckey_rx *rx)
 {
     if (rx->spill_to) {
@@ -63,9 +64,8 @@ static int spill_open(cckey_rx *rx)
         if (fd >= 0) return fd;
         rx->tmp[0] = '\0';
     }
-    const char *dir = getenv("TMPDIR");
     char name[4200];
-    snprintf(name, sizeof name, "%s/cckey-rx-XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(name, sizeof name, "%s/cckey-rx-XXXXXX", P_tmpdir);
     int fd = mkostemp(name, O_CLOEXEC);
     if (fd >= 0) unlink(name);
     return fd;

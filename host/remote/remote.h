@@ -69,7 +69,7 @@ void cckey_entry_got_free(cckey_entry_got *e);
  * bytes is then received into memory, split as a look-up wants it; a
  * larger one streams through a CCKEY_RX_CHUNK buffer into a temporary file:
  * in the folder's shard (renamed into place once checked) where spill_to is
- * a writable store, else an unnamed one in $TMPDIR. So a request holds at
+ * a writable store, else an unnamed one in /tmp. So a request holds at
  * most max(entry, CCKEY_RX_MEMORY) bytes in memory while it receives. */
 enum { CCKEY_RX_MEMORY = 8 << 20, CCKEY_RX_CHUNK = 1 << 20 };
 typedef struct cckey_rx {

@@ -559,6 +559,23 @@ class LocalFolderTests(Base):
         self.assertEqual(out, "k" * 4096)
         self.assertIn("local cache folder cannot keep remote hits", err)
         self.assertEqual(len(warnings(err)), 1, err)
+        # Over 8 MiB, where the folder cannot take even a temporary file:
+        # received through an unnamed one in /tmp, and served.
+        payload = os.urandom(9 * MiB)
+        self.set_remote(r, key_of(18), self.entry(key_of(18), payload))
+        self.blocked("blocked")
+        rc, out, err = self.cache_get(key_of(18), r.url(), folder="blocked")
+        self.assertEqual(rc, 0, err)
+        with open(self.path("out"), "rb") as f:
+            self.assertEqual(f.read(), payload)
+        self.assertIn("no temporary file could be made in it", err)
+
+    def blocked(self, name):
+        """A folder whose shard folders cannot be made: a file stands in
+        each one's place, so every entry write fails (ENOTDIR), as root too."""
+        os.makedirs(self.path(name))
+        for i in range(256):
+            self.write(f"{name}/{i:02x}", "")
 
     def test_warm_keeps_using_the_remote(self):
         device = test_remote.opencl_device()
@@ -575,13 +592,9 @@ class LocalFolderTests(Base):
                 f.write(json.dumps({"device": device, "name": f"k{i}", "source": src}) + "\n")
         rc, out, err = run(["warm", manifest, "--cache-dir", self.path("a"), "--remote", r.url()], timeout=300)
         self.assertEqual(rc, 0, err)
-        # A folder whose shard folders cannot be made: a file stands in each
-        # one's place, so every entry write fails (ENOTDIR), as root too.
-        # (Not RLIMIT_FSIZE here: PoCL's LLVM installs a SIGXFSZ handler
-        # that kills the process.)
-        os.makedirs(self.path("full"))
-        for i in range(256):
-            self.write(f"full/{i:02x}", "")
+        # Not RLIMIT_FSIZE here: PoCL's LLVM installs a SIGXFSZ handler that
+        # kills the process.
+        self.blocked("full")
         rc, out, err = run(["warm", manifest, "--cache-dir", self.path("full"), "--remote", r.url()], timeout=300)
         self.assertEqual(rc, 0, out + err)
         self.assertIn(f"{n} hits, 0 misses, 0 errors", out)
