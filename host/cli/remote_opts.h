@@ -21,8 +21,8 @@ enum { CLI_OPT_REMOTE = 1000, CLI_OPT_NO_REMOTE, CLI_OPT_REMOTE_ONLY_READ };
     "                       |connect-timeout=MS |retries=N |max-entry=SIZE (default 256M)\n" \
     "                       |password_file=PATH |bearer_file=PATH |bearer=TOKEN after it\n" \
     "                       (default: the words of $CCKEY_REMOTE, else the remote = lines\n" \
-    "                       of DIR/cckey.conf). A password in a URL is percent-encoded\n"  \
-    "                       and seen by ps: prefer password_file= or CCKEY_REMOTE\n"       \
+    "                       of DIR/cckey.conf). A password in a URL is percent-encoded,\n" \
+    "                       and ps shows it while cckey starts: prefer password_file=\n"  \
     "      --no-remote      no remote cache, whatever the environment or config say\n"     \
     "      --remote-only-read  read remotes, never write them\n"                              \
     "  With $CCKEY_REMOTE_KEY (or remote_key_file = PATH in DIR/cckey.conf), entries sent\n"  \
