@@ -24,8 +24,10 @@ found-and-true / true. Misses and false positives are printed by category.
 SUITE_DIR/bench-options.txt (optional, or --options-file): lines
 "GLOB<TAB>FLAGS" giving the build flags of the files whose path (relative to
 SUITE_DIR) matches GLOB, as the suite's host code passes them (e.g. Rodinia's
--DBLOCK_SIZE=16); "*" matches every file. The flags go to the oracle only;
-the text scan sees the files as they are.
+-DBLOCK_SIZE=16); "*" matches every file; {root} stands for SUITE_DIR. The
+oracle gets all the flags; `cckey scan` gets the -D/-U ones as its option set
+(-O), as a user scanning for that build would pass them, so units are
+scanned in groups of equal flags.
 """
 import argparse
 import concurrent.futures
@@ -206,7 +208,7 @@ def read_flags(root, options_file):
             for line in f:
                 if line.strip() and not line.startswith("#"):
                     glob, _, flags = line.rstrip("\n").partition("\t")
-                    rules.append((glob.strip(), shlex.split(flags)))
+                    rules.append((glob.strip(), shlex.split(flags.replace("{root}", root))))
     return lambda rel: [x for g, fl in rules if fnmatch.fnmatch(rel, g) for x in fl]
 
 
@@ -247,23 +249,42 @@ def ground_truth(root, args):
                 failed[path] = err
             else:
                 truth[path] = names
-    return units, truth, failed
+    return units, truth, failed, flags_for
 
 
-def text_scan(root, args):
-    cmd = [args.cckey, "scan", "--list", "--format", "jsonl", root]
-    for m in args.kernel_macro:
-        cmd += ["--kernel-macro", m]
-    p = subprocess.run(cmd, capture_output=True, timeout=3600)
-    if p.returncode != 0:
-        sys.exit("cckey scan failed: %s" % p.stderr.decode("utf-8", "replace"))
-    found = defaultdict(list)
-    for line in p.stdout.decode().splitlines():
-        if line.strip():
-            e = json.loads(line)
-            found[os.path.realpath(os.path.join(root, e["file"]) if not os.path.isabs(e["file"]) else e["file"])] \
-                .append(e["name"])
-    warnings = p.stderr.decode("utf-8", "replace").splitlines()
+def macro_flags(flags):
+    """The -D/-U flags of a flag list, each one word ("-D", "N=1" -> "-DN=1")."""
+    out, it = [], iter(flags)
+    for f in it:
+        if f in ("-D", "-U"):
+            out.append(f + next(it, ""))
+        elif f.startswith(("-D", "-U")):
+            out.append(f)
+    return tuple(out)
+
+
+def text_scan(root, units, flags_for, args):
+    """The names `cckey scan --list` gives per unit; units with the same
+    -D/-U flags are scanned together, with those flags as the option set."""
+    groups = defaultdict(list)
+    for real, rel in sorted(units.items()):
+        groups[macro_flags(flags_for(rel))].append(real)
+    found, warnings = defaultdict(list), []
+    for macros, paths in sorted(groups.items()):
+        cmd = [args.cckey, "scan", "--list", "--format", "jsonl"]
+        if macros:
+            cmd += ["-O", ",".join(shlex.quote(m) for m in macros)]
+        for m in args.kernel_macro:
+            cmd += ["--kernel-macro", m]
+        p = subprocess.run(cmd + ["--"] + paths, capture_output=True, timeout=3600)
+        if p.returncode != 0:
+            sys.exit("cckey scan failed: %s" % p.stderr.decode("utf-8", "replace"))
+        for line in p.stdout.decode().splitlines():
+            if line.strip():
+                e = json.loads(line)
+                f = e["file"] if os.path.isabs(e["file"]) else os.path.join(os.getcwd(), e["file"])
+                found[os.path.realpath(f)].append(e["name"])
+        warnings += p.stderr.decode("utf-8", "replace").splitlines()
     return found, warnings
 
 
@@ -296,8 +317,8 @@ def main():
     ap.add_argument("--show", type=int, default=40, help="misses / false positives to print per category")
     args = ap.parse_args()
     root = os.path.realpath(args.suite)
-    units, truth, failed = ground_truth(root, args)
-    found, warnings = text_scan(root, args)
+    units, truth, failed, flags_for = ground_truth(root, args)
+    found, warnings = text_scan(root, units, flags_for, args)
     totals = defaultdict(Counter)
     misses, fps = defaultdict(list), defaultdict(list)
     all_names = sorted({n for v in list(truth.values()) + list(found.values()) for n in v})

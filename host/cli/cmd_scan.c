@@ -3,7 +3,9 @@
  * `cckey warm` read. */
 #include "cli.h"
 #include "scan/scan.h"
+#include "scan/strprog.h"
 #include "scan_exact.h"
+#include "scan_text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -116,7 +118,9 @@ typedef struct scan_opts {
     bool list, quiet;
     cli_format fmt;          /* of --list */
     size_t listed;           /* --list entries written, for json's commas */
-    size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
+    size_t skipped[CCKEY_LANG_HOST + 1];   /* entry points no device takes, by language */
+    scan_exact_set *exact_sets;  /* the sets as the key reads them */
+    size_t covered;          /* headers listed with the files that include them */
     const char **macros;     /* --kernel-macro */
     size_t n_macros;
     bool exact;              /* --exact: ask the compilers */
@@ -281,38 +285,117 @@ static char *relative_to(const char *base, const char *target)
     return out;
 }
 
-/* The text scan of one file, its warnings printed. */
-static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan_result *r)
+/* A scan's warnings: "LINE: text" is the file's, "HEADER:LINE: text" a
+ * header's it includes. */
+static void print_warnings(const char *path, const cckey_scan_result *r)
 {
-    cli_file f;
-    char why[256];
-    if (cli_file_map(path, &f, why, sizeof why) != 0) {
-        cli_error("scan: %s: %s", path, why);
+    for (size_t i = 0; i < r->n_warnings; i++) {
+        const char *w = r->warnings[i];
+        if (isdigit((unsigned char)w[0])) cli_warn("%s:%s", path, w);
+        else cli_warn("%s (included by %s)", w, path);
+    }
+}
+
+/* The text scan of one file under every option set, its warnings printed. */
+static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact_file *f)
+{
+    int sr = scan_text_sets(path, lang, o->exact_sets, o->n_sets, o->macros, o->n_macros, f);
+    if (sr == CCKEY_SCAN_TOO_DEEP) {
+        cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, f->r.deep_line,
+                  CCKEY_SCAN_MAX_DEPTH);
+        return CLI_USAGE;
+    }
+    if (sr == CCKEY_SCAN_UNREADABLE) {
+        cli_error("scan: %s: %s", path, strerror(errno));
         return CLI_FAIL;
     }
-    cckey_scan_options so = {o->macros, o->n_macros};
-    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, r);
-    cli_file_unmap(&f);
     if (sr != 0) {
-        if (sr == CCKEY_SCAN_TOO_DEEP) {
-            cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, r->deep_line,
-                      CCKEY_SCAN_MAX_DEPTH);
-            return CLI_USAGE;
-        }
         cli_error("scan: out of memory");
         return CLI_FAIL;
     }
-    if (!o->quiet)
-        for (size_t i = 0; i < r->n_warnings; i++) cli_warn("%s:%s", path, r->warnings[i]);
-    if (!o->quiet && r->n == 0 && r->n_warnings == 0)
+    const cckey_scan_result *r = &f->r;
+    if (!o->quiet) print_warnings(path, r);
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && lang != CCKEY_LANG_HOST)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
                                               : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");
     return CLI_OK;
 }
 
-/* One file's entries r as manifest lines or --list items. in_set (--exact):
- * which option sets' builds hold each entry; NULL: all of them. */
+/* The language an entry's runtime compiles: its program's, or the file's. */
+static cckey_lang entry_lang(cckey_lang lang, const cckey_scan_result *r, const cckey_entry *en)
+{
+    return en->program >= 0 ? r->programs[en->program].lang : lang;
+}
+
+/* The header an entry is defined in, or NULL (the file itself). */
+static const char *defined_in(const cckey_scan_result *r, const cckey_entry *en)
+{
+    return en->file && en->file < r->n_files ? r->files[en->file] : NULL;
+}
+
+static int put_json(scan_opts *o, FILE *out, const char *path, json_t *j, bool manifest)
+{
+    char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!txt) {
+        cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
+        return CLI_FAIL;
+    }
+    if (!manifest && o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
+    fprintf(out, "%s%s", txt, !manifest && o->fmt == CLI_JSON ? "" : "\n");
+    free(txt);
+    return CLI_OK;
+}
+
+/* One --list item: FILE:LINE: NAME [(SOURCE_NAME)] [in HEADER], or its JSON
+ * object ("defined_in" for a header's kernel, "program": true for one in a
+ * string the file holds). */
+static int list_entry(scan_opts *o, FILE *out, const char *path, cckey_lang lang, const cckey_scan_result *r,
+                      const cckey_entry *en)
+{
+    const char *hdr = defined_in(r, en);
+    if (o->fmt == CLI_TEXT) {
+        fprintf(out, "%s:%u: %s", path, en->line, en->name);
+        if (strcmp(en->name, en->source_name) != 0) fprintf(out, " (%s)", en->source_name);
+        if (hdr) fprintf(out, " in %s", hdr);
+        fputc('\n', out);
+        return CLI_OK;
+    }
+    json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
+                          "source_name", en->source_name, "language", cckey_lang_name(entry_lang(lang, r, en)));
+    if (j && hdr) json_object_set_new(j, "defined_in", json_string(hdr));
+    if (j && en->program >= 0) json_object_set_new(j, "program", json_true());
+    return put_json(o, out, path, j, false);
+}
+
+/* One entry's manifest lines: one per device that takes its language x
+ * option set it exists in. A program held as a string is given inline
+ * ("source"), as the runtime gets it; else the file ("source_file"). */
+static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char *shown, cckey_lang lang,
+                          const cckey_scan_result *r, size_t e, const bool *in_set)
+{
+    const cckey_entry *en = &r->entries[e];
+    cckey_lang l = entry_lang(lang, r, en);
+    int rc = CLI_OK;
+    for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
+        if (!((o->devices[d].langs >> l) & 1)) continue;
+        for (size_t s = 0; s < o->n_sets && rc == CLI_OK; s++) {
+            if (in_set && !in_set[e * o->n_sets + s]) continue;
+            json_t *src = en->program >= 0 ? json_stringn(r->programs[en->program].text, r->programs[en->program].len)
+                                           : json_string(shown);
+            json_t *line = src ? json_pack("{s:s,s:s,s:o,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
+                                           en->program >= 0 ? "source" : "source_file", src, "options",
+                                           o->sets[s].pairs, "language", cckey_lang_name(l))
+                               : NULL;
+            rc = put_json(o, out, path, line, true);
+        }
+    }
+    return rc;
+}
+
+/* One file's entries r as manifest lines or --list items. in_set: which
+ * option sets hold each entry; NULL: all of them. */
 static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
                      const cckey_scan_result *r, const bool *in_set)
 {
@@ -321,49 +404,13 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
     if (!o->list && realpath(path, real)) rel = relative_to(base, real);
     const char *shown = rel ? rel : (o->list || !realpath(path, real)) ? path : real;
     int rc = CLI_OK;
-    bool taken = o->list;
-    for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> lang) & 1;
-    if (!taken) o->skipped[lang] += r->n;
     for (size_t e = 0; e < r->n && rc == CLI_OK; e++) {
         const cckey_entry *en = &r->entries[e];
-        if (o->list && o->fmt != CLI_TEXT) {
-            json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
-                                  "source_name", en->source_name, "language", cckey_lang_name(lang));
-            char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-            json_decref(j);
-            if (!txt) {
-                cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-                rc = CLI_FAIL;
-                break;
-            }
-            if (o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
-            fprintf(out, "%s%s", txt, o->fmt == CLI_JSON ? "" : "\n");
-            free(txt);
-            continue;
-        }
-        if (o->list) {
-            if (strcmp(en->name, en->source_name) == 0) fprintf(out, "%s:%u: %s\n", path, en->line, en->name);
-            else fprintf(out, "%s:%u: %s (%s)\n", path, en->line, en->name, en->source_name);
-            continue;
-        }
-        for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
-            if (!((o->devices[d].langs >> lang) & 1)) continue;
-            for (size_t s = 0; s < o->n_sets; s++) {
-                if (in_set && !in_set[e * o->n_sets + s]) continue;
-                json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
-                                         "source_file", shown, "options", o->sets[s].pairs, "language",
-                                         cckey_lang_name(lang));
-                char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-                json_decref(line);
-                if (!txt) {
-                    cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-                    rc = CLI_FAIL;
-                    break;
-                }
-                fprintf(out, "%s\n", txt);
-                free(txt);
-            }
-        }
+        cckey_lang l = entry_lang(lang, r, en);
+        bool taken = o->list;
+        for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> l) & 1;
+        if (!taken) o->skipped[l]++;
+        rc = o->list ? list_entry(o, out, path, lang, r, en) : manifest_entry(o, out, path, shown, lang, r, e, in_set);
     }
     free(rel);
     return rc;
@@ -372,22 +419,20 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
 static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
                      size_t *entries)
 {
-    cckey_scan_result r;
-    int rc = scan_text(o, path, lang, &r);
+    scan_exact_file f;
+    int rc = scan_text(o, path, lang, &f);
     if (rc != CLI_OK) return rc;
-    rc = emit_file(o, path, lang, base, out, &r, NULL);
-    *entries += r.n;
-    cckey_scan_result_free(&r);
+    rc = emit_file(o, path, lang, base, out, &f.r, f.in_set);
+    *entries += f.r.n;
+    scan_exact_free(&f, 1);
     return rc;
 }
 
-/* --exact: every file built with every option set (see scan_exact.h); NULL
- * with *rc set when that fails. */
-static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
+/* The option sets as the key (and the scans) read them. */
+static int make_sets(scan_opts *o)
 {
-    scan_exact_set *sets = calloc(o->n_sets, sizeof *sets);
-    scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
-    bool ok = sets && files;
+    scan_exact_set *sets = calloc(o->n_sets ? o->n_sets : 1, sizeof *sets);
+    bool ok = sets != NULL;
     for (size_t s = 0; ok && s < o->n_sets; s++) {
         json_t *pairs = o->sets[s].pairs, *p;
         size_t i;
@@ -400,15 +445,36 @@ static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, 
         }
         sets[s].n = json_array_size(pairs);
     }
-    scan_exact_in in = {.files = list, .sets = sets, .n_sets = o->n_sets, .macros = o->macros,
+    o->exact_sets = sets;
+    return ok ? 0 : -1;
+}
+
+static void free_sets(scan_opts *o)
+{
+    for (size_t s = 0; o->exact_sets && s < o->n_sets; s++) free(o->exact_sets[s].opts);
+    free(o->exact_sets);
+    o->exact_sets = NULL;
+}
+
+/* --exact: every file built with every option set (see scan_exact.h); NULL
+ * with *rc set when that fails. */
+static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
+{
+    scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
+    scan_exact_in in = {.files = list, .sets = o->exact_sets, .n_sets = o->n_sets, .macros = o->macros,
                         .n_macros = o->n_macros, .jobs = o->jobs, .quiet = o->quiet, .nvcc = o->nvcc};
-    if (!ok) cli_error("scan: out of memory");
-    *rc = ok ? scan_exact_run(&in, files) : CLI_FAIL;
-    for (size_t s = 0; sets && s < o->n_sets; s++) free(sets[s].opts);
-    free(sets);
+    if (!files) cli_error("scan: out of memory");
+    *rc = files ? scan_exact_run(&in, files) : CLI_FAIL;
     if (*rc == CLI_OK) return files;
     free(files);
     return NULL;
+}
+
+/* Host files, and OpenCL files that hold their program as a string: what
+ * --exact leaves to the text scan, whose decoding is the compiler's own. */
+static bool text_only(const char *path, cckey_lang lang)
+{
+    return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
 }
 
 static int run(scan_opts *o, char **paths, size_t n_paths)
@@ -419,6 +485,14 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         cli_error("scan: %s", err);
         return CLI_USAGE;
     }
+    long covered = cckey_drop_included(&list);
+    if (covered < 0 || make_sets(o) != 0) {
+        cli_error("scan: out of memory");
+        cckey_source_list_free(&list);
+        free_sets(o);
+        return CLI_FAIL;
+    }
+    o->covered = (size_t)covered;
     /* Paths in the manifest are relative to the folder it will be read from. */
     char base[PATH_MAX];
     bool have_base;
@@ -432,11 +506,13 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     if (!have_base) {
         cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
         cckey_source_list_free(&list);
+        free_sets(o);
         return CLI_FAIL;
     }
     cli_output out;
     if (cli_output_open(&out, o->output) != 0) {
         cckey_source_list_free(&list);
+        free_sets(o);
         return CLI_FAIL;
     }
     int rc = CLI_OK;
@@ -450,7 +526,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
                      cli_utf8_escape(list.paths[i], shown, sizeof shown));
             continue;
         }
-        if (!exact) {
+        if (!exact || text_only(list.paths[i], list.langs[i])) {
             rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
             continue;
         }
@@ -459,9 +535,11 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     if (exact) scan_exact_free(exact, list.n);
     free(exact);
+    size_t kernel_files = 0;
+    for (size_t i = 0; i < list.n; i++) kernel_files += list.langs[i] != CCKEY_LANG_HOST;
     if (rc == CLI_OK && entries == 0 && !o->quiet)
-        cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
-    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
+        cli_warn("scan: no entry points found in %zu source file%s", kernel_files, kernel_files == 1 ? "" : "s");
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal", "host"};
     for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
         if (o->skipped[l])
             cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
@@ -470,6 +548,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
     cckey_source_list_free(&list);
+    free_sets(o);
     return rc;
 }
 

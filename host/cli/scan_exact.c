@@ -5,6 +5,7 @@
  * and typedef'd parameters come out right because nothing is guessed. */
 #include "scan_exact.h"
 #include "cli.h"
+#include "scan/strprog.h"
 #include "parallel_for.h"
 #include "warm/warm.h"
 
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER };
+enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER, JOB_TEXT };
 
 typedef struct job {
     int state;
@@ -110,6 +111,12 @@ static void build_one(void *arg, size_t i)
     cckey_lang lang = in->files->langs[f];
     bool cuda = is_cuda(lang);
     job *j = &x->jobs[i];
+    /* Host files and string-held programs: the text scan decodes them as the
+     * compiler does (cmd_scan lists them so). */
+    if (lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang))) {
+        j->state = JOB_TEXT;
+        return;
+    }
     if (lang == CCKEY_LANG_METAL || (cuda ? !x->have_cuda : !x->have_opencl)) {
         j->state = JOB_NO_COMPILER;
         return;
@@ -148,7 +155,7 @@ static void find_compilers(exact *x)
     bool want_cl = false, want_cuda = false;
     for (size_t f = 0; f < x->in->files->n; f++) {
         cckey_lang l = x->in->files->langs[f];
-        want_cl |= l == CCKEY_LANG_OPENCL;
+        want_cl |= l == CCKEY_LANG_OPENCL && !scan_strings_wanted(x->in->files->paths[f], l);
         want_cuda |= is_cuda(l);
     }
     if (want_cl) {
@@ -239,10 +246,13 @@ static void place(named *nm, const char *src, size_t len, const cckey_scan_resul
     char ident[512];
     ident_of(nm->e.name, ident, sizeof ident);
     nm->e.source_name = strdup(ident);
+    nm->e.program = -1;
     for (size_t i = 0; i < text->n && !nm->e.line; i++)
-        if (strcmp(text->entries[i].name, nm->e.name) == 0) nm->e.line = text->entries[i].line;
+        if (strcmp(text->entries[i].name, nm->e.name) == 0)
+            nm->e.line = text->entries[i].line, nm->e.file = text->entries[i].file;
     for (size_t i = 0; i < text->n && !nm->e.line; i++)
-        if (strcmp(text->entries[i].source_name, ident) == 0) nm->e.line = text->entries[i].line;
+        if (strcmp(text->entries[i].source_name, ident) == 0)
+            nm->e.line = text->entries[i].line, nm->e.file = text->entries[i].file;
     if (!nm->e.line && src) nm->e.line = line_of(src, len, ident);
 }
 
@@ -271,9 +281,14 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     size_t len = 0;
     char *src = n ? cckey_read_file(in->files->paths[f], &len) : NULL;
     cckey_scan_result text = {0};
-    cckey_scan_options so = {in->macros, in->n_macros};
-    if (src && cckey_scan_source_opts(src, len, in->files->langs[f], &so, &text) != 0) text = (cckey_scan_result){0};
+    cckey_scan_options so = {in->macros, in->n_macros, NULL, 0};
+    /* The compiled file's own text, with its headers: an entry defined in a
+     * header is credited to this file, and says which header. */
+    if (src && cckey_scan_file(in->files->paths[f], in->files->langs[f], &so, &text) != 0)
+        text = (cckey_scan_result){0};
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
+    out->r.files = text.files, out->r.n_files = text.n_files;
+    text.files = NULL, text.n_files = 0;
     cckey_scan_result_free(&text);
     free(src);
     if (n) qsort(all, n, sizeof *all, by_line);   /* all is NULL when n is 0 */
@@ -309,9 +324,10 @@ oom:
 static void warn_failures(const exact *x)
 {
     const scan_exact_in *in = x->in;
-    size_t no_compiler[CCKEY_LANG_METAL + 1] = {0};
+    size_t no_compiler[CCKEY_LANG_HOST + 1] = {0};
     for (size_t f = 0; f < in->files->n; f++) {
         const job *j = &x->jobs[f * in->n_sets];
+        if (j->state == JOB_TEXT) continue;
         if (j->state == JOB_NO_COMPILER) {
             no_compiler[in->files->langs[f]]++;
             continue;

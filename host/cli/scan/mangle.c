@@ -26,6 +26,38 @@ static const known known_types[] = {
     {"u_long", "m", NULL},      {"clock_t", "l", NULL},       {"time_t", "l", NULL},
     {"off_t", "l", NULL},       {"int_fast8_t", "a", NULL},   {"uint_fast8_t", "h", NULL},
     {"intmax_t", "l", NULL},    {"uintmax_t", "m", NULL},     {"cudaError_t", NULL, "cudaError"},
+    /* The CUDA libraries' and runtime's types, as their headers define them
+     * (each checked against nvcc -ptx .entry names). */
+    {"curandState", NULL, "curandStateXORWOW"},   {"curandState_t", NULL, "curandStateXORWOW"},
+    {"curandStateXORWOW_t", NULL, "curandStateXORWOW"},
+    {"curandStatePhilox4_32_10_t", NULL, "curandStatePhilox4_32_10"},
+    {"curandStateMRG32k3a_t", NULL, "curandStateMRG32k3a"}, {"curandStateMtgp32_t", NULL, "curandStateMtgp32"},
+    {"curandStateSobol32_t", NULL, "curandStateSobol32"}, {"curandStateSobol64_t", NULL, "curandStateSobol64"},
+    {"curandStateScrambledSobol32_t", NULL, "curandStateScrambledSobol32"},
+    {"curandStateScrambledSobol64_t", NULL, "curandStateScrambledSobol64"},
+    {"cufftComplex", NULL, "float2"},      {"cufftDoubleComplex", NULL, "double2"},
+    {"cufftReal", "f", NULL},              {"cufftDoubleReal", "d", NULL},          {"cufftHandle", "i", NULL},
+    {"cuComplex", NULL, "float2"},         {"cuFloatComplex", NULL, "float2"},      {"cuDoubleComplex", NULL, "double2"},
+    {"cudaGraphConditionalHandle", "y", NULL},
+    {"cudaExtent", NULL, "cudaExtent"},     {"cudaPitchedPtr", NULL, "cudaPitchedPtr"}, {"cudaPos", NULL, "cudaPos"},
+    {"cudaChannelFormatDesc", NULL, "cudaChannelFormatDesc"}, {"cudaResourceDesc", NULL, "cudaResourceDesc"},
+    {"cudaTextureDesc", NULL, "cudaTextureDesc"}, {"cudaError", NULL, "cudaError"},
+    {"__nv_fp8_e4m3", NULL, "__nv_fp8_e4m3"}, {"__nv_fp8_e5m2", NULL, "__nv_fp8_e5m2"},
+    {"__half_raw", NULL, "__half_raw"},     {"__half2_raw", NULL, "__half2_raw"},
+};
+
+
+/* Pointer typedefs: cudaStream_t is struct CUstream_st *. */
+static const known known_ptrs[] = {
+    {"curandDiscreteDistribution_t", NULL, "curandDiscreteDistribution_st"},
+    {"cudaStream_t", NULL, "CUstream_st"},
+    {"cudaEvent_t", NULL, "CUevent_st"},
+    {"cudaGraph_t", NULL, "CUgraph_st"},
+    {"cudaGraphExec_t", NULL, "CUgraphExec_st"},
+    {"cudaGraphNode_t", NULL, "CUgraphNode_st"},
+    {"cudaArray_t", NULL, "cudaArray"},
+    {"cudaMipmappedArray_t", NULL, "cudaMipmappedArray"},
+    {"cublasHandle_t", NULL, "cublasContext"},
 };
 
 bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
@@ -38,8 +70,22 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
         else snprintf(out->cls, sizeof out->cls, "%s", k->cls);
         return true;
     }
+    for (size_t i = 0; i < sizeof known_ptrs / sizeof *known_ptrs; i++)
+        if (strlen(known_ptrs[i].name) == len && memcmp(known_ptrs[i].name, name, len) == 0) {
+            snprintf(out->cls, sizeof out->cls, "%s", known_ptrs[i].cls);
+            out->nptr = 1;
+            return true;
+        }
     /* CUDA's vector types: char1..4, uchar, short, ushort, int, uint, long,
      * ulong, longlong, ulonglong, float, double; each a plain struct. */
+    static const char *const lib_structs[] = {"curandStateXORWOW", "curandStatePhilox4_32_10", "curandStateMRG32k3a",
+                                              "curandStateMtgp32", "curandStateSobol32", "curandStateSobol64",
+                                              "curandStateScrambledSobol32", "curandStateScrambledSobol64"};
+    for (size_t i = 0; i < sizeof lib_structs / sizeof *lib_structs; i++)
+        if (strlen(lib_structs[i]) == len && memcmp(lib_structs[i], name, len) == 0) {
+            snprintf(out->cls, sizeof out->cls, "%s", lib_structs[i]);
+            return true;
+        }
     static const char *const vec[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                       "longlong", "ulonglong", "float", "double"};
     if (len < 2 || name[len - 1] < '1' || name[len - 1] > '4') return false;
@@ -297,6 +343,10 @@ static void key_of(const cckey_ctype *t, unsigned k, bool quals, char *buf, size
         snprintf(q, sizeof q, "Q%u(", t->quals[k]);
         key_of(t, k, false, inner, sizeof inner);
         cat3(buf, cap, q, inner, ")");
+    } else if (k == 0 && t->tparam) {
+        char num[16];
+        snprintf(num, sizeof num, "%u", t->tparam);
+        cat3(buf, cap, "T:", num, "");
     } else if (k == 0) {
         cat3(buf, cap, t->builtin[0] ? "B" : "N:", t->builtin[0] ? t->builtin : t->cls, "");
     } else {
@@ -316,6 +366,13 @@ static void put_level(emitter *e, const cckey_ctype *t, unsigned k, bool quals)
         if (q & CCKEY_Q_VOLATILE) put(e, "V");
         if (q & CCKEY_Q_CONST) put(e, "K");
         put_level(e, t, k, false);
+        add(e, key);
+    } else if (k == 0 && t->tparam) {
+        if (substitute(e, key)) return;
+        char buf[16];
+        if (t->tparam == 1) snprintf(buf, sizeof buf, "T_");
+        else snprintf(buf, sizeof buf, "T%u_", t->tparam - 2);
+        put(e, buf);
         add(e, key);
     } else if (k == 0) {
         if (t->builtin[0]) put(e, t->builtin);
@@ -343,16 +400,76 @@ static void put_param(emitter *e, const cckey_ctype *t)
     add(e, key);
 }
 
-bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                  const cckey_ctype *params, size_t n)
+static void put_targs(emitter *e, const cckey_targ *args, size_t n)
+{
+    put(e, "I");
+    for (size_t i = 0; i < n; i++) {
+        if (args[i].is_type) {
+            put_param(e, &args[i].type);
+            continue;
+        }
+        char buf[40];
+        long long v = args[i].value;
+        /* a negative number: n and its magnitude */
+        if (v < 0) snprintf(buf, sizeof buf, "L%sn%llu", args[i].code, 0ull - (unsigned long long)v);
+        else snprintf(buf, sizeof buf, "L%s%lld", args[i].code, v);
+        put(e, buf);
+        put(e, "E");
+    }
+    put(e, "E");
+}
+
+/* The name, its namespaces and (for a template instance) its arguments;
+ * the function's own name is a substitution candidate only as a template's
+ * name. */
+static void put_name(emitter *e, const char *const *ns, size_t n_ns, const char *name, const cckey_targ *args,
+                     size_t n_args, bool templated)
+{
+    if (!n_ns) {
+        put_source_name(e, name, strlen(name));
+        if (templated) {
+            char key[300];
+            snprintf(key, sizeof key, "N:%s", name);
+            add(e, key);
+            put_targs(e, args, n_args);
+        }
+        return;
+    }
+    if (!templated) {
+        put_nested(e, ns, n_ns, name, false);
+        return;
+    }
+    /* N prefix name I args E E: put_nested writes the closing E, so the
+     * arguments go in before it. */
+    put_nested(e, ns, n_ns, name, true);
+    e->len--;
+    e->out[e->len] = '\0';
+    put_targs(e, args, n_args);
+    put(e, "E");
+}
+
+static bool mangle_any(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                       const cckey_targ *args, size_t n_args, bool templated, const cckey_ctype *params, size_t n)
 {
     emitter e = {.out = out, .cap = cap};
     if (cap) out[0] = '\0';
     put(&e, "_Z");
-    if (n_ns) put_nested(&e, ns, n_ns, name, false);
-    else put_source_name(&e, name, strlen(name));
+    put_name(&e, ns, n_ns, name, args, n_args, templated);
+    if (templated) put(&e, "v");   /* a template instance's name has its return type */
     if (n == 0) put(&e, "v");
     for (size_t i = 0; i < n; i++) put_param(&e, &params[i]);
     for (size_t i = 0; i < e.n_subs; i++) free(e.subs[i]);
     return !e.overflow;
+}
+
+bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                  const cckey_ctype *params, size_t n)
+{
+    return mangle_any(out, cap, ns, n_ns, name, NULL, 0, false, params, n);
+}
+
+bool cckey_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                           const cckey_targ *args, size_t n_args, const cckey_ctype *params, size_t n)
+{
+    return mangle_any(out, cap, ns, n_ns, name, args, n_args, true, params, n);
 }

@@ -1,0 +1,203 @@
+/* A translation unit as the scanner sees it: a source, the headers it
+ * includes with #include "..." lexed where they stand, and the macros they
+ * define; then the finder (entries.c) over its tokens. */
+#include "scanner.h"
+#include "strprog.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang lang, const cckey_scan_options *opts,
+                cckey_scan_result *out);
+
+/* Headers are followed this deep, and no bigger than this. */
+#define MAX_INCLUDE_DEPTH 32
+#define MAX_HEADER_BYTES (16u << 20)
+
+typedef struct unit {
+    cckey_lexed lx;
+    cckey_macro_env env;
+    cckey_scan_result *out;   /* out->files: every file lexed, in order */
+    char *dirs[MAX_INCLUDE_DEPTH + 1];   /* the folders of the files being lexed */
+    size_t depth;
+    bool oom;
+} unit;
+
+static void env_from_options(cckey_macro_env *env, const cckey_scan_options *opts)
+{
+    for (size_t i = 0; opts && i < opts->n_defines; i++) {
+        const char *d = opts->defines[i];
+        if (d[0] == '-') {
+            cckey_env_undef(env, d + 1, strlen(d + 1));
+            continue;
+        }
+        const char *eq = strchr(d, '=');
+        const char *paren = strchr(d, '(');
+        bool fn = paren && (!eq || paren < eq);
+        size_t n = fn ? (size_t)(paren - d) : eq ? (size_t)(eq - d) : strlen(d);
+        cckey_env_define(env, d, n, eq ? eq + 1 : "1", eq ? strlen(eq + 1) : 1, fn);
+    }
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+static bool add_file(unit *u, const char *path)
+{
+    cckey_scan_result *r = u->out;
+    char **f = realloc(r->files, (r->n_files + 1) * sizeof *f);
+    if (!f) return false;
+    r->files = f;
+    if (!(r->files[r->n_files] = strdup(path))) return false;
+    r->n_files++;
+    return true;
+}
+
+/* NAME found beside the including file, then beside the unit's source:
+ * its resolved path into buf, or false. */
+static bool find_header(const unit *u, const char *name, size_t len, char *buf)
+{
+    for (size_t k = 0; k < 2; k++) {
+        const char *dir = k == 0 ? u->dirs[u->depth - 1] : u->dirs[0];
+        char cand[PATH_MAX];
+        struct stat st;
+        int n = name[0] == '/' ? snprintf(cand, sizeof cand, "%.*s", (int)len, name)
+                               : snprintf(cand, sizeof cand, "%s/%.*s", dir, (int)len, name);
+        if (n > 0 && (size_t)n < sizeof cand && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            (size_t)st.st_size <= MAX_HEADER_BYTES && realpath(cand, buf))
+            return true;
+    }
+    return false;
+}
+
+static int lex_file(unit *u, const char *path, unsigned short file);
+
+/* #include "NAME" (see cckey_lex_opts): the header, once per unit. */
+static void on_include(void *user, const char *name, size_t len, unsigned line)
+{
+    (void)line;
+    unit *u = user;
+    char path[PATH_MAX];
+    if (u->oom || u->depth > MAX_INCLUDE_DEPTH || !find_header(u, name, len, path)) return;
+    for (size_t i = 0; i < u->out->n_files; i++)
+        if (strcmp(u->out->files[i], path) == 0) return;   /* #pragma once, include guards: the same */
+    if (u->out->n_files >= USHRT_MAX || !add_file(u, path)) {
+        u->oom = u->out->n_files < USHRT_MAX;
+        return;
+    }
+    if (lex_file(u, path, (unsigned short)(u->out->n_files - 1)) == -1) u->oom = true;
+}
+
+/* One file of the unit into u->lx: 0, -1 out of memory, CCKEY_SCAN_UNREADABLE. */
+static int lex_file(unit *u, const char *path, unsigned short file)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return CCKEY_SCAN_UNREADABLE;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t r; buf && (r = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += r;
+        if (len == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!buf) return -1;
+    if (err) {
+        free(buf);
+        return CCKEY_SCAN_UNREADABLE;
+    }
+    if (!(u->dirs[u->depth] = dir_of(path))) {
+        free(buf);
+        return -1;
+    }
+    u->depth++;
+    cckey_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
+    int r = cckey_lex_more(buf, len, &o, &u->lx);
+    free(u->dirs[--u->depth]);
+    free(buf);
+    return r == 0 && !u->oom ? 0 : -1;
+}
+
+int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out)
+{
+    return cckey_scan_source_opts(src, len, lang, NULL, out);
+}
+
+int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                           cckey_scan_result *out)
+{
+    *out = (cckey_scan_result){0};
+    /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
+    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
+    cckey_macro_env env;
+    cckey_env_init(&env, lang);
+    env_from_options(&env, opts);
+    cckey_lex_opts o = {.env = &env};
+    cckey_lexed lx;
+    int r = cckey_lex_with(src, len, &o, &lx);
+    if (r == 0) r = scan_tokens(&lx, &env, lang, opts, out);
+    cckey_lexed_free(&lx);
+    cckey_env_free(&env);
+    if (r != 0) cckey_scan_result_free(out);
+    return r;
+}
+
+static int too_deep(const char *path, cckey_scan_result *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return CCKEY_SCAN_UNREADABLE;
+    char *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len == cap) {
+            char *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!nb) break;
+            buf = nb;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        if (!r) break;
+        len += r;
+    }
+    fclose(f);
+    out->deep_line = buf ? cckey_lex_too_deep(buf, len, CCKEY_SCAN_MAX_DEPTH) : 0;
+    free(buf);
+    return out->deep_line ? CCKEY_SCAN_TOO_DEEP : 0;
+}
+
+int cckey_scan_file(const char *path, cckey_lang lang, const cckey_scan_options *opts, cckey_scan_result *out)
+{
+    *out = (cckey_scan_result){0};
+    int r = too_deep(path, out);
+    if (r != 0) return r;
+    if (lang == CCKEY_LANG_HOST) return scan_strings(path, CCKEY_LANG_NONE, opts, out);
+    if (scan_strings_wanted(path, lang)) {
+        r = scan_strings(path, lang, opts, out);
+        if (r != 1) return r;   /* 1: not a stringified program after all */
+    }
+    unit u = {.out = out};
+    cckey_env_init(&u.env, lang);
+    env_from_options(&u.env, opts);
+    if (!add_file(&u, path)) r = -1;
+    else r = lex_file(&u, path, 0);
+    if (r == 0) r = scan_tokens(&u.lx, &u.env, lang, opts, out);
+    cckey_lexed_free(&u.lx);
+    cckey_env_free(&u.env);
+    if (r == CCKEY_SCAN_UNREADABLE) errno = errno ? errno : EIO;
+    if (r != 0) {
+        int e = errno;
+        cckey_scan_result_free(out);
+        errno = e;
+    }
+    return r;
+}
