@@ -232,7 +232,8 @@ def ground_truth(root, args):
             if src is None:
                 with open(real, "rb") as f:
                     src = f.read()
-            opts = " ".join(shlex.quote(x) for x in fl + ["-I", os.path.dirname(real), "-cl-opt-disable"])
+            # clBuildProgram splits options at blanks and knows no sh quoting
+            opts = " ".join('"%s"' % x if " " in x else x for x in fl + ["-I", os.path.dirname(real), "-cl-opt-disable"])
             ocl_jobs.append((real, src, opts))
         elif nvcc:
             inc = ["-I" + os.path.dirname(real)] + ["-I" + os.path.join(root, d) for d in common]

@@ -26,6 +26,7 @@ enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER, JOB_TEXT };
 
 typedef struct job {
     int state;
+    bool rdc;         /* built again with -rdc=true: it launches kernels from the device */
     char *names;      /* JOB_OK: each ended by '\n' */
     char why[640];    /* JOB_FAILED: the first error */
 } job;
@@ -102,6 +103,46 @@ static int flags_for(const char *path, const scan_exact_set *set, bool cuda, cck
     return r;
 }
 
+/* One build of path with the set's options (and -rdc=true when rdc). */
+static int compile_job(exact *x, const char *path, const scan_exact_set *set, bool cuda, bool rdc, size_t i,
+                       cckey_build *b, char *why, size_t why_len)
+{
+    cckey_option *o = malloc((set->n + 1) * sizeof *o);
+    if (!o) return snprintf(why, why_len, "out of memory"), -1;
+    if (set->n) memcpy(o, set->opts, set->n * sizeof *o);
+    o[set->n] = (cckey_option){{"-rdc=true", 9}, {"", 0}};
+    scan_exact_set with = {o, set->n + rdc};
+    cckey_flags flags;
+    int r = flags_for(path, &with, cuda, &flags, why, why_len);
+    free(o);
+    if (r != 0) return -1;
+    if (cuda && x->nvcc[0]) {
+        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, b);
+    } else {
+        size_t len;
+        char *src = cckey_read_file(path, &len);
+        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
+        if (src) r = c->entries(c->impl, 0, src, len, path, &flags, b);
+        else r = -1, snprintf(b->error, sizeof b->error, "cannot read it: %s", strerror(errno));
+        free(src);
+    }
+    cckey_flags_free(&flags);
+    return r;
+}
+
+/* The set already asks for relocatable device code. */
+static bool has_rdc(const scan_exact_set *set)
+{
+    for (size_t k = 0; k < set->n; k++) {
+        const char *key = set->opts[k].key.ptr;
+        size_t len = set->opts[k].key.len;
+        if ((len >= 4 && !memcmp(key, "-rdc", 4)) || (len == 3 && !memcmp(key, "-dc", 3)) ||
+            (len >= 25 && !memcmp(key, "--relocatable-device-code", 25)))
+            return true;
+    }
+    return false;
+}
+
 static void build_one(void *arg, size_t i)
 {
     exact *x = arg;
@@ -122,27 +163,24 @@ static void build_one(void *arg, size_t i)
         return;
     }
     j->state = JOB_FAILED;
-    cckey_flags flags;
-    if (flags_for(path, &in->sets[i % in->n_sets], cuda, &flags, j->why, sizeof j->why) != 0) return;
+    const scan_exact_set *set = &in->sets[i % in->n_sets];
     cckey_build b = {0};
-    int r;
-    if (cuda && x->nvcc[0]) {
-        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, &b);
-    } else {
-        size_t len;
-        char *src = cckey_read_file(path, &len);
-        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
-        if (src) r = c->entries(c->impl, 0, src, len, path, &flags, &b);
-        else r = -1, snprintf(b.error, sizeof b.error, "cannot read it: %s", strerror(errno));
-        free(src);
+    int r = compile_job(x, path, set, cuda, false, i, &b, j->why, sizeof j->why);
+    /* A kernel launched from device code (dynamic parallelism) compiles only
+     * as relocatable device code, as its build must have it. */
+    if (r != 0 && cuda && b.log && !has_rdc(set) &&
+        (strstr(b.log, "separate compilation mode") || strstr(b.log, "device-side kernel launch"))) {   /* nvcc, NVRTC */
+        cckey_build_clear(&b);
+        b = (cckey_build){0};
+        r = compile_job(x, path, set, cuda, true, i, &b, j->why, sizeof j->why);
+        j->rdc = r == 0;
     }
-    cckey_flags_free(&flags);
     if (r == 0) {
         j->state = JOB_OK;
         j->names = b.binary;
         b.binary = NULL;
     } else if (!scan_exact_first_error(b.log, j->why, sizeof j->why)) {
-        snprintf(j->why, sizeof j->why, "%s", b.error);
+        if (b.error[0]) snprintf(j->why, sizeof j->why, "%s", b.error);
     } else if (!cuda) {
         name_the_file(j->why, sizeof j->why, path);
     }
@@ -340,6 +378,9 @@ static void warn_failures(const exact *x)
         for (size_t s = 0; s < (same ? 1 : in->n_sets); s++) {
             char with[48] = "";
             if (!same) snprintf(with, sizeof with, " with option set %zu", s + 1);
+            if (j[s].rdc)
+                cli_warn("scan: %s: launches kernels from device code (dynamic parallelism): built with -rdc=true%s; "
+                         "its option sets must pass it to warm too", in->files->paths[f], with);
             if (j[s].state != JOB_OK)
                 cli_warn("scan: %s: does not compile%s: %s", in->files->paths[f], with, j[s].why);
             else if (!j[s].names[0])

@@ -436,7 +436,8 @@ static void walk(scanner *s)
         } else if (s->t[i].kind == CCKEY_TOK_IDENT) {
             if (cuda && scan_is(s, i + 1, "<")) tmpl_note_use(s, i);
             if (at_namespace_scope(s)) at_word(s, i, stmt);
-            else if (cuda && i == stmt && (scan_is(s, i, "constexpr") || scan_is(s, i, "const")))
+            else if (cuda && (scan_is(s, i, "constexpr") || scan_is(s, i, "const")) &&
+                     (i == stmt || scan_is(s, i - 1, ":")))   /* case 9: constexpr int n = 2; */
                 types_local_constant(s, i);
         }
     }

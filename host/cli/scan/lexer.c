@@ -216,10 +216,10 @@ static void include(lexer *L, size_t j, size_t end, size_t at)
 static void define(lexer *L, bool undef, size_t j, size_t end)
 {
     if (!L->opts || !L->opts->env || !active(L)) return;
-    bool uncertain = false;   /* in a group that may not be there */
-    for (size_t k = 0; k < L->n_conds; k++) uncertain |= L->conds[k].both;
-    if (undef) cckey_env_undef_text(L->opts->env, L->s + j, end - j, uncertain);
-    else cckey_env_define_text(L->opts->env, L->s + j, end - j, uncertain);
+    bool uncertain = false, device = false;   /* in a group that may not be there (on some devices) */
+    for (size_t k = 0; k < L->n_conds; k++) uncertain |= L->conds[k].both, device |= L->conds[k].both && L->conds[k].device;
+    if (undef) cckey_env_undef_text(L->opts->env, L->s + j, end - j, uncertain, device);
+    else cckey_env_define_text(L->opts->env, L->s + j, end - j, uncertain, device);
 }
 
 /* A directive from the '#' at i to the end of its line (comments inside it

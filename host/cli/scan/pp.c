@@ -38,7 +38,10 @@ int cckey_env_copy(cckey_macro_env *dst, const cckey_macro_env *src)
         if (m->defined) cckey_env_define(dst, m->name, strlen(m->name), m->body ? m->body : "",
                                          m->body ? strlen(m->body) : 0, !m->body);
         else cckey_env_undef(dst, m->name, strlen(m->name));
-        if (dst->n) dst->m[dst->n - 1].ambiguous = m->ambiguous, dst->m[dst->n - 1].uncertain = m->uncertain;
+        if (dst->n) {
+            cckey_macro *d = &dst->m[dst->n - 1];
+            d->ambiguous = m->ambiguous, d->uncertain = m->uncertain, d->device = m->device;
+        }
     }
     return dst->oom ? -1 : 0;
 }
@@ -110,29 +113,30 @@ static size_t word_len(const char *p, size_t len)
     return n;
 }
 
-static void mark(cckey_macro_env *e, const char *name, size_t n, bool uncertain)
+static void mark(cckey_macro_env *e, const char *name, size_t n, bool uncertain, bool device)
 {
     cckey_macro *m = (cckey_macro *)cckey_env_find(e, name, n);
     if (m && uncertain) m->uncertain = true;
+    if (m && uncertain && device) m->device = true;
 }
 
-void cckey_env_define_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain)
+void cckey_env_define_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
 {
     while (len && isspace((unsigned char)*text)) text++, len--;
     size_t n = word_len(text, len);
     if (!n) return;
     bool fn = n < len && text[n] == '(';
     cckey_env_define(e, text, n, text + n, len - n, fn);
-    mark(e, text, n, uncertain);
+    mark(e, text, n, uncertain, device);
 }
 
-void cckey_env_undef_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain)
+void cckey_env_undef_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
 {
     while (len && isspace((unsigned char)*text)) text++, len--;
     size_t n = word_len(text, len);
     if (!n) return;
     cckey_env_undef(e, text, n);
-    mark(e, text, n, uncertain);
+    mark(e, text, n, uncertain, device);
 }
 
 static bool has_prefix(const char *name, size_t len, const char *p)
@@ -161,6 +165,7 @@ bool cckey_pp_unknown_name(const cckey_macro_env *e, const char *name, size_t le
 int cckey_pp_defined(const cckey_macro_env *e, const char *name, size_t len, bool *device)
 {
     const cckey_macro *m = cckey_env_find(e, name, len);
+    if (m && m->uncertain && m->device && device) *device = true;
     if (m && m->uncertain) return CCKEY_PP_UNKNOWN;
     if (m) return m->defined ? CCKEY_PP_TRUE : CCKEY_PP_FALSE;
     return cckey_pp_unknown_name(e, name, len, device) ? CCKEY_PP_UNKNOWN : CCKEY_PP_FALSE;
@@ -238,6 +243,7 @@ static val macro_value(parser *ps, const char *name, size_t n)
         return ps->resolve && ps->resolve(ps->user, name, n, &v) ? (val){true, v} : UNKNOWN;
     }
     if (!m) return cckey_pp_unknown_name(ps->env, name, n, ps->device) ? UNKNOWN : (val){true, 0};
+    if (m->uncertain && m->device && ps->device) *ps->device = true;
     if (m->uncertain) return UNKNOWN;
     if (!m->defined) return (val){true, 0};
     if (!m->body || m->ambiguous || ps->depth > 16) return UNKNOWN;

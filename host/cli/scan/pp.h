@@ -23,6 +23,7 @@ typedef struct cckey_macro {
     bool defined;        /* false: #undef'd, known to be undefined */
     bool ambiguous;      /* given two different bodies: its value is not one thing */
     bool uncertain;      /* (un)defined in a group scanned both ways: maybe not */
+    bool device;         /* uncertain because of a condition only the device decides */
 } cckey_macro;
 
 typedef struct cckey_macro_env {
@@ -42,8 +43,8 @@ int cckey_env_copy(cckey_macro_env *dst, const cckey_macro_env *src);
 
 /* #define: the text after the word "define" (NAME, an optional parameter
  * list right after it, the body). #undef: the text after "undef". */
-void cckey_env_define_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain);
-void cckey_env_undef_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain);
+void cckey_env_define_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device);
+void cckey_env_undef_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device);
 /* -DNAME[=VALUE] / -UNAME as an option set has them: name, and the value
  * (empty: "1" is the compilers' default; pass it). */
 void cckey_env_define(cckey_macro_env *e, const char *name, size_t nlen, const char *body, size_t blen,

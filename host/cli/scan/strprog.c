@@ -268,8 +268,8 @@ static void arg_directive(decoder *d, size_t i, size_t end, size_t w, size_t wl,
     } else if (!live) {
         v = 0;
     } else if (IS("define") || IS("undef")) {
-        if (IS("define")) cckey_env_define_text(&d->host, rest, rl, false);
-        else cckey_env_undef_text(&d->host, rest, rl, false);
+        if (IS("define")) cckey_env_define_text(&d->host, rest, rl, false, false);
+        else cckey_env_undef_text(&d->host, rest, rl, false, false);
         v = 0;
     }
 #undef IS
@@ -493,8 +493,13 @@ static int add_program(programs *pg, outbuf *o, cckey_lang lang, unsigned first_
     for (size_t k = 0; k < r.n_warnings; k++) {
         unsigned l = (unsigned)strtoul(r.warnings[k], NULL, 10);
         const char *rest = strchr(r.warnings[k], ':');
+        /* "LINE: NAME: why": the line of NAME (a stringified program may be one long line) */
+        char name[256] = "";
+        size_t nl = 0;
+        while (rest && rest[0] == ':' && rest[1] == ' ' && nl + 1 < sizeof name && word_char(rest[2 + nl])) nl++;
+        if (nl && rest[2 + nl] == ':') snprintf(name, sizeof name, "%.*s", (int)nl, rest + 2);
         char buf[1100];
-        snprintf(buf, sizeof buf, "%u%s", original_line(o, l, ""), rest ? rest : "");
+        snprintf(buf, sizeof buf, "%u%s", original_line(o, l, name), rest ? rest : "");
         out->warnings[out->n_warnings] = strdup(buf);
         if (out->warnings[out->n_warnings]) out->n_warnings++;
     }

@@ -14,6 +14,7 @@
  * arguments); anything else is a warning that says to use --exact. */
 #include "scanner.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,16 @@ typedef struct tdef {
     int owner_arg[MAX_TPARAMS]; /* its parameter k is the owner's argument owner_arg[k] (-1: none) */
 } tdef;
 
+/* A `name <` the walk passed, and the namespace it stands in. */
+typedef struct use {
+    size_t tok;
+    size_t ns;   /* index into tmpl_set.nss */
+} use;
+
+typedef struct ns_name {
+    char name[256];
+} ns_name;
+
 typedef struct instance {
     size_t def;
     cckey_targ args[MAX_TPARAMS];
@@ -57,8 +68,10 @@ typedef struct instance {
 struct tmpl_set {
     tdef *defs;
     size_t n_defs, cap_defs;
-    size_t *uses;               /* token index of each `name <` */
+    use *uses;
     size_t n_uses, cap_uses;
+    ns_name *nss;               /* the distinct namespaces uses stand in */
+    size_t n_nss, cap_nss;
     instance *work;             /* every instance seen, in order; processed up to done */
     size_t n_work, cap_work, done;
 };
@@ -87,6 +100,7 @@ void tmpl_free(scanner *s)
     if (!s->tmpl) return;
     free(s->tmpl->defs);
     free(s->tmpl->uses);
+    free(s->tmpl->nss);
     free(s->tmpl->work);
     free(s->tmpl);
     s->tmpl = NULL;
@@ -234,8 +248,17 @@ void tmpl_kernel(scanner *s, size_t stmt, size_t marker, const cckey_token *name
 static bool note_use(scanner *s, size_t i)
 {
     tmpl_set *ts = s->tmpl;
+    char ns[256];
+    scan_ns_path(s, ns, sizeof ns, NULL);
+    size_t k = ts->n_nss;
+    while (k > 0 && strcmp(ts->nss[k - 1].name, ns) != 0) k--;
+    if (k == 0) {
+        if (!grow(s, (void **)&ts->nss, &ts->cap_nss, ts->n_nss, sizeof *ts->nss)) return false;
+        snprintf(ts->nss[ts->n_nss++].name, sizeof ts->nss[0].name, "%s", ns);
+        k = ts->n_nss;
+    }
     if (!grow(s, (void **)&ts->uses, &ts->cap_uses, ts->n_uses, sizeof *ts->uses)) return false;
-    ts->uses[ts->n_uses++] = i;
+    ts->uses[ts->n_uses++] = (use){i, k - 1};
     return true;
 }
 
@@ -323,7 +346,12 @@ static int eval_args(scanner *s, const binding *b, const tdef *d, size_t lt, cck
     for (; n < d->n_params; n++) {
         const tparam *p = &d->params[n];
         binding own = {d, out, n};
-        if (p->def_end <= p->def_start || !eval_arg(s, &own, p, p->def_start, p->def_end, &out[n])) return -1;
+        const char *ns = s->ns_at;
+        size_t at = s->tok_at;
+        s->ns_at = d->ns, s->tok_at = p->def_start;
+        bool ok = p->def_end > p->def_start && eval_arg(s, &own, p, p->def_start, p->def_end, &out[n]);
+        s->ns_at = ns, s->tok_at = at;
+        if (!ok) return -1;
     }
     return (int)n;
 }
@@ -374,16 +402,20 @@ static void add_instance(scanner *s, size_t def, const cckey_targ *args, size_t 
 /* The use at i, under b: a new instance of what it names. `template class
  * X<...>` instantiates all of X's members; other uses of a class template
  * name a type, not code. */
-static void follow_use(scanner *s, const binding *b, size_t i)
+static void follow_use(scanner *s, const binding *b, const use *u)
 {
+    size_t i = u->tok;
     long t = target(s, i);
     if (t < 0) return;
+    /* names in the arguments are looked up where the use stands */
+    s->ns_at = s->tmpl->nss[u->ns].name, s->tok_at = i;
     tdef *d = &s->tmpl->defs[t];
     bool explicit_class = i >= 2 && (scan_is(s, i - 1, "class") || scan_is(s, i - 1, "struct")) &&
                           scan_is(s, i - 2, "template");
     if (d->kind == TD_CLASS && !explicit_class) return;
     cckey_targ args[MAX_TPARAMS];
     int n = eval_args(s, b, d, i + 1, args);
+    s->ns_at = NULL, s->tok_at = SIZE_MAX;
     if (n >= 0) {
         add_instance(s, (size_t)t, args, (size_t)n);
         return;
@@ -400,7 +432,7 @@ static void follow_uses_in(scanner *s, const binding *b, size_t a, size_t z)
 {
     tmpl_set *ts = s->tmpl;
     for (size_t k = 0; k < ts->n_uses; k++)
-        if (ts->uses[k] > a && ts->uses[k] < z) follow_use(s, b, ts->uses[k]);
+        if (ts->uses[k].tok > a && ts->uses[k].tok < z) follow_use(s, b, &ts->uses[k]);
 }
 
 /* Whether token i lies in the body of some template definition. */
@@ -458,7 +490,7 @@ void tmpl_resolve(scanner *s)
 {
     tmpl_set *ts = s->tmpl;
     for (size_t k = 0; k < ts->n_uses && !s->oom; k++)
-        if (!in_template(s, ts->uses[k])) follow_use(s, NULL, ts->uses[k]);
+        if (!in_template(s, ts->uses[k].tok)) follow_use(s, NULL, &ts->uses[k]);
     /* New instances add their own uses; each instance once (the work list
      * only grows, and a depth of 64 stops recursive templates). */
     for (; ts->done < ts->n_work && ts->done < 4096 && !s->oom; ts->done++) {

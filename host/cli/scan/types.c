@@ -241,13 +241,43 @@ static int expand(const scanner *s, const cckey_token *t, size_t n, cckey_token 
     return (int)n_out;
 }
 
+/* Qualified names (a::b::T, ::T) in t[0..n) become one token each, spelled
+ * in text (cap bytes), as types_lookup takes them. The new count. */
+static size_t join_qualified(cckey_token *t, size_t n, char *text, size_t cap)
+{
+    size_t m = 0, used = 0;
+    for (size_t k = 0; k < n; k++) {
+        bool lead = cckey_tok_is(&t[k], "::") && k + 1 < n && t[k + 1].kind == CCKEY_TOK_IDENT;
+        bool head = t[k].kind == CCKEY_TOK_IDENT && k + 2 < n && cckey_tok_is(&t[k + 1], "::") &&
+                    t[k + 2].kind == CCKEY_TOK_IDENT;
+        if (!lead && !head) {
+            t[m++] = t[k];
+            continue;
+        }
+        cckey_token q = t[k];
+        size_t start = used, z = k;
+        for (; z < n && (t[z].kind == CCKEY_TOK_IDENT || cckey_tok_is(&t[z], "::")); z++) {
+            if (z > k && t[z].kind == t[z - 1].kind) break;   /* two words in a row: the declarator */
+            if (used + t[z].len >= cap) return n;   /* too long: left as it is (refused) */
+            memcpy(text + used, t[z].p, t[z].len);
+            used += t[z].len;
+        }
+        q.kind = CCKEY_TOK_IDENT, q.p = text + start, q.len = used - start;
+        t[m++] = q;
+        k = z - 1;
+    }
+    return m;
+}
+
 int types_parse(scanner *s, const cckey_token *t, size_t n, cckey_ctype *out, const char **name, size_t *name_len,
                 const char **why)
 {
     cckey_token toks[MAX_DECL_TOKS];
     cckey_lexed bodies[8];
     size_t n_bodies = 0;
+    char joined[1024];
     int m = expand(s, t, n, toks, 0, bodies, &n_bodies, 0, why);
+    if (m > 0) m = (int)join_qualified(toks, (size_t)m, joined, sizeof joined);
     int r = m < 0 ? -1 : cckey_parse_decl(toks, (size_t)m, types_lookup, s, out, name, name_len, why);
     if (r == 0 && *name) {
         /* the declarator's name must be one the source spells, not a macro body's */

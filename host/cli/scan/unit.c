@@ -21,7 +21,8 @@ int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang la
 typedef struct unit {
     cckey_lexed lx;
     cckey_macro_env env;
-    cckey_scan_result *out;   /* out->files: every file lexed, in order */
+    cckey_scan_result *out;   /* out->files: every file lexed, in order, as the includes name them */
+    char **reals;             /* their resolved paths (the same file twice is lexed once) */
     char *dirs[MAX_INCLUDE_DEPTH + 1];   /* the folders of the files being lexed */
     size_t depth;
     bool oom;
@@ -49,29 +50,36 @@ static char *dir_of(const char *path)
     return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
-static bool add_file(unit *u, const char *path)
+/* path (as shown) and real (resolved; NULL: path) as file n_files. */
+static bool add_file(unit *u, const char *path, const char *real)
 {
     cckey_scan_result *r = u->out;
     char **f = realloc(r->files, (r->n_files + 1) * sizeof *f);
-    if (!f) return false;
-    r->files = f;
+    if (f) r->files = f;
+    char **g = realloc(u->reals, (r->n_files + 1) * sizeof *g);
+    if (g) u->reals = g;
+    if (!f || !g) return false;
     if (!(r->files[r->n_files] = strdup(path))) return false;
+    if (!(u->reals[r->n_files] = strdup(real ? real : path))) {
+        free(r->files[r->n_files]);
+        return false;
+    }
     r->n_files++;
     return true;
 }
 
 /* NAME found beside the including file, then beside the unit's source:
- * its resolved path into buf, or false. */
-static bool find_header(const unit *u, const char *name, size_t len, char *buf)
+ * the path as the includer's folder names it into shown, resolved into
+ * real; or false. */
+static bool find_header(const unit *u, const char *name, size_t len, char *shown, char *real)
 {
     for (size_t k = 0; k < 2; k++) {
         const char *dir = k == 0 ? u->dirs[u->depth - 1] : u->dirs[0];
-        char cand[PATH_MAX];
         struct stat st;
-        int n = name[0] == '/' ? snprintf(cand, sizeof cand, "%.*s", (int)len, name)
-                               : snprintf(cand, sizeof cand, "%s/%.*s", dir, (int)len, name);
-        if (n > 0 && (size_t)n < sizeof cand && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
-            (size_t)st.st_size <= MAX_HEADER_BYTES && realpath(cand, buf))
+        int n = name[0] == '/' || !strcmp(dir, ".") ? snprintf(shown, PATH_MAX, "%.*s", (int)len, name)
+                                                     : snprintf(shown, PATH_MAX, "%s/%.*s", dir, (int)len, name);
+        if (n > 0 && n < PATH_MAX && stat(shown, &st) == 0 && S_ISREG(st.st_mode) &&
+            (size_t)st.st_size <= MAX_HEADER_BYTES && realpath(shown, real))
             return true;
     }
     return false;
@@ -84,11 +92,11 @@ static void on_include(void *user, const char *name, size_t len, unsigned line)
 {
     (void)line;
     unit *u = user;
-    char path[PATH_MAX];
-    if (u->oom || u->depth > MAX_INCLUDE_DEPTH || !find_header(u, name, len, path)) return;
+    char path[PATH_MAX], real[PATH_MAX];
+    if (u->oom || u->depth > MAX_INCLUDE_DEPTH || !find_header(u, name, len, path, real)) return;
     for (size_t i = 0; i < u->out->n_files; i++)
-        if (strcmp(u->out->files[i], path) == 0) return;   /* #pragma once, include guards: the same */
-    if (u->out->n_files >= USHRT_MAX || !add_file(u, path)) {
+        if (strcmp(u->reals[i], real) == 0) return;   /* #pragma once, include guards: the same */
+    if (u->out->n_files >= USHRT_MAX || !add_file(u, path, real)) {
         u->oom = u->out->n_files < USHRT_MAX;
         return;
     }
@@ -188,11 +196,14 @@ int cckey_scan_file(const char *path, cckey_lang lang, const cckey_scan_options 
     unit u = {.out = out};
     cckey_env_init(&u.env, lang);
     env_from_options(&u.env, opts);
-    if (!add_file(&u, path)) r = -1;
+    char real[PATH_MAX];
+    if (!add_file(&u, path, realpath(path, real))) r = -1;
     else r = lex_file(&u, path, 0);
     if (r == 0) r = scan_tokens(&u.lx, &u.env, lang, opts, out);
     cckey_lexed_free(&u.lx);
     cckey_env_free(&u.env);
+    for (size_t i = 0; i < out->n_files; i++) free(u.reals[i]);
+    free(u.reals);
     if (r == CCKEY_SCAN_UNREADABLE) errno = errno ? errno : EIO;
     if (r != 0) {
         int e = errno;
