@@ -299,14 +299,21 @@ static void print_warnings(const char *path, const cckey_scan_result *r)
 /* The text scan of one file under every option set, its warnings printed. */
 static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact_file *f)
 {
-    int sr = scan_text_sets(path, lang, o->exact_sets, o->n_sets, o->macros, o->n_macros, f);
+    cli_file m;
+    char why[256];
+    if (cli_file_map(path, &m, why, sizeof why) != 0) {
+        cli_error("scan: %s: %s", path, why);
+        return CLI_FAIL;
+    }
+    int sr = scan_text_sets(path, m.ptr, m.len, lang, o->exact_sets, o->n_sets, o->macros, o->n_macros, f);
+    cli_file_unmap(&m);
     if (sr == CCKEY_SCAN_TOO_DEEP) {
         cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, f->r.deep_line,
                   CCKEY_SCAN_MAX_DEPTH);
         return CLI_USAGE;
     }
     if (sr == CCKEY_SCAN_UNREADABLE) {
-        cli_error("scan: %s: %s", path, strerror(errno));
+        cli_error("scan: %s: a header it includes cannot be read: %s", path, strerror(errno));
         return CLI_FAIL;
     }
     if (sr != 0) {

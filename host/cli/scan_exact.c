@@ -322,7 +322,7 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     cckey_scan_options so = {in->macros, in->n_macros, NULL, 0};
     /* The compiled file's own text, with its headers: an entry defined in a
      * header is credited to this file, and says which header. */
-    if (src && cckey_scan_file(in->files->paths[f], in->files->langs[f], &so, &text) != 0)
+    if (src && cckey_scan_file(in->files->paths[f], src, len, in->files->langs[f], &so, &text) != 0)
         text = (cckey_scan_result){0};
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
     out->r.files = text.files, out->r.n_files = text.n_files;

@@ -129,8 +129,8 @@ static int merge(scan_exact_file *out, cckey_scan_result *from, const bool *grou
     return 0;
 }
 
-int scan_text_sets(const char *path, cckey_lang lang, const scan_exact_set *sets, size_t n_sets,
-                   const char *const *macros, size_t n_macros, scan_exact_file *out)
+int scan_text_sets(const char *path, const char *src, size_t len, cckey_lang lang, const scan_exact_set *sets,
+                   size_t n_sets, const char *const *macros, size_t n_macros, scan_exact_file *out)
 {
     *out = (scan_exact_file){0};
     char ***defs = calloc(n_sets ? n_sets : 1, sizeof *defs);
@@ -146,7 +146,7 @@ int scan_text_sets(const char *path, cckey_lang lang, const scan_exact_set *sets
             group[t] = !done[t] && same_defines(defs[s], n_defs[s], defs[t], n_defs[t]), done[t] |= group[t];
         cckey_scan_options so = {macros, n_macros, (const char *const *)defs[s], n_defs[s]};
         cckey_scan_result r;
-        rc = cckey_scan_file(path, lang, &so, &r);
+        rc = cckey_scan_file(path, src, len, lang, &so, &r);
         if (rc != 0) {
             out->r.deep_line = r.deep_line;
             break;

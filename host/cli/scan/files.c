@@ -1,5 +1,6 @@
 /* Kernel source files: languages by extension, and the folder walk. */
 #include "scan.h"
+#include "lexer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -56,6 +57,38 @@ static cckey_lang lang_for_scan(const char *path)
 {
     cckey_lang l = cckey_lang_of_path(path);
     return l ? l : cckey_is_host_path(path) ? CCKEY_LANG_HOST : CCKEY_LANG_NONE;
+}
+
+/* A header named on the command line: CUDA or OpenCL when its code (not
+ * its strings or comments) defines kernels, else host code. */
+static cckey_lang named_header_lang(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    static const char *const hdr[] = {".h", ".hh", ".hpp", ".hxx", ".inl"};
+    bool is_hdr = false;
+    for (size_t i = 0; dot && i < sizeof hdr / sizeof *hdr; i++) is_hdr |= strcmp(dot, hdr[i]) == 0;
+    FILE *f = is_hdr ? fopen(path, "rb") : NULL;
+    if (!f) return CCKEY_LANG_HOST;
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    for (size_t r; buf && len < (16u << 20) && (r = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += r;
+        char *nb = len == cap ? realloc(buf, cap *= 2) : buf;
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    cckey_lexed lx;
+    cckey_lang lang = CCKEY_LANG_HOST;
+    if (buf && cckey_lex(buf, len, &lx) == 0) {
+        for (size_t i = 0; i < lx.n && lang == CCKEY_LANG_HOST; i++)
+            lang = cckey_tok_is(&lx.toks[i], "__global__") ? CCKEY_LANG_CUDA
+                   : cckey_tok_is(&lx.toks[i], "__kernel") ? CCKEY_LANG_OPENCL
+                                                           : CCKEY_LANG_HOST;
+        cckey_lexed_free(&lx);
+    }
+    free(buf);
+    return lang;
 }
 
 static int add(cckey_source_list *l, const char *path, cckey_lang lang, bool named)
@@ -183,6 +216,7 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
             if (walk(paths[i], out, err, err_len, 0) != 0) goto fail;
         } else {
             cckey_lang lang = lang_for_scan(paths[i]);
+            if (lang == CCKEY_LANG_HOST) lang = named_header_lang(paths[i]);
             if (!lang) {
                 snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .opencl .cu .cuh .hip .metal, "
                          "and host code holding programs as strings: .h .hpp .c .cpp ...)", paths[i]);

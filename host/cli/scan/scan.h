@@ -78,15 +78,18 @@ typedef struct cckey_scan_options {
 } cckey_scan_options;
 int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
                            cckey_scan_result *out);
-/* A file as its compiler sees it: the headers it includes with #include
- * "..." (found beside the including file, then beside it; each once) are
+/* A file (path, its text src[0..len), which the caller reads or maps) as
+ * its compiler sees it: the headers it includes with #include "..." (found
+ * beside the including file, then beside the file; each once) are
  * part of it, so their typedefs, classes, macros and kernels count; a
  * kernel from a header is listed for this file, with the header in
  * out->files. Host files (.h .hpp .c .cpp ...) and stringified OpenCL
  * files yield their string programs (out->programs). 0, -1 out of memory,
- * CCKEY_SCAN_TOO_DEEP, or CCKEY_SCAN_UNREADABLE (errno set). */
+ * CCKEY_SCAN_TOO_DEEP, or CCKEY_SCAN_UNREADABLE (errno set; a header
+ * that is there but cannot be read). */
 #define CCKEY_SCAN_UNREADABLE (-3)
-int cckey_scan_file(const char *path, cckey_lang lang, const cckey_scan_options *opts, cckey_scan_result *out);
+int cckey_scan_file(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                    cckey_scan_result *out);
 void cckey_scan_result_free(cckey_scan_result *r);
 
 /* Every kernel source under the given paths (files are taken as they are if

@@ -38,6 +38,37 @@ typedef struct decoder {
     bool oom;
 } decoder;
 
+static void add_warning(cckey_scan_result *out, const char *text)
+{
+    char **w = realloc(out->warnings, (out->n_warnings + 1) * sizeof *w);
+    if (w) out->warnings = w, out->cap_warnings = out->n_warnings + 1;
+    if (w && (w[out->n_warnings] = strdup(text))) out->n_warnings++;
+}
+
+/* raw[0..n) spliced into out: 0 or -1. */
+static int splice_text(const char *raw, size_t n, text *out)
+{
+    out->t = malloc(n + 1);
+    out->line = malloc((n + 1) * sizeof *out->line);
+    if (!out->t || !out->line) {
+        free(out->t), free(out->line);
+        return -1;
+    }
+    unsigned line = 1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (raw[i] == '\\' && i + 1 < n && raw[i + 1] == '\n') {
+            i++, line++;
+            continue;
+        }
+        out->t[k] = raw[i], out->line[k++] = line;
+        line += raw[i] == '\n';
+    }
+    out->t[k] = '\0', out->line[k] = line;
+    out->n = k;
+    return 0;
+}
+
 static int read_text(const char *path, text *out)
 {
     FILE *f = fopen(path, "rb");
@@ -56,26 +87,9 @@ static int read_text(const char *path, text *out)
     }
     bool bad = ferror(f) || !raw;
     fclose(f);
-    out->t = malloc(n + 1);
-    out->line = malloc((n + 1) * sizeof *out->line);
-    if (bad || !out->t || !out->line) {
-        free(raw), free(out->t), free(out->line);
-        return bad && raw ? CCKEY_SCAN_UNREADABLE : -1;
-    }
-    unsigned line = 1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (raw[i] == '\\' && i + 1 < n && raw[i + 1] == '\n') {
-            i++, line++;
-            continue;
-        }
-        out->t[k] = raw[i], out->line[k++] = line;
-        line += raw[i] == '\n';
-    }
-    out->t[k] = '\0', out->line[k] = line;
-    out->n = k;
+    int r = bad ? (raw ? CCKEY_SCAN_UNREADABLE : -1) : splice_text(raw, n, out);
     free(raw);
-    return 0;
+    return r;
 }
 
 static void put(decoder *d, outbuf *o, char c, unsigned line)
@@ -524,9 +538,7 @@ static void finish(decoder *d, programs *pg, outbuf *o, bool *open_expr, unsigne
             char buf[512];
             snprintf(buf, sizeof buf, "%u: the string holding a program cannot be decoded exactly: %s; skipped "
                      "(use --exact)", first, d->why);
-            char **w = realloc(pg->out->warnings, (pg->out->n_warnings + 1) * sizeof *w);
-            if (w) pg->out->warnings = w, pg->out->cap_warnings = pg->out->n_warnings + 1;
-            if (w && (w[pg->out->n_warnings] = strdup(buf))) pg->out->n_warnings++;
+            add_warning(pg->out, buf);
         } else if (add_program(pg, o, lang, first) != 0) {
             d->oom = true;
         }
@@ -561,42 +573,50 @@ static bool starts_with_piece(const decoder *d)
     return e > i && e < s->n && s->t[e] == '(' && is_stringify(d, s->t + i, e - i);
 }
 
-bool scan_strings_wanted(const char *path, cckey_lang lang)
+static bool wanted_in(const char *head, size_t n, cckey_lang lang)
 {
-    if (lang == CCKEY_LANG_NONE) return true;
+    if (lang == CCKEY_LANG_NONE || lang == CCKEY_LANG_HOST) return true;
     if (lang != CCKEY_LANG_OPENCL) return false;
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    decoder d = {.s = {buf, NULL, n}};
+    n = n < sizeof buf - 1 ? n : sizeof buf - 1;
+    memcpy(buf, head, n);
     buf[n] = '\0';
+    decoder d = {.s = {buf, NULL, n}};
     return starts_with_piece(&d);
 }
 
-int scan_strings(const char *path, cckey_lang lang, const cckey_scan_options *opts, cckey_scan_result *out)
+bool scan_strings_wanted(const char *path, cckey_lang lang)
+{
+    if (lang != CCKEY_LANG_OPENCL) return wanted_in("", 0, lang);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    return wanted_in(buf, n, lang);
+}
+
+bool scan_strings_wanted_src(const char *src, size_t len, cckey_lang lang) { return wanted_in(src, len, lang); }
+
+int scan_strings(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                 cckey_scan_result *out)
 {
     decoder d = {.path = path};
-    int r = read_text(path, &d.s);
-    if (r != 0) return r;
-    if (lang != CCKEY_LANG_NONE && !starts_with_piece(&d)) {
-        free(d.s.t), free(d.s.line);
-        return 1;
+    if (lang != CCKEY_LANG_NONE && !wanted_in(src, len, lang)) return 1;
+    if (len > MAX_BYTES) {
+        add_warning(out, "1: bigger than 64 MiB: not searched for programs held as strings");
+        return 0;
     }
+    if (splice_text(src, len, &d.s) != 0) return -1;
     cckey_env_init(&d.host, CCKEY_LANG_NONE);
     programs pg = {out, opts, lang, 0};
     outbuf o = {0};
     bool open_expr = false;
-    r = scan_pieces(&d, &pg, &o, &open_expr, true);
+    int r = scan_pieces(&d, &pg, &o, &open_expr, true);
     if (r == 0 && open_expr) finish(&d, &pg, &o, &open_expr, d.s.line[d.s.n]);
     if (r == 0 && d.oom) r = -1;
     if (r == 0 && lang != CCKEY_LANG_NONE && pg.found == 0) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "1: its string holds no kernel as the host's preprocessor leaves it");
-        char **w = realloc(out->warnings, (out->n_warnings + 1) * sizeof *w);
-        if (w) out->warnings = w, out->cap_warnings = out->n_warnings + 1;
-        if (w && (w[out->n_warnings] = strdup(buf))) out->n_warnings++;
+        add_warning(out, "1: its string holds no kernel as the host's preprocessor leaves it");
     }
     free(o.t), free(o.line);
     free(d.s.t), free(d.s.line);

@@ -103,7 +103,18 @@ static void on_include(void *user, const char *name, size_t len, unsigned line)
     if (lex_file(u, path, (unsigned short)(u->out->n_files - 1)) == -1) u->oom = true;
 }
 
-/* One file of the unit into u->lx: 0, -1 out of memory, CCKEY_SCAN_UNREADABLE. */
+/* The text of file (path) into u->lx, its includes followed: 0 or -1. */
+static int lex_text(unit *u, const char *path, const char *buf, size_t len, unsigned short file)
+{
+    if (!(u->dirs[u->depth] = dir_of(path))) return -1;
+    u->depth++;
+    cckey_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
+    int r = cckey_lex_more(buf, len, &o, &u->lx);
+    free(u->dirs[--u->depth]);
+    return r == 0 && !u->oom ? 0 : -1;
+}
+
+/* A header of the unit into u->lx: 0, -1 out of memory, CCKEY_SCAN_UNREADABLE. */
 static int lex_file(unit *u, const char *path, unsigned short file)
 {
     FILE *f = fopen(path, "rb");
@@ -125,16 +136,9 @@ static int lex_file(unit *u, const char *path, unsigned short file)
         free(buf);
         return CCKEY_SCAN_UNREADABLE;
     }
-    if (!(u->dirs[u->depth] = dir_of(path))) {
-        free(buf);
-        return -1;
-    }
-    u->depth++;
-    cckey_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
-    int r = cckey_lex_more(buf, len, &o, &u->lx);
-    free(u->dirs[--u->depth]);
+    int r = lex_text(u, path, buf, len, file);
     free(buf);
-    return r == 0 && !u->oom ? 0 : -1;
+    return r;
 }
 
 int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out)
@@ -161,36 +165,16 @@ int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const c
     return r;
 }
 
-static int too_deep(const char *path, cckey_scan_result *out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return CCKEY_SCAN_UNREADABLE;
-    char *buf = NULL;
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (len == cap) {
-            char *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        if (!r) break;
-        len += r;
-    }
-    fclose(f);
-    out->deep_line = buf ? cckey_lex_too_deep(buf, len, CCKEY_SCAN_MAX_DEPTH) : 0;
-    free(buf);
-    return out->deep_line ? CCKEY_SCAN_TOO_DEEP : 0;
-}
-
-int cckey_scan_file(const char *path, cckey_lang lang, const cckey_scan_options *opts, cckey_scan_result *out)
+int cckey_scan_file(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
+                    cckey_scan_result *out)
 {
     *out = (cckey_scan_result){0};
-    int r = too_deep(path, out);
-    if (r != 0) return r;
-    if (lang == CCKEY_LANG_HOST) return scan_strings(path, CCKEY_LANG_NONE, opts, out);
-    if (scan_strings_wanted(path, lang)) {
-        r = scan_strings(path, lang, opts, out);
+    /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
+    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
+    int r;
+    if (lang == CCKEY_LANG_HOST) return scan_strings(path, src, len, CCKEY_LANG_NONE, opts, out);
+    if (scan_strings_wanted_src(src, len, lang)) {
+        r = scan_strings(path, src, len, lang, opts, out);
         if (r != 1) return r;   /* 1: not a stringified program after all */
     }
     unit u = {.out = out};
@@ -198,7 +182,7 @@ int cckey_scan_file(const char *path, cckey_lang lang, const cckey_scan_options 
     env_from_options(&u.env, opts);
     char real[PATH_MAX];
     if (!add_file(&u, path, realpath(path, real))) r = -1;
-    else r = lex_file(&u, path, 0);
+    else r = lex_text(&u, path, src, len, 0);
     if (r == 0) r = scan_tokens(&u.lx, &u.env, lang, opts, out);
     cckey_lexed_free(&u.lx);
     cckey_env_free(&u.env);
