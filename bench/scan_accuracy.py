@@ -177,7 +177,7 @@ def cuda_job(args):
 
 def suite_files(root):
     out = []
-    for d, dirs, files in os.walk(root):
+    for d, dirs, files in os.walk(root, followlinks=True):
         dirs[:] = sorted(x for x in dirs if not x.startswith("."))
         out += [os.path.join(d, f) for f in sorted(files) if not f.startswith(".")]
     return out
@@ -300,6 +300,8 @@ def category(name, pretty, lang, truth_idents):
     if lang == "OpenCL":
         return "OpenCL kernel"
     ident = re.sub(r"[<(].*", "", pretty).split("::")[-1]
+    if name.startswith(("_ZN3cub", "_ZN6thrust")):
+        return "library kernel (Thrust/CUB)"
     if "<" in pretty:
         return "template instance"
     if name.startswith("_Z"):

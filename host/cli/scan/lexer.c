@@ -200,16 +200,17 @@ static void elif(lexer *L, int v, bool device, size_t at)
     if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, at);
 }
 
-/* #include "NAME" in a live group: the header, where it stands. */
+/* #include "NAME" or <NAME> in a live group: the header, where it stands. */
 static void include(lexer *L, size_t j, size_t end, size_t at)
 {
     if (!L->opts || !L->opts->include || !active(L)) return;
     while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
-    if (j >= end || L->s[j] != '"') return;
+    if (j >= end || (L->s[j] != '"' && L->s[j] != '<')) return;
+    char close = L->s[j] == '"' ? '"' : '>';
     size_t q = j + 1;
-    while (q < end && L->s[q] != '"') q++;
+    while (q < end && L->s[q] != close) q++;
     if (q >= end || q == j + 1) return;
-    L->opts->include(L->opts->user, L->s + j + 1, q - j - 1, line_at(L, at));
+    L->opts->include(L->opts->user, L->s + j + 1, q - j - 1, close == '>', line_at(L, at));
 }
 
 /* #define / #undef in a live group. */

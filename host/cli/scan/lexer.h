@@ -52,10 +52,11 @@ typedef struct cckey_lex_opts {
      * #if / #ifdef conditions are evaluated over it (see pp.h). NULL: only
      * constant integers are known, as cckey_lex has it. */
     cckey_macro_env *env;
-    /* #include "NAME" in a live group: called where it stands, so that the
-     * header can be lexed into the same output (cckey_lex_more) before the
-     * rest of this source. NULL: includes are skipped. */
-    void (*include)(void *user, const char *name, size_t len, unsigned line);
+    /* #include "NAME" (angle false) or <NAME> (angle true) in a live group:
+     * called where it stands, so that the header can be lexed into the same
+     * output (cckey_lex_more) before the rest of this source. NULL:
+     * includes are skipped. */
+    void (*include)(void *user, const char *name, size_t len, bool angle, unsigned line);
     void *user;
     unsigned short file;   /* the tokens' file */
 } cckey_lex_opts;

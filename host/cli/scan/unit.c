@@ -25,6 +25,9 @@ typedef struct unit {
     char **reals;             /* their resolved paths (the same file twice is lexed once) */
     char *dirs[MAX_INCLUDE_DEPTH + 1];   /* the folders of the files being lexed */
     size_t depth;
+    unsigned short file_now;  /* the file being lexed */
+    unsigned library_line;    /* where Thrust or CUB is first included (0: nowhere) */
+    unsigned short library_file;
     bool oom;
 } unit;
 
@@ -87,11 +90,34 @@ static bool find_header(const unit *u, const char *name, size_t len, char *shown
 
 static int lex_file(unit *u, const char *path, unsigned short file);
 
-/* #include "NAME" (see cckey_lex_opts): the header, once per unit. */
-static void on_include(void *user, const char *name, size_t len, unsigned line)
+/* Thrust's and CUB's algorithms instantiate kernels in the library's own
+ * namespaces, which only the compiler can name. 0 or -1. */
+static int library_warning(unit *u)
 {
-    (void)line;
+    cckey_scan_result *r = u->out;
+    char buf[PATH_MAX + 200];
+    const char *why = "includes Thrust or CUB: the kernels their algorithms instantiate are not listed (use --exact)";
+    if (u->library_file) snprintf(buf, sizeof buf, "%s:%u: %s", r->files[u->library_file], u->library_line, why);
+    else snprintf(buf, sizeof buf, "%u: %s", u->library_line, why);
+    char **w = realloc(r->warnings, (r->n_warnings + 1) * sizeof *w);
+    if (!w) return -1;
+    r->warnings = w, r->cap_warnings = r->n_warnings + 1;
+    if (!(w[r->n_warnings] = strdup(buf))) return -1;
+    r->n_warnings++;
+    return 0;
+}
+
+/* #include "NAME" (see cckey_lex_opts): the header, once per unit. A
+ * system header is not read; Thrust's and CUB's are noted (their
+ * algorithms bring kernels of their own). */
+static void on_include(void *user, const char *name, size_t len, bool angle, unsigned line)
+{
     unit *u = user;
+    if (angle) {
+        if (!u->library_line && ((len > 7 && !memcmp(name, "thrust/", 7)) || (len > 4 && !memcmp(name, "cub/", 4))))
+            u->library_line = line, u->library_file = u->file_now;
+        return;
+    }
     char path[PATH_MAX], real[PATH_MAX];
     if (u->oom || u->depth > MAX_INCLUDE_DEPTH || !find_header(u, name, len, path, real)) return;
     for (size_t i = 0; i < u->out->n_files; i++)
@@ -108,8 +134,11 @@ static int lex_text(unit *u, const char *path, const char *buf, size_t len, unsi
 {
     if (!(u->dirs[u->depth] = dir_of(path))) return -1;
     u->depth++;
+    unsigned short outer = u->file_now;
+    u->file_now = file;
     cckey_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
     int r = cckey_lex_more(buf, len, &o, &u->lx);
+    u->file_now = outer;
     free(u->dirs[--u->depth]);
     return r == 0 && !u->oom ? 0 : -1;
 }
@@ -184,6 +213,7 @@ int cckey_scan_file(const char *path, const char *src, size_t len, cckey_lang la
     if (!add_file(&u, path, realpath(path, real))) r = -1;
     else r = lex_text(&u, path, src, len, 0);
     if (r == 0) r = scan_tokens(&u.lx, &u.env, lang, opts, out);
+    if (r == 0 && u.library_line && (lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP)) r = library_warning(&u);
     cckey_lexed_free(&u.lx);
     cckey_env_free(&u.env);
     for (size_t i = 0; i < out->n_files; i++) free(u.reals[i]);
