@@ -334,7 +334,7 @@ static int eval_args(scanner *s, const binding *b, const tdef *d, size_t lt, cck
     if (gt == lt || d->bad) return -1;
     size_t n = 0, a = lt + 1;
     int depth = 0;
-    for (size_t k = a; k < gt; k++) {
+    for (size_t k = a; k < gt && gt > lt + 2; k++) {   /* k<>: the defaults only */
         if (scan_is(s, k, "(") || scan_is(s, k, "[") || scan_is(s, k, "<")) depth++;
         else if (scan_is(s, k, ")") || scan_is(s, k, "]") || (scan_is(s, k, ">") && k + 1 < gt)) depth--;
         if (!((depth == 0 && scan_is(s, k, ",")) || k + 1 == gt)) continue;
