@@ -484,6 +484,35 @@ static bool text_only(const char *path, cckey_lang lang)
     return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
 }
 
+/* The folder the manifest will be read from, which its paths are relative
+ * to, into base (PATH_MAX): false when it cannot be resolved. */
+static bool output_base(const scan_opts *o, char *base)
+{
+    if (o->output && strcmp(o->output, "-") != 0) {
+        char *copy = strdup(o->output);
+        bool ok = copy && realpath(dirname(copy), base);
+        free(copy);
+        return ok;
+    }
+    return getcwd(base, PATH_MAX) != NULL;
+}
+
+/* What the scan as a whole leaves to say: no entries at all, entries left
+ * without a device. */
+static void closing_warnings(const scan_opts *o, const cckey_source_list *list, size_t entries)
+{
+    if (o->quiet) return;
+    size_t kernel_files = 0;
+    for (size_t i = 0; i < list->n; i++) kernel_files += list->langs[i] != CCKEY_LANG_HOST;
+    if (entries == 0)
+        cli_warn("scan: no entry points found in %zu source file%s", kernel_files, kernel_files == 1 ? "" : "s");
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal", "host"};
+    for (size_t l = 1; l <= CCKEY_LANG_METAL; l++)
+        if (o->skipped[l])
+            cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
+                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
+}
+
 static int run(scan_opts *o, char **paths, size_t n_paths)
 {
     cckey_source_list list;
@@ -502,15 +531,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     o->covered = (size_t)covered;
     /* Paths in the manifest are relative to the folder it will be read from. */
     char base[PATH_MAX];
-    bool have_base;
-    if (o->output && strcmp(o->output, "-") != 0) {
-        char *copy = strdup(o->output);
-        have_base = copy && realpath(dirname(copy), base);
-        free(copy);
-    } else {
-        have_base = getcwd(base, sizeof base) != NULL;
-    }
-    if (!have_base) {
+    if (!output_base(o, base)) {
         cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
         cckey_source_list_free(&list);
         free_sets(o);
@@ -542,15 +563,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     if (exact) scan_exact_free(exact, list.n);
     free(exact);
-    size_t kernel_files = 0;
-    for (size_t i = 0; i < list.n; i++) kernel_files += list.langs[i] != CCKEY_LANG_HOST;
-    if (rc == CLI_OK && entries == 0 && !o->quiet)
-        cli_warn("scan: no entry points found in %zu source file%s", kernel_files, kernel_files == 1 ? "" : "s");
-    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal", "host"};
-    for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
-        if (o->skipped[l])
-            cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
-                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
+    if (rc == CLI_OK) closing_warnings(o, &list, entries);
     if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);

@@ -294,34 +294,55 @@ static void place(named *nm, const char *src, size_t len, const cckey_scan_resul
     if (!nm->e.line && src) nm->e.line = line_of(src, len, ident);
 }
 
-/* One file's entry points from its jobs' name lists. */
-static int collect(const exact *x, size_t f, scan_exact_file *out)
+/* Whether name is one of the lines of a job's list. */
+static bool in_list(const job *j, const char *name)
 {
-    const scan_exact_in *in = x->in;
-    size_t n_sets = in->n_sets, cap = 0, n = 0;
-    named *all = NULL;
+    size_t l = strlen(name);
+    for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1)
+        if (strcspn(p, "\n") == l && !memcmp(p, name, l)) return true;
+    return false;
+}
+
+/* Every name file f's jobs list, each once, in first-seen order, into
+ * *all (*n of them). 0 or -1 (out of memory; *all freed). */
+static int gather(const exact *x, size_t f, named **all, size_t *n)
+{
+    size_t n_sets = x->in->n_sets, cap = 0;
+    *all = NULL, *n = 0;
     for (size_t s = 0; s < n_sets; s++) {
         const job *j = &x->jobs[f * n_sets + s];
         for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1) {
             size_t l = strcspn(p, "\n");
             bool seen = false;
-            for (size_t k = 0; k < n && !seen; k++) seen = strlen(all[k].e.name) == l && !memcmp(all[k].e.name, p, l);
+            for (size_t k = 0; k < *n && !seen; k++) seen = strlen((*all)[k].e.name) == l && !memcmp((*all)[k].e.name, p, l);
             if (seen) continue;
-            if (n == cap) {
-                named *a = realloc(all, (cap = cap ? 2 * cap : 16) * sizeof *a);
+            if (*n == cap) {
+                named *a = realloc(*all, (cap = cap ? 2 * cap : 16) * sizeof *a);
                 if (!a) goto oom;
-                all = a;
+                *all = a;
             }
-            all[n] = (named){.e = {.name = strndup(p, l)}, .order = n, .first_set = s};
-            if (!all[n++].e.name) goto oom;
+            (*all)[*n] = (named){.e = {.name = strndup(p, l)}, .order = *n, .first_set = s};
+            if (!(*all)[(*n)++].e.name) goto oom;
         }
     }
+    return 0;
+oom:
+    for (size_t k = 0; k < *n; k++) free((*all)[k].e.name);
+    free(*all);
+    *all = NULL, *n = 0;
+    return -1;
+}
+
+/* The entries' lines and files from the text scan of the compiled file
+ * (with its headers: an entry defined in a header is credited to this
+ * file, and says which header); the headers into out. */
+static void place_all(const exact *x, size_t f, named *all, size_t n, scan_exact_file *out)
+{
+    const scan_exact_in *in = x->in;
     size_t len = 0;
     char *src = n ? cckey_read_file(in->files->paths[f], &len) : NULL;
     cckey_scan_result text = {0};
     cckey_scan_options so = {in->macros, in->n_macros, NULL, 0};
-    /* The compiled file's own text, with its headers: an entry defined in a
-     * header is credited to this file, and says which header. */
     if (src && cckey_scan_file(in->files->paths[f], src, len, in->files->langs[f], &so, &text) != 0)
         text = (cckey_scan_result){0};
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
@@ -329,6 +350,15 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     text.files = NULL, text.n_files = 0;
     cckey_scan_result_free(&text);
     free(src);
+}
+
+/* One file's entry points from its jobs' name lists. */
+static int collect(const exact *x, size_t f, scan_exact_file *out)
+{
+    size_t n_sets = x->in->n_sets, n;
+    named *all;
+    if (gather(x, f, &all, &n) != 0) return -1;
+    place_all(x, f, all, n, out);
     if (n) qsort(all, n, sizeof *all, by_line);   /* all is NULL when n is 0 */
     out->r.entries = malloc((n ? n : 1) * sizeof *out->r.entries);
     out->in_set = calloc((n ? n : 1) * n_sets, sizeof *out->in_set);
@@ -336,13 +366,7 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     for (size_t k = 0; k < n; k++) {
         out->r.entries[k] = all[k].e;
         if (!all[k].e.source_name) goto oom;
-        for (size_t s = 0; s < n_sets; s++) {
-            const job *j = &x->jobs[f * n_sets + s];
-            const char *name = all[k].e.name;
-            size_t l = strlen(name);
-            for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1)
-                if (strcspn(p, "\n") == l && !memcmp(p, name, l)) out->in_set[k * n_sets + s] = true;
-        }
+        for (size_t s = 0; s < n_sets; s++) out->in_set[k * n_sets + s] = in_list(&x->jobs[f * n_sets + s], all[k].e.name);
     }
     out->r.n = out->r.cap = n;
     free(all);
@@ -352,6 +376,8 @@ oom:
     free(all);
     free(out->r.entries);
     free(out->in_set);
+    for (size_t k = 0; k < out->r.n_files; k++) free(out->r.files[k]);
+    free(out->r.files);
     *out = (scan_exact_file){0};
     return -1;
 }

@@ -223,9 +223,8 @@ static void define(lexer *L, bool undef, size_t j, size_t end)
     else cckey_env_define_text(L->opts->env, L->s + j, end - j, uncertain, device);
 }
 
-/* A directive from the '#' at i to the end of its line (comments inside it
- * may span lines). Returns the offset of the end. */
-static size_t directive(lexer *L, size_t i)
+/* The end of the directive line from i (comments inside it may span lines). */
+static size_t directive_end(const lexer *L, size_t i)
 {
     size_t end = i + 1;
     while (end < L->n && L->s[end] != '\n') {
@@ -234,6 +233,28 @@ static size_t directive(lexer *L, size_t i)
         else if (L->s[end] == '"' || L->s[end] == '\'') end = skip_quoted(L, end);
         else end++;
     }
+    return end;
+}
+
+/* #else and #endif of the innermost conditional (at i). */
+static void else_endif(lexer *L, bool is_else, size_t i)
+{
+    struct cond *c = &L->conds[L->n_conds - 1];
+    if (is_else) {
+        c->active = c->parent_active && !c->taken;
+        c->taken = true;
+        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
+        return;
+    }
+    if (c->both) emit_pp(L, CCKEY_TOK_PP_ENDIF, i);
+    L->n_conds--;
+}
+
+/* A directive from the '#' at i to the end of its line. Returns the offset
+ * of the end. */
+static size_t directive(lexer *L, size_t i)
+{
+    size_t end = directive_end(L, i);
     size_t j = i + 1;
     while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
     size_t w = j;
@@ -242,12 +263,9 @@ static size_t directive(lexer *L, size_t i)
     const char *word = L->s + w;
 #define IS(x) (wl == sizeof(x) - 1 && memcmp(word, x, wl) == 0)
     bool dev = false;
-    if (IS("if")) {
-        int v = eval_condition(L, j, end, &dev);
-        push_cond(L, v, dev, i);
-    } else if (IS("ifdef") || IS("ifndef")) {
-        int v = defined_condition(L, j, end, IS("ifndef"), &dev);
-        push_cond(L, v, dev, i);
+    if (IS("if") || IS("ifdef") || IS("ifndef")) {
+        int v = IS("if") ? eval_condition(L, j, end, &dev) : defined_condition(L, j, end, IS("ifndef"), &dev);
+        push_cond(L, v, dev, i);   /* v first: it sets dev */
     } else if (L->n_conds && (IS("elif") || IS("elifdef") || IS("elifndef"))) {
         int v = IS("elif") ? eval_condition(L, j, end, &dev) : defined_condition(L, j, end, IS("elifndef"), &dev);
         elif(L, v, dev, i);
@@ -255,14 +273,8 @@ static size_t directive(lexer *L, size_t i)
         define(L, IS("undef"), j, end);
     } else if (IS("include")) {
         include(L, j, end, i);
-    } else if (L->n_conds && IS("else")) {
-        struct cond *c = &L->conds[L->n_conds - 1];
-        c->active = c->parent_active && !c->taken;
-        c->taken = true;
-        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
-    } else if (L->n_conds && IS("endif")) {
-        if (L->conds[L->n_conds - 1].both) emit_pp(L, CCKEY_TOK_PP_ENDIF, i);
-        L->n_conds--;
+    } else if (L->n_conds && (IS("else") || IS("endif"))) {
+        else_endif(L, IS("else"), i);
     }
 #undef IS
     return end;

@@ -99,114 +99,145 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
 
 static bool word(const cckey_token *t, const char *s) { return t->kind == CCKEY_TOK_IDENT && cckey_tok_is(t, s); }
 
-int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
-                     const char **name, size_t *name_len, const char **why)
+/* A declaration being parsed (cckey_parse_decl). */
+typedef struct decl {
+    cckey_ctype *out;
+    const char **name;
+    size_t *name_len;
+    const char **why;
+    cckey_type_lookup lookup;
+    void *user;
+    int n_signed, n_unsigned, n_short, n_long, n_int, n_char, n_other;
+    const char *other;       /* the one builtin word that is a whole type */
+    bool have_named;         /* a typedef or class name */
+    unsigned base_ptrs;      /* pointer levels a typedef brought */
+    unsigned char lead_quals;
+    unsigned arrays;
+} decl;
+
+static int refuse(decl *d, const char *why)
 {
-    memset(out, 0, sizeof *out);
-    *name = NULL, *name_len = 0;
-    int n_signed = 0, n_unsigned = 0, n_short = 0, n_long = 0, n_int = 0, n_char = 0, n_other = 0;
-    const char *other = NULL;   /* the one builtin word that is a whole type */
-    bool have_named = false;    /* a typedef or class name */
-    unsigned base_ptrs = 0;     /* pointer levels a typedef brought */
-    unsigned char lead_quals = 0;
-    unsigned arrays = 0;
-    if (n == 3 && cckey_tok_is(&t[0], ".") && cckey_tok_is(&t[1], ".") && cckey_tok_is(&t[2], ".")) return 2;
-    for (size_t i = 0; i < n; i++) {
-        const cckey_token *k = &t[i];
-        if (cckey_tok_is(k, "=")) break;   /* a default argument */
-        if (k->kind == CCKEY_TOK_PUNCT) {
-            if (cckey_tok_is(k, "*")) {
-                if (*name || out->ref || arrays) return *why = "a declarator this scanner does not model", -1;
-                if (out->nptr == CCKEY_CTYPE_MAX_PTR) return *why = "too many pointer levels", -1;
-                out->nptr++;
-            } else if (cckey_tok_is(k, "&")) {
-                if (out->ref == 2 || *name) return *why = "a declarator this scanner does not model", -1;
-                out->ref++;
-            } else if (cckey_tok_is(k, "[")) {
-                while (i < n && !cckey_tok_is(&t[i], "]")) i++;
-                arrays++;
-            } else if (cckey_tok_is(k, "::")) {
-                return *why = "a qualified type name", -1;
-            } else if (cckey_tok_is(k, "<")) {
-                return *why = "a template type", -1;
-            } else if (cckey_tok_is(k, "(")) {
-                return *why = "a function pointer or parenthesised declarator", -1;
-            } else {
-                return *why = "an unexpected token in a parameter", -1;
-            }
-            continue;
-        }
-        if (k->kind != CCKEY_TOK_IDENT) return *why = "an unexpected token in a parameter", -1;
-        unsigned char q = word(k, "const") ? CCKEY_Q_CONST : word(k, "volatile") ? CCKEY_Q_VOLATILE : 0;
-        bool restrict_word = word(k, "__restrict__") || word(k, "__restrict") || word(k, "restrict");
-        if (q || restrict_word) {
-            if (restrict_word) q = CCKEY_Q_RESTRICT;
-            if (out->nptr) out->quals[out->nptr] |= q;
-            else if (!restrict_word) lead_quals |= q;
-            continue;
-        }
-        if (word(k, "__grid_constant__") || word(k, "register") || word(k, "struct") || word(k, "class") ||
-            word(k, "union") || word(k, "enum") || word(k, "typename"))
-            continue;
-        if (word(k, "signed")) n_signed++;
-        else if (word(k, "unsigned")) n_unsigned++;
-        else if (word(k, "short")) n_short++;
-        else if (word(k, "long")) n_long++;
-        else if (word(k, "int")) n_int++;
-        else if (word(k, "char")) n_char++;
-        else if (word(k, "void") || word(k, "bool") || word(k, "float") || word(k, "double") ||
-                 word(k, "wchar_t") || word(k, "char16_t") || word(k, "char32_t") || word(k, "__int128"))
-            n_other++, other = k->p;
-        else {
-            bool have_base = have_named || n_signed || n_unsigned || n_short || n_long || n_int || n_char || n_other;
-            if (!have_base) {
-                cckey_ctype named;
-                if (!(lookup && lookup(user, k->p, k->len, &named)) && !cckey_known_type(k->p, k->len, &named))
-                    return *why = "a type name not defined in this file", -1;
-                *out = named;
-                base_ptrs = named.nptr;
-                have_named = true;
-            } else if (!*name) {
-                *name = k->p, *name_len = k->len;
-            } else {
-                return *why = "an unexpected word in a parameter", -1;
-            }
-        }
+    *d->why = why;
+    return -1;
+}
+
+/* A punctuator at t[*i] (an array's brackets are skipped): 0 or -1. */
+static int decl_punct(decl *d, const cckey_token *t, size_t n, size_t *i)
+{
+    const cckey_token *k = &t[*i];
+    cckey_ctype *out = d->out;
+    if (cckey_tok_is(k, "*")) {
+        if (*d->name || out->ref || d->arrays) return refuse(d, "a declarator this scanner does not model");
+        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return refuse(d, "too many pointer levels");
+        out->nptr++;
+    } else if (cckey_tok_is(k, "&")) {
+        if (out->ref == 2 || *d->name) return refuse(d, "a declarator this scanner does not model");
+        out->ref++;
+    } else if (cckey_tok_is(k, "[")) {
+        while (*i < n && !cckey_tok_is(&t[*i], "]")) (*i)++;
+        d->arrays++;
+    } else {
+        return refuse(d, cckey_tok_is(k, "::")  ? "a qualified type name"
+                         : cckey_tok_is(k, "<") ? "a template type"
+                         : cckey_tok_is(k, "(") ? "a function pointer or parenthesised declarator"
+                                                : "an unexpected token in a parameter");
     }
-    if (arrays > 1) return *why = "a multi-dimensional array parameter", -1;
-    if (n_other > 1 || (n_other && (n_short || n_char || (n_long && !(other && !strncmp(other, "double", 6))))))
-        return *why = "an unusual combination of type words", -1;
-    if (!have_named) {
-        const char *code;
-        if (n_other) {
-            code = !strncmp(other, "void", 4)     ? "v"
-                   : !strncmp(other, "bool", 4)   ? "b"
-                   : !strncmp(other, "float", 5)  ? "f"
-                   : !strncmp(other, "double", 6) ? (n_long ? "e" : "d")
-                   : !strncmp(other, "wchar_t", 7) ? "w"
-                   : !strncmp(other, "char16_t", 8) ? "Ds"
-                   : !strncmp(other, "char32_t", 8) ? "Di"
-                                                    : (n_unsigned ? "o" : "n");
-        } else if (n_char) {
-            code = n_unsigned ? "h" : n_signed ? "a" : "c";
-        } else if (n_short) {
-            code = n_unsigned ? "t" : "s";
-        } else if (n_long >= 2) {
-            code = n_unsigned ? "y" : "x";
-        } else if (n_long) {
-            code = n_unsigned ? "m" : "l";
-        } else if (n_int || n_signed || n_unsigned) {
-            code = n_unsigned ? "j" : "i";
-        } else {
-            return *why = "no type", -1;
-        }
+    return 0;
+}
+
+/* const, volatile, restrict and the words that change nothing: true when
+ * k is one of them. */
+static bool decl_qualifier(decl *d, const cckey_token *k)
+{
+    unsigned char q = word(k, "const") ? CCKEY_Q_CONST : word(k, "volatile") ? CCKEY_Q_VOLATILE : 0;
+    bool restrict_word = word(k, "__restrict__") || word(k, "__restrict") || word(k, "restrict");
+    if (q || restrict_word) {
+        if (restrict_word) q = CCKEY_Q_RESTRICT;
+        if (d->out->nptr) d->out->quals[d->out->nptr] |= q;
+        else if (!restrict_word) d->lead_quals |= q;
+        return true;
+    }
+    return word(k, "__grid_constant__") || word(k, "register") || word(k, "struct") || word(k, "class") ||
+           word(k, "union") || word(k, "enum") || word(k, "typename");
+}
+
+/* A builtin type word: true when k is one (and counted). */
+static bool decl_builtin_word(decl *d, const cckey_token *k)
+{
+    if (word(k, "signed")) d->n_signed++;
+    else if (word(k, "unsigned")) d->n_unsigned++;
+    else if (word(k, "short")) d->n_short++;
+    else if (word(k, "long")) d->n_long++;
+    else if (word(k, "int")) d->n_int++;
+    else if (word(k, "char")) d->n_char++;
+    else if (word(k, "void") || word(k, "bool") || word(k, "float") || word(k, "double") || word(k, "wchar_t") ||
+             word(k, "char16_t") || word(k, "char32_t") || word(k, "__int128"))
+        d->n_other++, d->other = k->p;
+    else return false;
+    return true;
+}
+
+/* Another word: the type's name (a typedef or class) before any base, the
+ * declarator's name after it. 0 or -1. */
+static int decl_other_word(decl *d, const cckey_token *k)
+{
+    bool have_base = d->have_named || d->n_signed || d->n_unsigned || d->n_short || d->n_long || d->n_int ||
+                     d->n_char || d->n_other;
+    if (!have_base) {
+        cckey_ctype named;
+        if (!(d->lookup && d->lookup(d->user, k->p, k->len, &named)) && !cckey_known_type(k->p, k->len, &named))
+            return refuse(d, "a type name not defined in this file");
+        *d->out = named;
+        d->base_ptrs = named.nptr;
+        d->have_named = true;
+    } else if (!*d->name) {
+        *d->name = k->p, *d->name_len = k->len;
+    } else {
+        return refuse(d, "an unexpected word in a parameter");
+    }
+    return 0;
+}
+
+/* The Itanium code of the builtin the counted words spell, or NULL. */
+static const char *builtin_code(const decl *d)
+{
+    if (d->n_other) {
+        const char *o = d->other;
+        return !strncmp(o, "void", 4)       ? "v"
+               : !strncmp(o, "bool", 4)     ? "b"
+               : !strncmp(o, "float", 5)    ? "f"
+               : !strncmp(o, "double", 6)   ? (d->n_long ? "e" : "d")
+               : !strncmp(o, "wchar_t", 7)  ? "w"
+               : !strncmp(o, "char16_t", 8) ? "Ds"
+               : !strncmp(o, "char32_t", 8) ? "Di"
+                                            : (d->n_unsigned ? "o" : "n");
+    }
+    if (d->n_char) return d->n_unsigned ? "h" : d->n_signed ? "a" : "c";
+    if (d->n_short) return d->n_unsigned ? "t" : "s";
+    if (d->n_long >= 2) return d->n_unsigned ? "y" : "x";
+    if (d->n_long) return d->n_unsigned ? "m" : "l";
+    if (d->n_int || d->n_signed || d->n_unsigned) return d->n_unsigned ? "j" : "i";
+    return NULL;
+}
+
+/* After the words: the builtin, qualifiers, array decay. 0, 1 (void) or -1. */
+static int decl_finish(decl *d)
+{
+    cckey_ctype *out = d->out;
+    if (d->arrays > 1) return refuse(d, "a multi-dimensional array parameter");
+    bool long_double = d->other && !strncmp(d->other, "double", 6);
+    if (d->n_other > 1 || (d->n_other && (d->n_short || d->n_char || (d->n_long && !long_double))))
+        return refuse(d, "an unusual combination of type words");
+    if (!d->have_named) {
+        const char *code = builtin_code(d);
+        if (!code) return refuse(d, "no type");
         snprintf(out->builtin, sizeof out->builtin, "%s", code);
     }
     /* The base's qualifiers: on the typedef's outermost pointer when it
      * brought pointers ("const fptr" is a const pointer). */
-    out->quals[base_ptrs] |= lead_quals;
-    if (arrays) {
-        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return *why = "too many pointer levels", -1;
+    out->quals[d->base_ptrs] |= d->lead_quals;
+    if (d->arrays) {
+        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return refuse(d, "too many pointer levels");
         out->nptr++;
     }
     if (!out->ref) {   /* top-level qualifiers are not part of a parameter's type */
@@ -214,8 +245,27 @@ int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, v
         out->quals[out->nptr] = 0;
     }
     bool is_void = !out->nptr && !out->ref && !strcmp(out->builtin, "v");
-    if (is_void && *name) return *why = "a void parameter", -1;
+    if (is_void && *d->name) return refuse(d, "a void parameter");
     return is_void ? 1 : 0;
+}
+
+int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
+                     const char **name, size_t *name_len, const char **why)
+{
+    memset(out, 0, sizeof *out);
+    *name = NULL, *name_len = 0;
+    decl d = {.out = out, .name = name, .name_len = name_len, .why = why, .lookup = lookup, .user = user};
+    if (n == 3 && cckey_tok_is(&t[0], ".") && cckey_tok_is(&t[1], ".") && cckey_tok_is(&t[2], ".")) return 2;
+    for (size_t i = 0; i < n; i++) {
+        const cckey_token *k = &t[i];
+        if (cckey_tok_is(k, "=")) break;   /* a default argument */
+        int r = 0;
+        if (k->kind == CCKEY_TOK_PUNCT) r = decl_punct(&d, t, n, &i);
+        else if (k->kind != CCKEY_TOK_IDENT) r = refuse(&d, "an unexpected token in a parameter");
+        else if (!decl_qualifier(&d, k) && !decl_builtin_word(&d, k)) r = decl_other_word(&d, k);
+        if (r != 0) return r;
+    }
+    return decl_finish(&d);
 }
 
 /* ---- emission with substitutions ---------------------------------------- */

@@ -414,6 +414,25 @@ static size_t top_directive(decoder *d, programs *pg, outbuf *o, bool *open_expr
     return end;
 }
 
+/* A word at i (its end e): a stringizing macro's call joins the expression;
+ * any other word ends it. The offset after it. */
+static size_t word_piece(decoder *d, programs *pg, outbuf *o, bool *open_expr, bool top, size_t i)
+{
+    const text *s = &d->s;
+    size_t e = i;
+    while (e < s->n && word_char(s->t[e])) e++;
+    size_t p = e;
+    while (p < s->n && (s->t[p] == ' ' || s->t[p] == '\t' || s->t[p] == '\n')) p++;
+    if (p < s->n && s->t[p] == '(' && is_stringify(d, s->t + i, e - i)) {
+        size_t close = call_end(s, p);
+        *open_expr = true;
+        stringize(d, o, p, close);
+        return close < s->n ? close + 1 : close;
+    }
+    if (*open_expr && top) finish(d, pg, o, open_expr, s->line[i]);
+    return e;
+}
+
 /* The pieces of d's text: literals, stringizing calls and includes; each
  * run of them is an expression, decoded into o. 0 or -1. */
 static int scan_pieces(decoder *d, programs *pg, outbuf *o, bool *open_expr, bool top)
@@ -439,19 +458,7 @@ static int scan_pieces(decoder *d, programs *pg, outbuf *o, bool *open_expr, boo
         } else if (s->t[i] == '\'' && !(i && isalnum((unsigned char)s->t[i - 1]))) {
             i = literal_end(s, i);
         } else if (word_char(s->t[i]) && !(i && word_char(s->t[i - 1]))) {
-            size_t e = i;
-            while (e < s->n && word_char(s->t[e])) e++;
-            size_t p = e;
-            while (p < s->n && (s->t[p] == ' ' || s->t[p] == '\t' || s->t[p] == '\n')) p++;
-            if (p < s->n && s->t[p] == '(' && is_stringify(d, s->t + i, e - i)) {
-                size_t close = call_end(s, p);
-                *open_expr = true;
-                stringize(d, o, p, close);
-                i = close < s->n ? close + 1 : close;
-            } else {
-                if (*open_expr && top) finish(d, pg, o, open_expr, s->line[i]);
-                i = e;
-            }
+            i = word_piece(d, pg, o, open_expr, top, i);
         } else {
             if (*open_expr && top) finish(d, pg, o, open_expr, s->line[i]);
             i++;
