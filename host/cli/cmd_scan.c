@@ -3,7 +3,6 @@
  * `cckey warm` read. */
 #include "cli.h"
 #include "scan/scan.h"
-#include "scan/strprog.h"
 #include "scan_exact.h"
 #include "scan_langs.h"
 #include "scan_sets.h"
@@ -25,30 +24,48 @@ static void usage(FILE *f)
           "\n"
           "Find kernel sources under each PATH (folders are searched recursively; hidden\n"
           "entries are skipped) and their entry points:\n"
-          "  .cl .ocl .clc .opencl  OpenCL: __kernel / kernel functions\n"
+          "  .cl .ocl .clc .opencl  OpenCL: __kernel / kernel functions. A file that is\n"
+          "                  one string (R\"( ... )\", MSTRINGIFY( ... )) is read as the\n"
+          "                  program the host compiler makes of it\n"
           "  .cu .cuh        CUDA: __global__ functions; extern \"C\" ones by their name, C++\n"
-          "                  ones by their Itanium (mangled) name, which the scanner works\n"
-          "                  out for common parameter types (builtins, size_t and the\n"
-          "                  <stdint.h> and <sys/types.h> types (uint, ulong, clock_t, ...),\n"
-          "                  CUDA's vector, half and texture-object types, classes and\n"
-          "                  typedefs of the same file); otherwise the source name, with a\n"
-          "                  warning. Template kernels are skipped with a warning.\n"
+          "                  ones by their Itanium (mangled) name, worked out as nvcc\n"
+          "                  mangles it for builtins and their typedefs, CUDA's vector,\n"
+          "                  half, texture and library types (cuRAND, cuFFT, cuComplex,\n"
+          "                  cudaExtent, streams, graph handles, ...), and the classes,\n"
+          "                  typedefs, macros and constants of the file and its headers.\n"
+          "                  Template kernels: the instances the file asks for (explicit\n"
+          "                  instantiations, k<16><<<...>>>, uses inside templates it\n"
+          "                  instantiates). A kernel it cannot name exactly (class\n"
+          "                  template types, deduced arguments, anonymous namespaces,\n"
+          "                  Thrust's own kernels) is left out with a warning that says\n"
+          "                  to use --exact: no name nvcc would not give\n"
           "  .hip            HIP: as CUDA\n"
           "  .metal          Metal: kernel / [[kernel]] functions (host_name honoured)\n"
-          "Comments, string literals, preprocessor directives and dead conditional groups\n"
-          "(#if 0, the #else of #if 1) are skipped; other conditionals are scanned both ways.\n"
-          "The groups of #ifdef/#else are alternatives: a kernel header written once per\n"
-          "group is one kernel. Macros are not expanded: a kernel declared through a macro\n"
-          "(KERNEL_FQ void k(...)) is found with --kernel-macro KERNEL_FQ; a function-like\n"
-          "attribute macro between the return type and the name is skipped. Names with\n"
-          "non-ASCII characters are refused with a warning. Each file without entry points\n"
-          "gets a warning saying why.\n"
+          "  .h .hpp .c .cpp ...  host code: the OpenCL and CUDA programs it holds as\n"
+          "                  strings (raw strings, adjacent literals, stringizing\n"
+          "                  macros), each listed with the string as its source. A header\n"
+          "                  named as a PATH that defines kernels is read as CUDA/OpenCL\n"
+          "Headers included with #include \"...\" are read where they stand (found beside\n"
+          "the including file, then beside the source); a header a scanned file includes\n"
+          "is listed with that file (its kernels \"in HEADER\"), not on its own. #if and\n"
+          "#ifdef are decided with the file's #defines and each option set's -D and -U,\n"
+          "so each set gets the entries its build has; a name nobody defines is 0,\n"
+          "except the toolchain's and the device's (__x, cl_*, CUDA*, ...): those groups\n"
+          "are scanned both ways, as alternatives (a kernel header written once per group\n"
+          "is one kernel), and a kernel only some devices have (under #if on cl_khr_fp64\n"
+          "and the like) is left out with a warning. Comments, string literals and dead\n"
+          "groups are skipped. A kernel declared through a macro (KERNEL_FQ void k(...))\n"
+          "is found with --kernel-macro KERNEL_FQ; a function-like attribute macro\n"
+          "between the return type and the name is skipped. Names with non-ASCII\n"
+          "characters are refused with a warning. Each file without entry points gets a\n"
+          "warning saying why.\n"
           "\n"
           "Writes one manifest line per entry x device x option set, sorted by file, then\n"
           "entries in source order:\n"
           "  {\"device\", \"name\", \"source_file\", \"options\": [[K, V], ...], \"language\"}\n"
           "source_file is relative to the output's folder (the working folder for standard\n"
           "output) when the source lies below that folder's parent chain, else absolute.\n"
+          "A program held as a string has \"source\" (the string itself) instead.\n"
           "\n"
           "  -d, --device [LANGS:]ID  a device identity (repeatable), paired with every\n"
           "                         source, or with LANGS prefixed only with the sources\n"
@@ -107,15 +124,23 @@ static void usage(FILE *f)
           "                         has them; each option set gets its own entries. A\n"
           "                         file that does not compile is a warning naming its\n"
           "                         first error and lists nothing (exit status stays 0).\n"
-          "                         The source's folder is searched for headers first\n"
+          "                         The source's folder is searched for headers first.\n"
+          "                         A CUDA file that launches kernels from the device\n"
+          "                         is built again with -rdc=true, with a warning.\n"
+          "                         Each entry is the compiled file's, with the header\n"
+          "                         it is defined in. A program held as a string is\n"
+          "                         the string the text scan decodes, built on the\n"
+          "                         OpenCL device\n"
           "  -j, --jobs N           compiler runs at once for --exact (default: the cores)\n"
           "      --nvcc PATH        the nvcc --exact runs; none: NVRTC instead\n"
-          "      --list             list the entry points (FILE:LINE: NAME) instead\n"
-          "                         (with --exact: each once, whichever sets hold it;\n"
-          "                         LINE is 0 where the source shows no such name)\n"
+          "      --list             list the entry points instead, each once, whichever\n"
+          "                         sets hold it: FILE:LINE: NAME [(SOURCE NAME)]\n"
+          "                         [in HEADER] (LINE is HEADER's for a header's kernel;\n"
+          "                         0 where the source shows no such name, --exact)\n"
           "      --format FMT       for --list: text (default); json: an array of\n"
-          "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"};\n"
-          "                         jsonl: one such object a line\n"
+          "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"}\n"
+          "                         (and \"defined_in\": HEADER, \"program\": true for a\n"
+          "                         string-held program's); jsonl: one such object a line\n"
           "      --json             the same as --format json\n"
           "  -q, --quiet            no warnings\n"
           "  -h, --help             show this help\n",
@@ -406,13 +431,6 @@ static void keep_languages(cckey_source_list *list, unsigned only)
     list->n = kept;
 }
 
-/* Host files, and OpenCL files that hold their program as a string: what
- * --exact leaves to the text scan, whose decoding is the compiler's own. */
-static bool text_only(const char *path, cckey_lang lang)
-{
-    return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
-}
-
 /* The folder the manifest will be read from, which its paths are relative
  * to, into base (PATH_MAX): false when it cannot be resolved. */
 static bool output_base(const scan_opts *o, char *base)
@@ -489,7 +507,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
                      cli_utf8_escape(list.paths[i], shown, sizeof shown));
             continue;
         }
-        if (!exact || text_only(list.paths[i], list.langs[i])) {
+        if (!exact || exact[i].text) {
             rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
             continue;
         }

@@ -28,6 +28,7 @@ typedef struct job {
     int state;
     bool rdc;         /* built again with -rdc=true: it launches kernels from the device */
     char *names;      /* JOB_OK: each ended by '\n' */
+    int *prog;        /* string-held programs: the program of each name (NULL otherwise) */
     char why[640];    /* JOB_FAILED: the first error */
 } job;
 
@@ -143,6 +144,83 @@ static bool has_rdc(const scan_exact_set *set)
     return false;
 }
 
+/* Appends the names ("a\nb\n") to the job's list, each of program p. */
+static bool add_names(job *j, size_t *len, size_t *count, const char *names, size_t n, int p)
+{
+    char *t = realloc(j->names, *len + n + 1);
+    if (!t) return false;
+    j->names = t;
+    memcpy(t + *len, names, n);
+    t[*len += n] = '\0';
+    size_t lines = 0;
+    for (size_t k = 0; k < n; k++) lines += names[k] == '\n';
+    int *q = realloc(j->prog, (*count + lines + 1) * sizeof *q);
+    if (!q) return false;
+    j->prog = q;
+    for (size_t k = 0; k < lines; k++) q[(*count)++] = p;
+    return true;
+}
+
+/* The names in program p of r: the OpenCL runtime's for an OpenCL program
+ * (false with j->why when it does not build and the text saw kernels in
+ * it; a string that merely mentions __kernel builds to nothing), the text
+ * scan's for a CUDA one. */
+static bool program_names(exact *x, const char *path, const cckey_flags *flags, const cckey_scan_result *r,
+                          size_t p, job *j, size_t *len, size_t *count)
+{
+    bool seen = false, ok = true;
+    for (size_t e = 0; e < r->n && ok; e++) {
+        if (r->entries[e].program != (int)p) continue;
+        seen = true;
+        if (r->programs[p].lang != CCKEY_LANG_OPENCL) {
+            char line[1100];
+            int n = snprintf(line, sizeof line, "%s\n", r->entries[e].name);
+            ok = n > 0 && (size_t)n < sizeof line && add_names(j, len, count, line, (size_t)n, (int)p);
+        }
+    }
+    if (r->programs[p].lang != CCKEY_LANG_OPENCL) return ok;
+    cckey_build b = {0};
+    if (x->opencl.entries(x->opencl.impl, 0, r->programs[p].text, r->programs[p].len, path, flags, &b) == 0)
+        ok = add_names(j, len, count, b.binary, b.binary_len, (int)p);
+    else if (seen && !scan_exact_first_error(b.log, j->why, sizeof j->why))
+        snprintf(j->why, sizeof j->why, "%s", b.error);
+    if (seen && !b.binary) ok = false;
+    cckey_build_clear(&b);
+    return ok;
+}
+
+/* A file holding its programs as strings: each program the text scan
+ * decodes (the host compiler's string) built on the OpenCL device. */
+static void strings_job(exact *x, const char *path, cckey_lang lang, const scan_exact_set *set, job *j)
+{
+    size_t len;
+    char *src = cckey_read_file(path, &len);
+    cckey_scan_result r = {0};
+    cckey_scan_options so = {x->in->macros, x->in->n_macros, NULL, 0};
+    cckey_flags flags;
+    j->state = JOB_FAILED;
+    if (!src || cckey_scan_file(path, src, len, lang, &so, &r) != 0) {
+        snprintf(j->why, sizeof j->why, "cannot read it: %s", strerror(errno ? errno : EIO));
+        free(src);
+        return;
+    }
+    free(src);
+    if (flags_for(path, set, false, &flags, j->why, sizeof j->why) == 0) {
+        size_t n = 0, count = 0;
+        bool ok = add_names(j, &n, &count, "", 0, -1);
+        for (size_t p = 0; p < r.n_programs && ok; p++) ok = program_names(x, path, &flags, &r, p, j, &n, &count);
+        if (ok) j->state = JOB_OK;
+        cckey_flags_free(&flags);
+    }
+    cckey_scan_result_free(&r);
+}
+
+/* Host code, and OpenCL files that are one string. */
+static bool string_held(const char *path, cckey_lang lang)
+{
+    return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
+}
+
 static void build_one(void *arg, size_t i)
 {
     exact *x = arg;
@@ -152,10 +230,12 @@ static void build_one(void *arg, size_t i)
     cckey_lang lang = in->files->langs[f];
     bool cuda = is_cuda(lang);
     job *j = &x->jobs[i];
-    /* Host files and string-held programs: the text scan decodes them as the
-     * compiler does (cmd_scan lists them so). */
-    if (lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang))) {
-        j->state = JOB_TEXT;
+    /* Programs held as strings: as the text scan decodes them (the host
+     * compiler's strings), built on the device; without one, the text
+     * scan's list (cmd_scan lists them so). */
+    if (string_held(path, lang)) {
+        if (x->have_opencl) strings_job(x, path, lang, &in->sets[i % in->n_sets], j);
+        else j->state = JOB_TEXT;
         return;
     }
     if (lang == CCKEY_LANG_METAL || (cuda ? !x->have_cuda : !x->have_opencl)) {
@@ -193,7 +273,7 @@ static void find_compilers(exact *x)
     bool want_cl = false, want_cuda = false;
     for (size_t f = 0; f < x->in->files->n; f++) {
         cckey_lang l = x->in->files->langs[f];
-        want_cl |= l == CCKEY_LANG_OPENCL && !scan_strings_wanted(x->in->files->paths[f], l);
+        want_cl |= l == CCKEY_LANG_OPENCL || l == CCKEY_LANG_HOST;
         want_cuda |= is_cuda(l);
     }
     if (want_cl) {
@@ -284,7 +364,6 @@ static void place(named *nm, const char *src, size_t len, const cckey_scan_resul
     char ident[512];
     ident_of(nm->e.name, ident, sizeof ident);
     nm->e.source_name = strdup(ident);
-    nm->e.program = -1;
     for (size_t i = 0; i < text->n && !nm->e.line; i++)
         if (strcmp(text->entries[i].name, nm->e.name) == 0)
             nm->e.line = text->entries[i].line, nm->e.file = text->entries[i].file;
@@ -321,7 +400,10 @@ static int gather(const exact *x, size_t f, named **all, size_t *n)
                 if (!a) goto oom;
                 *all = a;
             }
-            (*all)[*n] = (named){.e = {.name = strndup(p, l)}, .order = *n, .first_set = s};
+            size_t line = 0;
+            for (const char *q = j->names; q < p; q++) line += *q == '\n';
+            (*all)[*n] = (named){.e = {.name = strndup(p, l), .program = j->prog ? j->prog[line] : -1}, .order = *n,
+                                 .first_set = s};
             if (!(*all)[(*n)++].e.name) goto oom;
         }
     }
@@ -348,6 +430,10 @@ static void place_all(const exact *x, size_t f, named *all, size_t n, scan_exact
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
     out->r.files = text.files, out->r.n_files = text.n_files;
     text.files = NULL, text.n_files = 0;
+    if (x->jobs[f * in->n_sets].prog) {   /* the programs the entries name: the same decoding's */
+        out->r.programs = text.programs, out->r.n_programs = text.n_programs;
+        text.programs = NULL, text.n_programs = 0;
+    }
     cckey_scan_result_free(&text);
     free(src);
 }
@@ -369,6 +455,7 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
         for (size_t s = 0; s < n_sets; s++) out->in_set[k * n_sets + s] = in_list(&x->jobs[f * n_sets + s], all[k].e.name);
     }
     out->r.n = out->r.cap = n;
+    out->text = x->jobs[f * n_sets].state == JOB_TEXT;
     free(all);
     return 0;
 oom:
@@ -515,7 +602,7 @@ int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
     int rc = CLI_OK;
     for (size_t f = 0; f < in->files->n && rc == CLI_OK; f++)
         if (collect(&x, f, &out[f]) != 0) rc = CLI_FAIL;
-    for (size_t i = 0; i < n_jobs; i++) free(x.jobs[i].names);
+    for (size_t i = 0; i < n_jobs; i++) free(x.jobs[i].names), free(x.jobs[i].prog);
     free(x.jobs);
     if (rc == CLI_OK) return CLI_OK;
     scan_exact_free(out, in->files->n);

@@ -289,7 +289,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
         self.assertIn("add_uint", exact)
         self.assertNotIn("add_uint", text)
 
-    def test_each_option_set_gets_its_own_entries(self):
+    def test_each_option_set_gets_its_own_entries(self, exact=True):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "sets.cl")
             with open(path, "w") as f:
@@ -297,7 +297,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
                         "#ifdef WITH_EXTRA\n__kernel void extra(__global int *p) { p[0] = 2; }\n#endif\n"
                         "#if BLOCK > 32\n__kernel void wide(__global int *p) { p[0] = BLOCK; }\n#endif\n")
             sets = ["-DBLOCK=16", "-DWITH_EXTRA,-DBLOCK=16", "-DBLOCK=64"]
-            args = ["--exact", "-d", "devA", "-d", "devB", path]
+            args = (["--exact"] if exact else []) + ["-d", "devA", "-d", "devB", path]
             for s in sets:
                 args += ["-O", s]
             lines, _ = manifest(args)
@@ -309,6 +309,10 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
                     got = [l["name"] for l in lines if l["options"] == pairs and l["device"] == dev]
                     self.assertEqual(sorted(got), sorted(truth), s)
             self.assertEqual(len(lines), 2 * (1 + 2 + 2))
+
+    def test_the_text_scan_reads_each_sets_macros(self):
+        # The same without --exact: #ifdef and #if see each set's -D.
+        self.test_each_option_set_gets_its_own_entries(exact=False)
 
     def test_a_file_that_does_not_compile_is_a_warning(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -486,10 +490,12 @@ class StringHeldPrograms(UsesOpenCL, unittest.TestCase):
         self.assertEqual(sorted(e["name"] for e in found), sorted(truth), err)
         for e in found:
             self.assertEqual(e["line"], line_of(path, "void " + e["name"] + "("), e)
-        lines, _ = manifest(["-d", "dev", path])
-        for l in lines:
-            self.assertNotIn("source_file", l)
-            self.assertEqual(l["source"].encode(), truth[l["name"]], l["name"])
+        for exact in ([], ["--exact"]):   # --exact builds each decoded string on the device
+            lines, _ = manifest(exact + ["-d", "dev", path])
+            self.assertEqual(sorted(l["name"] for l in lines), sorted(truth), exact)
+            for l in lines:
+                self.assertNotIn("source_file", l)
+                self.assertEqual(l["source"].encode(), truth[l["name"]], l["name"])
         return found, err
 
     def test_raw_string_file(self):
@@ -511,6 +517,8 @@ class StringHeldPrograms(UsesOpenCL, unittest.TestCase):
         self.assertLessEqual(set(names), set(truth), "nothing the device does not have")
         # peak_double is under cl_khr_fp64, which only the device knows.
         self.assertEqual(sorted(names), ["host_kept", "peak_float"])
+        exact, _ = scan(path, extra=["--exact"])   # the device decides cl_khr_fp64
+        self.assertEqual(sorted(exact), sorted(truth))
         for missed in set(truth) - set(names):
             self.assertRegex(err, r"strings_stringify\.cl:%d: %s: .*--exact" % (
                 line_of(path, "void %s(" % missed), missed))

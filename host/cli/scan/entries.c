@@ -27,15 +27,7 @@ static void pp_directive(scanner *s, size_t i, size_t *stmt)
 {
     cckey_tok_kind k = s->t[i].kind;
     if (k == CCKEY_TOK_PP_IF) {
-        if (s->n_pp == s->cap_pp) {
-            size_t cap = s->cap_pp ? s->cap_pp * 2 : 16;
-            pp_frame *p = realloc(s->pp, cap * sizeof *p);
-            if (!p) {
-                s->oom = true;
-                return;
-            }
-            s->pp = p, s->cap_pp = cap;
-        }
+        if (!scan_grow(s, (void **)&s->pp, &s->cap_pp, s->n_pp, sizeof *s->pp)) return;
         /* SIZE_MAX: the statement starts inside the group (after #if). */
         s->pp[s->n_pp++] = (pp_frame){s->depth, *stmt == i ? SIZE_MAX : *stmt, 0, false,
                                       (s->t[i].flags & CCKEY_TOKF_DEVICE) != 0};
@@ -132,15 +124,7 @@ static bool c_linkage(const scanner *s)
 
 static void push_frame(scanner *s, size_t stmt, size_t brace)
 {
-    if (s->depth == s->cap_frames) {
-        size_t cap = s->cap_frames ? s->cap_frames * 2 : 16;
-        frame *f = realloc(s->frames, cap * sizeof *f);
-        if (!f) {
-            s->oom = true;
-            return;
-        }
-        s->frames = f, s->cap_frames = cap;
-    }
+    if (!scan_grow(s, (void **)&s->frames, &s->cap_frames, s->depth, sizeof *s->frames)) return;
     frame *f = &s->frames[s->depth++];
     *f = (frame){.kind = F_OTHER};
     size_t i = stmt;
@@ -176,15 +160,7 @@ void scan_add_entry(scanner *s, const char *name, size_t name_len, const cckey_t
     cckey_scan_result *r = s->out;
     for (size_t i = 0; i < r->n; i++)
         if (strlen(r->entries[i].name) == name_len && memcmp(r->entries[i].name, name, name_len) == 0) return;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        cckey_entry *e = realloc(r->entries, cap * sizeof *e);
-        if (!e) {
-            s->oom = true;
-            return;
-        }
-        r->entries = e, r->cap = cap;
-    }
+    if (!scan_grow(s, (void **)&r->entries, &r->cap, r->n, sizeof *r->entries)) return;
     cckey_entry *e = &r->entries[r->n];
     *e = (cckey_entry){.name = strndup(name, name_len), .source_name = strndup(src->p, src->len),
                        .line = src->line, .file = src->file, .program = -1};
@@ -194,6 +170,29 @@ void scan_add_entry(scanner *s, const char *name, size_t name_len, const cckey_t
         return;
     }
     r->n++;
+}
+
+bool scan_grow(scanner *s, void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return true;
+    size_t c = *cap ? 2 * *cap : 16;
+    void *q = realloc(*p, c * size);
+    if (!q) {
+        s->oom = true;
+        return false;
+    }
+    *p = q, *cap = c;
+    return true;
+}
+
+size_t scan_ns_parts(char *ns, const char **parts, size_t cap)
+{
+    size_t n = 0;
+    char *p = ns;
+    if (!*ns || !cap) return 0;
+    for (char *q; (q = strstr(p, "::")) && n + 1 < cap; p = q + 2) *q = '\0', parts[n++] = p;
+    parts[n++] = p;
+    return n;
 }
 
 /* The Itanium name of a C++ kernel, or false with a reason. */
@@ -206,12 +205,7 @@ static bool mangle_kernel(scanner *s, const cckey_token *name, size_t open, size
     char ns[256];
     scan_ns_path(s, ns, sizeof ns, NULL);
     const char *parts[32];
-    size_t n_parts = 0;
-    char *p = ns;
-    if (*ns) {
-        for (char *q; (q = strstr(p, "::")) && n_parts < 31; p = q + 2) *q = '\0', parts[n_parts++] = p;
-        parts[n_parts++] = p;
-    }
+    size_t n_parts = scan_ns_parts(ns, parts, 32);
     char fname[256];
     snprintf(fname, sizeof fname, "%.*s", (int)name->len, name->p);
     if (!cckey_mangle(out, cap, parts, n_parts, fname, params, (size_t)np)) return *why = "the name is too long", false;

@@ -83,6 +83,11 @@ size_t scan_skip_angles(const scanner *s, size_t i);
 void scan_warn(scanner *s, const cckey_token *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The current namespace path as "a::b" ("" at global scope). */
 void scan_ns_path(const scanner *s, char *buf, size_t cap, bool *anonymous);
+/* Room for item n of the array *p (capacity *cap): false, with s->oom,
+ * when there is none. */
+bool scan_grow(scanner *s, void **p, size_t *cap, size_t n, size_t size);
+/* "a::b::c" (changed in place) as its parts, at most cap; their count. */
+size_t scan_ns_parts(char *ns, const char **parts, size_t cap);
 /* ns "::" name into out; false when it does not fit. */
 bool scan_join_name(char *out, size_t cap, const char *ns, const char *name, size_t len);
 void scan_add_entry(scanner *s, const char *name, size_t name_len, const cckey_token *src);

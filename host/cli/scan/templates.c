@@ -76,18 +76,7 @@ struct tmpl_set {
     size_t n_work, cap_work, done;
 };
 
-static bool grow(scanner *s, void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap) return true;
-    size_t c = *cap ? 2 * *cap : 16;
-    void *q = realloc(*p, c * size);
-    if (!q) {
-        s->oom = true;
-        return false;
-    }
-    *p = q, *cap = c;
-    return true;
-}
+#define grow scan_grow
 
 int tmpl_init(scanner *s)
 {
@@ -474,12 +463,7 @@ static void name_instance(scanner *s, tdef *d, const instance *in)
     char ns[256];
     snprintf(ns, sizeof ns, "%s", d->ns);
     const char *parts[32];
-    size_t n_parts = 0;
-    char *p = ns;
-    if (*ns) {
-        for (char *q; (q = strstr(p, "::")) && n_parts < 31; p = q + 2) *q = '\0', parts[n_parts++] = p;
-        parts[n_parts++] = p;
-    }
+    size_t n_parts = scan_ns_parts(ns, parts, 32);
     char mangled[1024];
     if (cckey_mangle_template(mangled, sizeof mangled, parts, n_parts, d->name, in->args, in->n, d->fparams,
                               (size_t)d->n_fparams))

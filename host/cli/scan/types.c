@@ -9,15 +9,7 @@
 
 static void add_type(scanner *s, const char *name, size_t len, const cckey_ctype *type)
 {
-    if (s->n_types == s->cap_types) {
-        size_t cap = s->cap_types ? s->cap_types * 2 : 16;
-        named_type *t = realloc(s->types, cap * sizeof *t);
-        if (!t) {
-            s->oom = true;
-            return;
-        }
-        s->types = t, s->cap_types = cap;
-    }
+    if (!scan_grow(s, (void **)&s->types, &s->cap_types, s->n_types, sizeof *s->types)) return;
     named_type *nt = &s->types[s->n_types];
     char ns[256];
     scan_ns_path(s, ns, sizeof ns, NULL);
@@ -181,15 +173,7 @@ static void add_constant(scanner *s, size_t i, size_t from, size_t to)
                  cckey_pp_value(s->env, text, (size_t)(stop - text), types_const_value, s, &v);
     s->tok_at = at;
     if (!known) return;
-    if (s->n_consts == s->cap_consts) {
-        size_t cap = s->cap_consts ? 2 * s->cap_consts : 16;
-        named_const *c = realloc(s->consts, cap * sizeof *c);
-        if (!c) {
-            s->oom = true;
-            return;
-        }
-        s->consts = c, s->cap_consts = cap;
-    }
+    if (!scan_grow(s, (void **)&s->consts, &s->cap_consts, s->n_consts, sizeof *s->consts)) return;
     char ns[256];
     scan_ns_path(s, ns, sizeof ns, NULL);
     named_const *c = &s->consts[s->n_consts];
