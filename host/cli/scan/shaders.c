@@ -113,7 +113,7 @@ static void add_entry(walker *w, const cckey_token *name)
         w->oom = true;
         return;
     }
-    r->entries[r->n++] = (cckey_entry){a, b, name->line};
+    r->entries[r->n++] = (cckey_entry){.name = a, .source_name = b, .line = name->line, .file = 0, .program = -1};
 }
 
 /* A function defined with its name at i ("NAME ( ... ) [: SEMANTIC] {"):
