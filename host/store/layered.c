@@ -131,6 +131,7 @@ static bool accept(void *user, cckey_entry_got *e, char *why, size_t why_len)
     if (st == CCKEY_OK) {
         f->hit->len = v.len;
         f->hit->rec.len = v.rec_len;
+        f->hit->rec.version = v.version, f->hit->rec.variants = v.variants;
         f->hit->rec.bytes = malloc(v.rec_len ? v.rec_len : 1);
         if (e->len) f->hit->payload = e->payload, e->payload = NULL;
         else f->hit->payload = malloc(v.len ? v.len : 1);

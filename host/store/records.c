@@ -54,10 +54,13 @@ static void text(sink *k, uint16_t type, const char *s)
     bytes(k, s, strlen(s));
 }
 
-cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len)
+cckey_status cckey_records_encode(const cckey_entry_meta *meta, const char *unverified, uint8_t **out,
+                                  uint32_t *len)
 {
     *out = NULL, *len = 0;
-    if (!meta) return CCKEY_OK;
+    static const cckey_entry_meta none;
+    if (!meta && !unverified) return CCKEY_OK;
+    if (!meta) meta = &none;
     sink k = {.ok = true};
     text(&k, CCKEY_REC_TOOL_COMPILER, meta->compiler);
     text(&k, CCKEY_REC_TOOL_VERSION, meta->version);
@@ -105,6 +108,10 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, u
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
     }
 #endif
+    if (unverified) {
+        head(&k, CCKEY_REC_UNVERIFIED, CCKEY_REC_CRITICAL, strlen(unverified));
+        bytes(&k, unverified, strlen(unverified));
+    }
     if (!k.ok || k.len > CCKEY_ENTRY_MAX_RECORDS) {
         free(k.p);
         return k.ok ? cckey_fail(CCKEY_ERR_INVALID_ARG, "records larger than %u bytes", CCKEY_ENTRY_MAX_RECORDS)
@@ -141,6 +148,8 @@ cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len)
             return cckey_fail(CCKEY_ERR_CORRUPT, "a record of type %u with flags %#x", type, flags);
         if (type == CCKEY_REC_DEPENDENCY && vlen < CCKEY_DEP_FIXED)
             return cckey_fail(CCKEY_ERR_CORRUPT, "a dependency record of %u bytes", vlen);
+        if (type == CCKEY_REC_VARIANT && vlen != CCKEY_VARIANT_FIXED)
+            return cckey_fail(CCKEY_ERR_CORRUPT, "a build record of %u bytes", vlen);
     }
     return CCKEY_OK;
 }
@@ -258,6 +267,9 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
             }
             break;
         }
+        case CCKEY_REC_UNVERIFIED:
+            return STALE(CCKEY_MISS_UNVERIFIED, "built without knowing every header it read (%.*s): not served "
+                         "until built again with them all known", (int)vlen, (const char *)val);
         default:
             if (flags & CCKEY_REC_CRITICAL)
                 return STALE(CCKEY_MISS_UNKNOWN_RECORD, "a critical record of type %u, unknown to this cckey", type);
