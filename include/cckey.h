@@ -963,6 +963,9 @@ typedef struct cckey_deps_request {
                                            NULL): each one not reached through the
                                            roots is recorded by absolute path */
     size_t n_read;
+    int preprocessed;                 /**< 1: includes holds every directive a preprocessor
+                                           processed for this build (even none) */
+    const char *source_name;          /**< the source in messages; NULL: "source" */
     cckey_dep_memo *memo;             /**< may be NULL */
     uint64_t reserved[4];             /**< 0 */
 } cckey_deps_request;

@@ -7,6 +7,7 @@
 #include "shard.h"
 #include "scan/scan.h"
 #include "warm/warm.h"
+#include "warm/warm_deps.h"
 
 #include <getopt.h>
 #include <libgen.h>
@@ -47,10 +48,15 @@ static void usage(FILE *f)
           "The source's folder is passed as the first include folder.\n"
           "\n"
           "Headers: each entry records the files its build included (path relative to\n"
-          "the source's folder or an -I folder, and content digest) and the toolchain\n"
+          "warm's working folder, the source's folder or an -I/-isystem folder, and\n"
+          "content digest), every place searched where no file was, and the toolchain\n"
           "(compiler, version, flags). A cached entry counts only while those still\n"
           "match: an edited, removed or newly shadowing header, or another compiler\n"
-          "version, makes that entry (and only that one) compile again.\n"
+          "version, makes that entry (and only that one) compile again. A key keeps up\n"
+          "to 8 builds, each with its own headers: restoring a header hits the earlier\n"
+          "build. Includes the text cannot resolve (#include MACRO) are found by the\n"
+          "real preprocessor (clang -E, the same flags); without one, the build is\n"
+          "stored as unverified and never served (reason \"unverified\").\n"
           "\n"
           "A tuple whose device matches no device here, or whose build fails, fails alone;\n"
           "the others go on. The summary counts compiled, already cached and failed tuples\n"
@@ -73,6 +79,12 @@ static void usage(FILE *f)
           "                       _COUNT) or a Kubernetes indexed Job (JOB_COMPLETION_INDEX,\n"
           "                       with --shards N)\n"
           "      --shards N       the number of shards, for --shard auto\n"
+          "      --deps MODE      how builds' headers are found: auto (default: the text\n"
+          "                       scan, and the preprocessor where the text cannot\n"
+          "                       resolve an include), text (never the preprocessor),\n"
+          "                       preprocessor (for every build)\n"
+          "      --preprocessor P the preprocessor to run (default: clang on PATH, else\n"
+          "                       clang-19 .. clang-14); none: no preprocessor\n"
           "      --check          compile nothing and write nothing (locally or remotely):\n"
           "                       list the tuples that would be compiled and why, and exit\n"
           "                       3 when there are any (0 when every tuple is cached), so CI\n"
@@ -91,10 +103,13 @@ static void usage(FILE *f)
           "                       jsonl: one TUPLE a line, in manifest order:\n"
           "                       {\"line\", \"name\", \"device\", \"key\", \"status\": hit|miss,\n"
           "                       \"reason\" (of a miss): absent|header_changed|\n"
-          "                       toolchain_changed|corrupt|unknown_record|collision|error,\n"
+          "                       toolchain_changed|corrupt|unknown_record|collision|\n"
+          "                       unverified|error,\n"
           "                       \"detail\" (which header, which version...), \"result\":\n"
-          "                       cached|compiled|failed|evicted|not_compiled, \"error\"\n"
-          "                       (failed)}.\n"
+          "                       cached|compiled|failed|evicted|not_compiled, \"variants\"\n"
+          "                       (builds the key holds), \"variant\" (the one a hit\n"
+          "                       served, 0 = newest), \"deps\" (compiled: text|\n"
+          "                       preprocessor|unverified), \"error\" (failed)}.\n"
           "                       With --force, status and reason say what the local store\n"
           "                       held (remotes are not asked). Failures still go to\n"
           "                       standard error\n"
@@ -128,6 +143,9 @@ typedef struct tuple {
     size_t dup_of;        /* that one */
     cckey_miss miss;      /* what the look-up found (CCKEY_MISS_NONE: a hit) */
     char *miss_detail;    /* its detail, for a miss other than absent */
+    uint32_t variants;    /* the builds its entry holds (after the put, when compiled) */
+    uint32_t variant;     /* the build a hit served: 0 the newest */
+    const char *deps_how; /* compiled: how its headers were found (warm_deps.h) */
     size_t group;         /* 1 + the index of its build group; 0 for none */
 } tuple;
 
@@ -154,6 +172,7 @@ typedef struct warm {
     atomic_size_t next_group, groups_done, tuples_done, n_compiled, n_failed;
     atomic_uint_fast64_t bytes_done;
     cckey_dep_memo *memo;     /* header digests, shared by look-ups and builds */
+    warm_deps_cfg deps;       /* how builds' headers are found (--deps, --preprocessor) */
     uint64_t max_bytes;
     size_t n_cached;          /* found in the store (checked) before building */
     bool verbose;
@@ -165,14 +184,15 @@ typedef struct warm {
     bool force;           /* --force: compile every tuple, cached or not */
     cckey_store *probe;   /* where look-ups go: store, a read-only handle of its
                              folder (--force --format jsonl), or NULL (none) */
+    warm_deps_mode deps_mode;   /* --deps */
+    const char *pp;             /* --preprocessor, NULL: clang on PATH */
 } warm;
 
 /* Exit status of --check when any tuple is not cached. */
 enum { WARM_NOT_WARM = 3 };
 
 /* What a tuple's build reads and is checked against: the toolchain (when
- * its compiler and device are here), the flags and the include roots. */
-#define MAX_ROOTS 64
+ * its compiler and device are here), the flags and the folders searched. */
 typedef struct toolchain {
     cckey_compiler *c;
     int dev;
@@ -180,8 +200,7 @@ typedef struct toolchain {
     cckey_flags flags;
     bool flags_ok;
     char flags_why[512];
-    const char *roots[MAX_ROOTS];
-    size_t n_roots;
+    warm_search search;
 } toolchain;
 
 static void fail(tuple *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -337,8 +356,11 @@ static void toolchain_make(warm *w, const tuple *t, toolchain *k)
     const cckey_tuple *tp = &t->item.tuple;
     k->flags_ok = cckey_flags_make(tp->options, tp->n_options, t->lang == CCKEY_LANG_CUDA, &k->flags, k->flags_why,
                                    sizeof k->flags_why) == 0;
-    k->roots[k->n_roots++] = t->root;
-    if (k->flags_ok) k->n_roots += cckey_flags_include_dirs(&k->flags, k->roots + 1, MAX_ROOTS - 1);
+    if (k->flags_ok && warm_search_make(&w->deps, &k->flags, t->root, &k->search, k->flags_why,
+                                        sizeof k->flags_why) != 0) {
+        cckey_flags_free(&k->flags);
+        k->flags_ok = false;
+    }
 }
 
 /* The look-up that serves an entry only when its headers and toolchain are
@@ -348,7 +370,8 @@ static cckey_lookup toolchain_lookup(const toolchain *k, cckey_dep_memo *memo)
     bool here = k->c && k->dev >= 0;
     return (cckey_lookup){.compiler = here ? k->c->tool : NULL, .version = here ? k->version : NULL,
                           .options = k->flags_ok ? (const char *const *)k->flags.argv : NULL,
-                          .n_options = k->flags.argc, .roots = k->roots, .n_roots = k->n_roots, .memo = memo};
+                          .n_options = k->flags.argc, .roots = k->search.roots, .n_roots = k->search.n_roots,
+                          .memo = memo};
 }
 
 static void toolchain_free(toolchain *k)
@@ -413,6 +436,21 @@ static void fail_group(warm *w, group *g, const char *what, const char *why)
     for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "%s%s", what, why);
 }
 
+/* The group's headers, found as --deps says (warm_deps.h), for the flags
+ * the build passes. */
+static int warm_group_deps(warm *w, const tuple *t, const toolchain *k, const cckey_flags *build, warm_deps *out,
+                           char *why, size_t len)
+{
+    const cckey_tuple *tp = &t->item.tuple;
+    char name[1024];
+    if (t->item.source_file.ptr)
+        snprintf(name, sizeof name, "%.*s", (int)t->item.source_file.len, (const char *)t->item.source_file.ptr);
+    else
+        snprintf(name, sizeof name, "%s:%zu (inline source)", w->manifest, t->item.line);
+    return warm_deps_find(&w->deps, &k->search, build, t->lang == CCKEY_LANG_CUDA, k->version,
+                          tp->source.ptr ? tp->source.ptr : "", tp->source.len, name, w->memo, out, why, len);
+}
+
 /* Compile the group's source once, with its folder as the first include
  * folder, and store the binary under each member's key with what the build
  * read (headers, toolchain), read just before it ran. */
@@ -424,9 +462,8 @@ static void run_group(warm *w, group *g)
     toolchain k;
     toolchain_make(w, first, &k);
     cckey_flags flags = {0};
-    cckey_dep *deps = NULL;
-    size_t n_deps = 0;
-    char why[512];
+    warm_deps deps = {0};
+    char why[1024];
     const char **names = calloc(g->n, sizeof *names);
     bool *present = calloc(g->n, sizeof *present);
     char **owned = calloc(g->n, sizeof *owned);
@@ -438,8 +475,8 @@ static void run_group(warm *w, group *g)
         fail_group(w, g, "options: ", why);
         goto out;
     }
-    if (cckey_deps_scan(tp->source.ptr, tp->source.len, k.roots, k.n_roots, w->memo, &deps, &n_deps) != CCKEY_OK) {
-        fail_group(w, g, "reading its includes: ", cckey_last_error());
+    if (warm_group_deps(w, first, &k, &flags, &deps, why, sizeof why) != 0) {
+        fail_group(w, g, "reading its includes: ", why);
         goto out;
     }
     if (!names || !present || !owned) {
@@ -456,7 +493,9 @@ static void run_group(warm *w, group *g)
                            names, g->n, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
-        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps, NULL};
+        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps.r.deps,
+                                 deps.r.n, NULL};
+        cckey_put_options put = {.unverified = deps.unverified[0] ? deps.unverified : NULL};
         for (size_t i = 0; i < g->n; i++) {
             tuple *t = &w->t[g->members[i]];
             if (!owned[i] || strlen(owned[i]) != t->item.tuple.name.len) {
@@ -464,10 +503,11 @@ static void run_group(warm *w, group *g)
             } else if (!present[i]) {
                 fail(t, "the built program has no entry point \"%s\"", names[i]);
             } else if ((meta.tuple = &t->item.tuple,
-                        cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta)) != CCKEY_OK) {
+                        cckey_store_put_ex(w->store, t->key, b.binary, b.binary_len, &meta, &put)) != CCKEY_OK) {
                 fail(t, "storing the binary: %s", cckey_last_error());
             } else {
                 t->state = T_COMPILED;
+                t->variants = put.variants, t->variant = 0, t->deps_how = deps.how;
             }
         }
     }
@@ -481,7 +521,7 @@ out:
     }
     for (size_t i = 0; owned && i < g->n; i++) free(owned[i]);
     free(owned), free(names), free(present);
-    cckey_deps_free(deps, n_deps);
+    warm_deps_free(&deps);
     cckey_flags_free(&flags);
     toolchain_free(&k);
 }
@@ -542,7 +582,9 @@ static void look_up(void *arg, size_t i)
     toolchain_make(w, t, &k);
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
     lk.tuple = &t->item.tuple;
-    cckey_status st = cckey_store_get_explained(w->probe, t->key, &lk, &buf, &len, &t->miss);
+    cckey_lookup_info info;
+    cckey_status st = cckey_store_get_info(w->probe, t->key, &lk, &buf, &len, &info);
+    t->miss = info.why, t->variants = info.variants, t->variant = info.variant;
     if (st == CCKEY_OK) {
         if (!w->force) t->state = T_CACHED;
         cckey_store_free_buffer(buf);
@@ -628,12 +670,13 @@ static const tuple *rep_of(const warm *w, const tuple *t) { return t->is_dup ? &
 
 /* Reasons for a miss, indexed by cckey_miss: as JSON, and in words. */
 static const char *const miss_json[] = {"hit", "absent", "header_changed", "toolchain_changed", "corrupt",
-                                        "unknown_record", "error", "collision"};
+                                        "unknown_record", "error", "collision", "unverified"};
 static const char *const miss_words[] = {"cached", "not in the store", "a header changed", "the toolchain changed",
                                          "the entry is corrupt", "the entry needs a newer cckey",
-                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)"};
-_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
-_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
+                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)",
+                                         "its headers were not all known when it was built"};
+_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_UNVERIFIED + 1, "a reason for every cckey_miss");
+_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_UNVERIFIED + 1, "a reason for every cckey_miss");
 
 static const char *result_of(const warm *w, const tuple *t)
 {
@@ -666,6 +709,8 @@ static void put_tuple_json(const warm *w, const tuple *t, const char *end)
     }
     const char *result = result_of(w, t);
     printf(", \"result\": \"%s\"", result);
+    warm_json_builds(r->variants, r->state != T_COMPILED && r->miss == CCKEY_MISS_NONE, r->variant,
+                     r->state == T_COMPILED ? r->deps_how : NULL);
     const char *err = t->why ? t->why : r->why;
     if (strcmp(result, "failed") == 0 && err) {
         fputs(", \"error\": ", stdout);
@@ -855,6 +900,8 @@ static int run(warm *w, unsigned jobs, bool quiet)
         if (w->t[i].state == T_DUPLICATE && rep->state == T_FAILED) fail(&w->t[i], "%s", rep->why ? rep->why : "failed");
     }
     mark_evicted(w);
+    char note_buf[1400];
+    if (warm_deps_report(&w->deps, note_buf, sizeof note_buf)) cli_warn("%s", note_buf);
     rc = summary(w);
 out:
     for (size_t i = 0; i < w->n; i++) {
@@ -875,6 +922,11 @@ out:
  * folder only) through a read-only one, to say what it replaces. */
 static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes *remotes)
 {
+    char why[512];
+    if (warm_deps_init(&w->deps, w->deps_mode, w->pp, why, sizeof why) != 0) {
+        cli_error("warm: %s", why);
+        return CLI_USAGE;
+    }
     cckey_status st = w->check ? cckey_store_open_read_only(&w->store, dir) : cckey_store_open(&w->store, dir, max_bytes);
     if (st == CCKEY_OK && w->force && w->fmt == CLI_JSONL) st = cckey_store_open_read_only(&w->probe, dir);
     else if (!w->force) w->probe = w->store;
@@ -887,7 +939,7 @@ static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes 
 
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
                  const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt,
-                 bool verbose, bool check, bool force)
+                 bool verbose, bool check, bool force, const warm *deps_opts)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
@@ -904,7 +956,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * driver, so the CUDA JIT cache is never touched. */
     setenv("POCL_KERNEL_CACHE", "0", 0);
     warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .fmt = fmt,
-              .verbose = verbose, .check = check, .force = force};
+              .verbose = verbose, .check = check, .force = force, .deps_mode = deps_opts->deps_mode,
+              .pp = deps_opts->pp};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -924,6 +977,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
         if (fmt == CLI_TEXT) cli_remotes_report(w.store, "warm");
     }
     cckey_dep_memo_free(w.memo);
+    warm_deps_end(&w.deps);
     if (w.probe != w.store) cckey_store_close(w.probe);
     cckey_store_close(w.store);
     return rc;
@@ -931,7 +985,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE,
+           OPT_DEPS, OPT_PP };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
@@ -940,6 +995,7 @@ int cckey_cmd_warm(int argc, char **argv)
                 {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"check", no_argument, NULL, OPT_CHECK},         {"force", no_argument, NULL, OPT_FORCE},
         CLI_REMOTE_LONGOPTS,                             {"max-line", required_argument, NULL, OPT_MAX_LINE},
+        {"deps", required_argument, NULL, OPT_DEPS},     {"preprocessor", required_argument, NULL, OPT_PP},
         {NULL, 0, NULL, 0}};
     const char *dir = NULL;
     char default_dir[4096];
@@ -950,6 +1006,7 @@ int cckey_cmd_warm(int argc, char **argv)
     const char *shard = NULL;
     unsigned long shards = 0;
     cli_remotes remotes = {0};
+    warm deps_opts = {.deps_mode = WARM_DEPS_AUTO};
     int c, taken;
     size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
@@ -999,6 +1056,14 @@ int cckey_cmd_warm(int argc, char **argv)
         case OPT_JSON: fmt = CLI_JSON; break;
         case OPT_CHECK: check = true; break;
         case OPT_FORCE: force = true; break;
+        case OPT_DEPS:
+            if (!warm_deps_mode_parse(optarg, &deps_opts.deps_mode)) {
+                cli_error("warm: --deps wants auto, text or preprocessor, not \"%s\"", optarg);
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_PP: deps_opts.pp = optarg; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
         default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
@@ -1010,7 +1075,7 @@ int cckey_cmd_warm(int argc, char **argv)
     }
     dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
     int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
-                   fmt, verbose, check, force);
+                   fmt, verbose, check, force, &deps_opts);
     cli_remotes_free(&remotes);
     return rc;
 }

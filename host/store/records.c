@@ -185,10 +185,14 @@ static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_loo
     cckey_status st = cckey_dep_digest(lk->memo, root == CCKEY_DEP_ABSOLUTE ? NULL : lk->roots[root], rel,
                                        (size_t)plen, &now);
     if (st != CCKEY_OK) return st;
-    if (!present && now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s appeared since the build", plen, rel);
-    if (present && !now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s is gone", plen, rel);
+    /* Named as the look-up finds it: which folder matters (a header that
+     * appeared in the working folder shadows the source's own). */
+    const char *base = root == CCKEY_DEP_ABSOLUTE ? "" : lk->roots[root], *sep = root == CCKEY_DEP_ABSOLUTE ? "" : "/";
+    if (!present && now.exists)
+        return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s appeared since the build", base, sep, plen, rel);
+    if (present && !now.exists) return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s is gone", base, sep, plen, rel);
     if (present && (now.size != size || memcmp(now.md5, val + 16, 16) != 0))
-        return cckey_fail(CCKEY_ERR_STALE, "%.*s changed since the build", plen, rel);
+        return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s changed since the build", base, sep, plen, rel);
     return CCKEY_OK;
 }
 

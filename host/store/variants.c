@@ -30,6 +30,15 @@ uint32_t cckey_variants_count(const uint8_t *rec, uint32_t len)
     return n;
 }
 
+static bool has_record(const uint8_t *rec, uint32_t len, unsigned want)
+{
+    uint32_t off = 0;
+    unsigned type;
+    while (step(rec, len, &off, &type))
+        if (type == want) return true;
+    return false;
+}
+
 /* Where a trailing SIGNATURE record starts, or len when there is none. */
 static uint32_t signature_at(const uint8_t *rec, uint32_t len)
 {
@@ -121,7 +130,8 @@ cckey_status cckey_variants_choose(const cckey_records *r, uint64_t plen, const 
     free(all);
     *why = first_why;
     if (*n == 1) return cckey_fail(first, "%s", detail);
-    return cckey_fail(first, "%s (and none of the %u older builds matches)", detail, *n - 1);
+    if (*n == 2) return cckey_fail(first, "%s (the key's other build does not match either)", detail);
+    return cckey_fail(first, "%s (the key's %u other builds do not match either)", detail, *n - 1);
 }
 
 /* ---- a put's new entry ---------------------------------------------------- */
@@ -179,6 +189,7 @@ static bool keep(const cckey_store *s, const held *h, const cckey_variant *b, co
                  uint64_t rec_total, uint64_t bytes, uint32_t kept)
 {
     if (b->rec_len == rec_len && memcmp(h->rec.bytes + b->rec_at, rec, rec_len) == 0) return false;   /* replaced */
+    if (has_record(h->rec.bytes + b->rec_at, b->rec_len, CCKEY_REC_UNVERIFIED)) return false;   /* never served */
     if (kept == CCKEY_MAX_VARIANTS) return false;
     uint64_t more = CCKEY_REC_HEAD + CCKEY_VARIANT_FIXED + (uint64_t)b->rec_len;
     if (rec_total + more > CCKEY_ENTRY_MAX_RECORDS) return false;
