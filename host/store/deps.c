@@ -17,7 +17,8 @@ char *cckey_deps_normalize(const char *dir, size_t dir_len, const char *name, si
 {
     char *out = malloc(dir_len + name_len + 2);
     if (!out) return NULL;
-    size_t o = 0, keep = 0;   /* keep: bytes of leading "../" that cannot be folded */
+    size_t o = 0, keep = 0;   /* keep: bytes of leading "/" or "../" that cannot be folded */
+    if ((dir_len && dir[0] == '/') || (!dir_len && name_len && name[0] == '/')) out[o++] = '/', keep = 1;
     const char *parts[2] = {dir, name};
     size_t lens[2] = {dir_len, name_len};
     for (int k = 0; k < 2; k++) {
@@ -33,7 +34,7 @@ char *cckey_deps_normalize(const char *dir, size_t dir_len, const char *name, si
                 if (o > keep) o--;   /* the slash before the folded segment */
                 continue;
             }
-            if (o) out[o++] = '/';
+            if (o && out[o - 1] != '/') out[o++] = '/';
             memcpy(out + o, seg, sl);
             o += sl;
             if (sl == 2 && seg[0] == '.' && seg[1] == '.') keep = o;
@@ -117,8 +118,10 @@ void cckey_deps_resolve(scan_ctx *c, uint32_t root, const char *rel, const char 
     if (quoted && !next) {
         const char *slash = strrchr(rel, '/');
         size_t dl = slash ? (size_t)(slash - rel) : 0;
-        char *p = root == CCKEY_DEP_ABSOLUTE && dl == 0 ? cckey_deps_normalize("/", 1, name, len)
-                                                        : cckey_deps_normalize(rel, dl, name, len);
+        /* No roots: the source's own folder is the working folder, as the
+         * compilers take a program built from memory. */
+        char *p = root == CCKEY_DEP_ABSOLUTE && dl == 0 && rel[0] == '/' ? cckey_deps_normalize("/", 1, name, len)
+                                                                        : cckey_deps_normalize(rel, dl, name, len);
         if (p && root == CCKEY_DEP_ABSOLUTE && rel[0] == '/' && p[0] != '/') {
             char *abs = cckey_deps_normalize("/", 1, p, strlen(p));   /* keep it absolute */
             free(p);

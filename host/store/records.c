@@ -170,14 +170,20 @@ static bool same_options(const uint8_t *val, uint32_t vlen, const cckey_lookup *
     return at == vlen;
 }
 
-/* One dependency record against the file system now. */
-static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk)
+/* One dependency record against the file system now. legacy: the entry
+ * predates format 4. */
+static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk, bool legacy)
 {
     uint32_t root = cckey_get_le32(val);
     bool present = val[4] == 1;
     uint64_t size = cckey_get_le64(val + 8);
     int plen = (int)(vlen - CCKEY_DEP_FIXED);
     const char *rel = (const char *)val + CCKEY_DEP_FIXED;
+    /* Before format 4 an #include "/abs/h.h" was recorded as "abs/h.h",
+     * absent, whatever the file did: such a build cannot be checked. */
+    if (legacy && root == CCKEY_DEP_ABSOLUTE && (plen == 0 || rel[0] != '/'))
+        return cckey_fail(CCKEY_ERR_STALE, "%.*s was recorded by an earlier cckey without its folder: built again",
+                          plen, rel);
     if (root != CCKEY_DEP_ABSOLUTE && root >= lk->n_roots)
         return cckey_fail(CCKEY_ERR_STALE, "%.*s was found in include folder %u; this look-up names %zu", plen, rel,
                           root, lk->n_roots);
@@ -225,7 +231,8 @@ static cckey_status match_fingerprint(const uint8_t *rec, uint32_t len, const cc
 /* The first difference, with its kind in *why. */
 #define STALE(kind, ...) (*why = (kind), cckey_fail(CCKEY_ERR_STALE, __VA_ARGS__))
 
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why)
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, uint32_t version,
+                                 cckey_miss *why)
 {
 #ifdef CCKEY_WITH_CRYPTO
     if (lk->tuple) {
@@ -264,7 +271,7 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
                 return STALE(CCKEY_MISS_TOOLCHAIN, "built with other compiler flags");
             break;
         case CCKEY_REC_DEPENDENCY: {
-            cckey_status st = match_dep(val, vlen, lk);
+            cckey_status st = match_dep(val, vlen, lk, version < 4);
             if (st != CCKEY_OK) {
                 *why = st == CCKEY_ERR_STALE ? CCKEY_MISS_HEADERS : CCKEY_MISS_ERROR;
                 return st;

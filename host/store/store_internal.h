@@ -154,7 +154,8 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, const char *unve
 /* CCKEY_OK when the records match the look-up (toolchain and every
  * dependency); CCKEY_ERR_STALE with the first difference otherwise, and in
  * *why (not NULL) which kind of record differed. */
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why);
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, uint32_t version,
+                                 cckey_miss *why);
 
 /* One build of an entry (variants.c). */
 typedef struct cckey_variant {

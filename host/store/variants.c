@@ -114,7 +114,7 @@ cckey_status cckey_variants_choose(const cckey_records *r, uint64_t plen, const 
     char detail[768] = "";
     for (uint32_t i = 0; i < *n; i++) {
         cckey_miss w = CCKEY_MISS_NONE;
-        st = lk ? cckey_records_match(r->bytes + all[i].rec_at, all[i].rec_len, lk, &w) : CCKEY_OK;
+        st = lk ? cckey_records_match(r->bytes + all[i].rec_at, all[i].rec_len, lk, r->version, &w) : CCKEY_OK;
         if (st == CCKEY_OK) {
             *v = all[i], *index = i, *why = CCKEY_MISS_NONE;
             free(all);
