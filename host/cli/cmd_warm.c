@@ -98,7 +98,10 @@ static void usage(FILE *f)
           "  -v, --verbose        list every failure (else the first 50, then a count)\n"
           "      --format FMT     text (default); json: the summary as one object {\"tuples\",\n"
           "                       \"distinct_keys\", \"compiled\", \"builds\", \"cached\", \"failed\",\n"
-          "                       \"evicted\"} (with --check: {\"tuples\", \"distinct_keys\",\n"
+          "                       \"evicted\", \"headers\": {\"text\", \"preprocessor\",\n"
+          "                       \"unverified\" (builds whose headers each found),\n"
+          "                       \"seconds\" (spent finding them)}} (with --check:\n"
+          "                       {\"tuples\", \"distinct_keys\",\n"
           "                       \"cached\", \"uncached\", \"would_compile\": [TUPLE...]});\n"
           "                       jsonl: one TUPLE a line, in manifest order:\n"
           "                       {\"line\", \"name\", \"device\", \"key\", \"status\": hit|miss,\n"
@@ -790,6 +793,7 @@ static int summary(warm *w)
         if (w->shard.n)
             printf(",%s\"shard\": {\"index\": %u, \"count\": %u, \"manifest_tuples\": %zu}", sep, w->shard.k,
                    w->shard.n, w->n_manifest);
+        warm_deps_json(&w->deps, sep);
         printf("%s}\n", end);
         fflush(stdout);
         return failed || evicted ? CLI_FAIL : CLI_OK;

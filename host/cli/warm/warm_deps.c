@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -73,9 +74,39 @@ static int preprocess(warm_deps_cfg *cfg, cckey_deps_request *rq, const cckey_fl
     return rc;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void warm_deps_json(warm_deps_cfg *cfg, const char *sep)
+{
+    printf(",%s\"headers\": {\"text\": %zu, \"preprocessor\": %zu, \"unverified\": %zu, \"seconds\": %.3f}", sep,
+           atomic_load(&cfg->n_text), atomic_load(&cfg->n_pp), atomic_load(&cfg->n_unverified),
+           (double)atomic_load(&cfg->ns) / 1e9);
+}
+
+static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+                      const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
+                      warm_deps *out, char *why, size_t why_len);
+
 int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
                    const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                    warm_deps *out, char *why, size_t why_len)
+{
+    uint64_t t0 = now_ns();
+    int rc = find_timed(cfg, s, build, cuda, nvrtc_version, src, len, name, memo, out, why, why_len);
+    atomic_fetch_add(&cfg->ns, now_ns() - t0);
+    if (rc == 0 && strcmp(out->how, "text") == 0) atomic_fetch_add(&cfg->n_text, 1);
+    if (rc == 0 && strcmp(out->how, "preprocessor") == 0) atomic_fetch_add(&cfg->n_pp, 1);
+    return rc;
+}
+
+static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+                      const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
+                      warm_deps *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     cckey_deps_request rq = {.source = src, .len = len, .roots = s->roots, .n_roots = s->n_roots,

@@ -28,12 +28,17 @@ typedef struct warm_deps_cfg {
     pthread_mutex_t lock;   /* guards tmp's creation and first_unverified */
     atomic_uint serial;
     atomic_size_t n_unverified;    /* builds stored unverified in this run */
+    atomic_size_t n_text, n_pp;    /* builds whose headers the text scan, the preprocessor found */
+    atomic_uint_fast64_t ns;       /* time spent finding headers, all builds */
     char first_unverified[800];    /* the first one's reason */
 } warm_deps_cfg;
 /* pp: --preprocessor (NULL: clang on PATH, then clang-19 .. clang-14;
  * "none": none). 0, or -1 with why (no working folder). */
 int warm_deps_init(warm_deps_cfg *cfg, warm_deps_mode mode, const char *pp, char *why, size_t why_len);
 void warm_deps_end(warm_deps_cfg *cfg);
+/* --format json's "headers" member: how each build's headers were found
+ * and the time it took (sep: what goes before the member). */
+void warm_deps_json(warm_deps_cfg *cfg, const char *sep);
 /* The warning to give when builds were stored unverified: true and buf. */
 bool warm_deps_report(warm_deps_cfg *cfg, char *buf, size_t len);
 /* "auto", "text" or "preprocessor"; false for anything else. */
