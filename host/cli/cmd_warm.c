@@ -47,16 +47,14 @@ static void usage(FILE *f)
           "OpenCL gets them joined by spaces, so flags with spaces or quotes are refused.\n"
           "The source's folder is passed as the first include folder.\n"
           "\n"
-          "Headers: each entry records the files its build included (path relative to\n"
-          "warm's working folder, the source's folder or an -I/-isystem folder, and\n"
-          "content digest), every place searched where no file was, and the toolchain\n"
-          "(compiler, version, flags). A cached entry counts only while those still\n"
-          "match: an edited, removed or newly shadowing header, or another compiler\n"
-          "version, makes that entry (and only that one) compile again. A key keeps up\n"
-          "to 8 builds, each with its own headers: restoring a header hits the earlier\n"
-          "build. Includes the text cannot resolve (#include MACRO) are found by the\n"
-          "real preprocessor (clang -E, the same flags); without one, the build is\n"
-          "stored as unverified and never served (reason \"unverified\").\n"
+          "Headers: each entry records the files its build read (relative to warm's\n"
+          "working folder, the source's folder or an -I folder, by content digest), the\n"
+          "places searched where none was, and the toolchain (compiler, version, flags).\n"
+          "An entry is served only while those match: an edited, removed or newly\n"
+          "shadowing header, or another version, compiles that entry (only) again. A\n"
+          "key keeps up to 8 builds: restoring a header hits the earlier one. Includes\n"
+          "the text cannot resolve (#include MACRO) are found by clang -E with the same\n"
+          "flags; with no preprocessor such a build is never served (\"unverified\").\n"
           "\n"
           "A tuple whose device matches no device here, or whose build fails, fails alone;\n"
           "the others go on. The summary counts compiled, already cached and failed tuples\n"
@@ -439,21 +437,6 @@ static void fail_group(warm *w, group *g, const char *what, const char *why)
     for (size_t k = 0; k < g->n; k++) fail(&w->t[g->members[k]], "%s%s", what, why);
 }
 
-/* The group's headers, found as --deps says (warm_deps.h), for the flags
- * the build passes. */
-static int warm_group_deps(warm *w, const tuple *t, const toolchain *k, const cckey_flags *build, warm_deps *out,
-                           char *why, size_t len)
-{
-    const cckey_tuple *tp = &t->item.tuple;
-    char name[1024];
-    if (t->item.source_file.ptr)
-        snprintf(name, sizeof name, "%.*s", (int)t->item.source_file.len, (const char *)t->item.source_file.ptr);
-    else
-        snprintf(name, sizeof name, "%s:%zu (inline source)", w->manifest, t->item.line);
-    return warm_deps_find(&w->deps, &k->search, build, t->lang == CCKEY_LANG_CUDA, k->version,
-                          tp->source.ptr ? tp->source.ptr : "", tp->source.len, name, w->memo, out, why, len);
-}
-
 /* Compile the group's source once, with its folder as the first include
  * folder, and store the binary under each member's key with what the build
  * read (headers, toolchain), read just before it ran. */
@@ -478,7 +461,11 @@ static void run_group(warm *w, group *g)
         fail_group(w, g, "options: ", why);
         goto out;
     }
-    if (warm_group_deps(w, first, &k, &flags, &deps, why, sizeof why) != 0) {
+    char name[1024];
+    warm_source_name(name, sizeof name, first->item.source_file.ptr, first->item.source_file.len, w->manifest,
+                     first->item.line);
+    if (warm_deps_find(&w->deps, &k.search, &flags, cuda, k.version, tp->source.ptr ? tp->source.ptr : "",
+                       tp->source.len, name, w->memo, &deps, why, sizeof why) != 0) {
         fail_group(w, g, "reading its includes: ", why);
         goto out;
     }

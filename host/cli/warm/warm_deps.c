@@ -43,6 +43,12 @@ bool warm_deps_report(warm_deps_cfg *cfg, char *buf, size_t len)
     return n != 0;
 }
 
+void warm_source_name(char *buf, size_t size, const void *file, size_t len, const char *manifest, size_t line)
+{
+    if (file) snprintf(buf, size, "%.*s", (int)len, (const char *)file);
+    else snprintf(buf, size, "%s:%zu (inline source)", manifest, line);
+}
+
 void warm_deps_free(warm_deps *d)
 {
     cckey_deps_result_free(&d->r);

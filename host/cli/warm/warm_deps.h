@@ -95,6 +95,9 @@ int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *
                    const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                    warm_deps *out, char *why, size_t why_len);
 void warm_deps_free(warm_deps *d);
+/* A source as messages name it: its file (len bytes, may be NULL), or the
+ * manifest's line for an inline source. */
+void warm_source_name(char *buf, size_t size, const void *file, size_t len, const char *manifest, size_t line);
 /* --format jsonl's members about a tuple's builds: "variants" (when not 0),
  * "variant" (hit: the build served), "deps" (compiled: deps_how). */
 void warm_json_builds(uint32_t variants, bool hit, uint32_t variant, const char *deps_how);
