@@ -228,13 +228,20 @@ Test(variants, version_3_entries_are_read_and_kept_as_older_builds)
     cckey_store_close(s);
 }
 
-Test(variants, build_counts_that_do_not_add_up_are_corrupt)
+/* Two builds of the key: header V 1, then V 2. */
+static cckey_store *two_builds(void)
 {
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     put_build(s, "ONE", 3, NULL);
     put_text(src_dir, "h.h", "#define V 2\n");
     put_build(s, "TWO", 3, NULL);
+    return s;
+}
+
+Test(variants, build_counts_that_do_not_add_up_are_corrupt)
+{
+    cckey_store *s = two_builds();
     size_t n;
     uint8_t *f = (uint8_t *)cckey_test_read_file(entry_file(), &n);
     f[176] = 3;   /* the header claims a third build */
@@ -275,11 +282,7 @@ static int count_info(void *user, const cckey_store_entry_info *e)
 
 Test(variants, listing_shows_the_builds)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
-    put_build(s, "ONE", 3, NULL);
-    put_text(src_dir, "h.h", "#define V 2\n");
-    put_build(s, "TWO", 3, NULL);
+    cckey_store *s = two_builds();
     uint32_t v[2] = {0, 0};
     cr_assert_eq(cckey_store_list_info(s, count_info, v), CCKEY_OK);
     cr_assert_eq(v[0], 2);

@@ -16,9 +16,11 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
     return 0;
 }
 
+void warm_remove_tree(const char *dir) { nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
+
 void warm_deps_end(warm_deps_cfg *cfg)
 {
-    if (cfg->tmp[0]) nftw(cfg->tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (cfg->tmp[0]) warm_remove_tree(cfg->tmp);
     cfg->tmp[0] = '\0';
     pthread_mutex_destroy(&cfg->lock);
 }

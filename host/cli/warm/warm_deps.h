@@ -114,5 +114,7 @@ typedef struct warm_pp_result {
 int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size_t len, const char *name,
                 warm_pp_result *out, char *why, size_t why_len);
 void warm_pp_result_free(warm_pp_result *r);
+/* Remove a folder of ours and everything in it (no symlink followed). */
+void warm_remove_tree(const char *dir);
 
 #endif

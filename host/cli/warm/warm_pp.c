@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -244,12 +243,49 @@ static int run_once(const warm_pp_argv *a, const char *stubs, const char *files[
     return rc;
 }
 
-/* Remove what make_stub made. */
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* The next name of a make rule's prerequisites at *p (spaces escaped as
+ * "\\ ", lines joined by "\\" newline), unescaped into buf; false at the end. */
+static bool next_name(const char **p, char *buf, size_t len)
 {
-    (void)st, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
+    const char *s = *p;
+    while (*s == ' ' || *s == '\n' || (*s == '\\' && s[1] == '\n')) s += *s == '\\' ? 2 : 1;
+    if (!*s) return false;
+    size_t n = 0;
+    for (; *s && *s != ' ' && *s != '\n'; s++) {
+        if (*s == '\\' && s[1] == '\n') break;
+        if (*s == '\\' && (s[1] == ' ' || s[1] == '#')) s++;
+        else if (*s == '$' && s[1] == '$') s++;
+        if (n + 1 < len) buf[n++] = *s;
+    }
+    buf[n] = '\0';
+    *p = s;
+    return true;
+}
+
+/* Every header clang cannot find, at once: `-M -MG` lists each file read
+ * and, as written, each one missing; every missing one becomes a stub.
+ * Whether any did. */
+static bool stub_all_missing(const warm_pp_argv *a, const char *stubs, const char *files[3])
+{
+    const char **argv = calloc(a->argc + 4, sizeof *argv);
+    if (!argv) return false;
+    size_t n = 0;
+    argv[n++] = a->argv[0];
+    argv[n++] = "-M", argv[n++] = "-MG", argv[n++] = "-MT", argv[n++] = "cckey-deps";
+    for (size_t i = 3; i < a->argc; i++) argv[n++] = a->argv[i];   /* not -E -dI */
+    char why[64];
+    int rc = spawn_wait(argv, files[0], files[1], files[2], why, sizeof why);
+    free(argv);
+    size_t len = 0;
+    char *rule = rc == 0 ? cckey_read_file(files[1], &len) : NULL, name[1024];
+    const char *p = rule ? strstr(rule, "cckey-deps:") : NULL;
+    bool made = false;
+    struct stat st;
+    for (p = p ? p + 11 : NULL; p && next_name(&p, name, sizeof name);)
+        if (strcmp(name, "-") != 0 && stat(name, &st) != 0 && name[0] != '/' && !strstr(name, ".."))
+            made |= (made || mkdir(stubs, 0700) == 0 || errno == EEXIST) && make_stub(stubs, name);
+    free(rule);
+    return made;
 }
 
 int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size_t len, const char *name,
@@ -275,8 +311,11 @@ int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size
         if (rc <= 0) break;
         size_t n = 0;
         char *err = cckey_read_file(e, &n), header[1024];
-        bool retry = err && tries < PP_STUBS && missing_header(err, header, sizeof header) &&
-                     (have_stubs || mkdir(stubs, 0700) == 0) && make_stub(stubs, header);
+        bool missing = err && tries < PP_STUBS && missing_header(err, header, sizeof header);
+        /* The first time, every missing header at once; then one by one. */
+        bool retry = missing && ((!have_stubs && stub_all_missing(a, stubs, files)) ||
+                                 ((have_stubs || mkdir(stubs, 0700) == 0 || errno == EEXIST) &&
+                                  make_stub(stubs, header)));
         have_stubs |= retry;
         if (!retry) first_error(err ? err : "", name, why, why_len), rc = -1;
         free(err);
@@ -286,7 +325,7 @@ int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size
         snprintf(why, why_len, "reading the preprocessor's output failed"), rc = -1;
     if (rc == 0 && parse(cfg, out) != 0) snprintf(why, why_len, "out of memory"), rc = -1;
     unlink(in), unlink(o), unlink(e);
-    if (have_stubs) nftw(stubs, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (have_stubs) warm_remove_tree(stubs);
     if (rc != 0) warm_pp_result_free(out);
     return rc == 0 ? 0 : -1;
 }
