@@ -697,8 +697,9 @@ CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char 
 CCKEY_API void cckey_store_close(cckey_store *s);
 
 /**
- * Read the payload stored under key, checking every byte of the entry, and
- * mark the entry as just used.
+ * Read the payload stored under key (of a key with several builds, the
+ * newest build's), checking every byte of the entry, and mark the entry as
+ * just used.
  * @param key  a key as cckey_make_key writes it (CCKEY_KEY_LEN characters,
  *             NUL-terminated); anything else is CCKEY_ERR_INVALID_ARG.
  * @param buf  receives a new buffer (free it with cckey_store_free_buffer);
@@ -1019,9 +1020,10 @@ CCKEY_API cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const
                                           const cckey_entry_meta *meta, cckey_put_options *opt);
 
 /**
- * cckey_store_get that serves the entry only when its records match lk
- * (NULL: no check, as cckey_store_get). An entry with a critical record of a
- * kind this library does not know is a miss too.
+ * cckey_store_get that serves the newest of the key's builds whose records
+ * match lk (NULL: no check, as cckey_store_get). A build with a critical
+ * record of a kind this library does not know, or marked unverified
+ * (cckey_put_options), never matches.
  * @return as cckey_store_get, plus CCKEY_ERR_STALE (a miss; the detail
  *         names the first difference in cckey_last_error()) and
  *         CCKEY_ERR_COLLISION (lk->tuple given and the entry's fingerprint
