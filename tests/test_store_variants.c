@@ -346,9 +346,26 @@ Test(variants, pre_includes_has_include_and_include_next)
     /* __has_include probes every root. */
     for (uint32_t k = 0; k < 3; k++) cr_assert(dep(&r, k, "opt.h") && !dep(&r, k, "opt.h")->present);
     cckey_deps_result_free(&r);
+    /* CCCL's shape: the probe inside a macro, called on a name in an #if. */
+    static const char cccl[] = "#define HAS(_X) __has_include(_X)\n#if HAS(<cc.h>)\n#endif\n";
+    rq.source = cccl, rq.len = strlen(cccl);
+    cr_assert_eq(cckey_deps_find(&rq, &r), CCKEY_OK);
+    cr_assert_eq(r.complete, 1, "%s", r.why);
+    for (uint32_t k = 0; k < 3; k++) cr_assert(dep(&r, k, "cc.h") && !dep(&r, k, "cc.h")->present);
+    cckey_deps_result_free(&r);
     static const char macro[] = "#if __has_include(OPT)\n#endif\n";
     rq.source = macro, rq.len = strlen(macro);
     cr_assert_eq(cckey_deps_find(&rq, &r), CCKEY_OK);
     cr_assert_eq(r.complete, 0, "__has_include of a macro is not resolved");
+    cckey_deps_result_free(&r);
+    /* An absolute include keeps its folder (it was recorded as an absent
+     * relative path). */
+    char abs[400];
+    snprintf(abs, sizeof abs, "#include \"%s/n.h\"\n", inc_dir);
+    rq.source = abs, rq.len = strlen(abs);
+    cr_assert_eq(cckey_deps_find(&rq, &r), CCKEY_OK);
+    char want[400];
+    snprintf(want, sizeof want, "%s/n.h", inc_dir);
+    cr_assert(dep(&r, CCKEY_DEP_ABSOLUTE, want) && dep(&r, CCKEY_DEP_ABSOLUTE, want)->present, "%s", want);
     cckey_deps_result_free(&r);
 }

@@ -165,22 +165,35 @@ static bool header_name(const char *s, size_t n, size_t *i, size_t *start, size_
     return true;
 }
 
-/* Each __has_include(...) / __has_include_next(...) of a directive: probed
- * as the include it asks about would be; one of a macro is unresolved. */
-static void has_include(scan_ctx *c, uint32_t root, const char *rel, const char *s, size_t n)
+/* The identifier just before s[at] ('('), white space skipped: its start
+ * and length (0 when there is none). */
+static size_t ident_before(const char *s, size_t at, size_t *start)
 {
-    static const char word[] = "__has_include";
-    for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), word, sizeof word - 1)); p++) {
-        size_t i = (size_t)(p - s) + sizeof word - 1, a, b;
-        bool next = n - i >= 5 && memcmp(s + i, "_next", 5) == 0, quoted;
-        if (next) i += 5;
-        if ((p > s && is_ident(p[-1])) || (i < n && is_ident(s[i]))) continue;
-        while (i < n && is_space(s[i])) i++;
-        if (i == n || s[i] != '(') continue;   /* #ifdef __has_include and the like */
-        i++;
-        if (header_name(s, n, &i, &a, &b, &quoted)) {
-            cckey_deps_resolve(c, root, rel, s + a, b - a, quoted, next);
-        } else {
+    size_t e = at;
+    while (e && is_space(s[e - 1])) e--;
+    size_t b = e;
+    while (b && is_ident(s[b - 1])) b--;
+    *start = b;
+    return e - b;
+}
+
+/* The probes of a directive: `__has_include(...)` and
+ * `__has_include_next(...)`, and in #if and #elif any macro called on a
+ * header name (`_CCCL_HAS_INCLUDE(<h>)` and the like), each probed as the
+ * include it names would be (a superset: a name that is no header is one
+ * more absent probe). In #if and #elif an __has_include of anything else is
+ * unresolved; in a #define it is a macro's body, probed where it is used. */
+static void probes(scan_ctx *c, uint32_t root, const char *rel, const char *s, size_t n, bool in_if)
+{
+    for (const char *p = s; (p = memchr(p, '(', n - (size_t)(p - s))); p++) {
+        size_t at = (size_t)(p - s), b, a, e, i = at + 1;
+        size_t wl = ident_before(s, at, &b);
+        bool has = (wl == 13 && memcmp(s + b, "__has_include", 13) == 0),
+             next = wl == 18 && memcmp(s + b, "__has_include_next", 18) == 0, quoted;
+        if (!wl || (!has && !next && !in_if)) continue;
+        if (header_name(s, n, &i, &a, &e, &quoted)) {
+            cckey_deps_resolve(c, root, rel, s + a, e - a, quoted, next);
+        } else if ((has || next) && in_if) {
             c->has_macro = true;
             unresolved(c, rel, s, n);
         }
@@ -229,8 +242,10 @@ static void directive(scan_ctx *c, uint32_t root, const char *rel, const char *s
         }
         return;
     }
-    if (wl == 6 && memcmp(word, "define", 6) == 0) define(c, root, rel, s + i, n - i);
-    has_include(c, root, rel, s, n);
+    bool def = wl == 6 && memcmp(word, "define", 6) == 0;
+    bool in_if = (wl == 2 && memcmp(word, "if", 2) == 0) || (wl == 4 && memcmp(word, "elif", 4) == 0);
+    if (def) define(c, root, rel, s + i, n - i);
+    if (def || in_if) probes(c, root, rel, s, n, in_if);
 }
 
 /* Every directive of a text, skipping comments and literals. */
