@@ -63,7 +63,7 @@ static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint
     cckey_put_le32(hdr + CCKEY_ENTRY_VARIANTS_AT, variants);
 }
 
-/* The payload's part of the checksum (format 3): the MD5 of each
+/* The payload's part of the checksum (formats 3 and 4): the MD5 of each
  * CCKEY_ENTRY_PIECE-byte piece, in order, added to ctx. One MD5 is a single
  * dependency chain (about 600 MB/s here, slower than loopback Redis moves a
  * 100 KiB entry); independent pieces go through the multi-buffer kernels
@@ -98,7 +98,7 @@ void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const 
     cckey_md5_final(&ctx, hdr + CCKEY_ENTRY_SUM_AT);
 }
 
-/* Whether an entry's checksum takes its payload as piece digests (format 3)
+/* Whether an entry's checksum takes its payload as piece digests (format 3 on)
  * or whole (format 2, still read). */
 static bool payload_in_pieces(const uint8_t hdr[CCKEY_ENTRY_HEADER]) { return cckey_get_le32(hdr + 8) >= 3; }
 

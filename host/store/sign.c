@@ -25,7 +25,7 @@ static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
 {
     if (n < CCKEY_ENTRY_HEADER || memcmp(e, CCKEY_ENTRY_MAGIC, 8) != 0 ||
         !cckey_entry_version_read(cckey_get_le32(e + 8)))
-        return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry of format 2 or %u", CCKEY_ENTRY_VERSION);
+        return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry of format 2 to %u", CCKEY_ENTRY_VERSION);
     if (memcmp(e + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
         return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
     p->rec_len = cckey_get_le32(e + CCKEY_ENTRY_RECLEN_AT);
