@@ -30,6 +30,7 @@ _cckey()
     case $prev in
         --format) COMPREPLY=($(compgen -W "text json jsonl" -- "$cur")); return 0 ;;
         --backend|-b) COMPREPLY=($(compgen -W "auto cpu opencl cuda" -- "$cur")); return 0 ;;
+        --language) COMPREPLY=($(compgen -W "opencl cuda hip metal" -- "$cur")); return 0 ;;
         --cache-dir|--output|-o|--source-file|-f|--options-file)
             COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
         --nvcc) COMPREPLY=($(compgen -W "none" -- "$cur") $(compgen -f -- "$cur")); return 0 ;;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void expect(const cckey_scan_result *r, const char *const *names, size_t n, const char *what)
 {
@@ -207,4 +208,137 @@ Test(scan, warm_option_flags)
     cr_assert_eq(cckey_flags_make(NULL, 0, false, &f, why, sizeof why), 0);
     cr_assert_str_eq(f.joined, "");
     cckey_flags_free(&f);
+}
+
+/* Words to pairs, as scan -O and key -O make them. */
+typedef struct pairs_out {
+    char text[512];
+} pairs_out;
+
+static int collect(void *user, const char *k, size_t kl, const char *v, size_t vl)
+{
+    pairs_out *p = user;
+    size_t n = strlen(p->text);
+    snprintf(p->text + n, sizeof p->text - n, "[%.*s|%.*s]", (int)kl, k, (int)vl, v);
+    return 0;
+}
+
+static int tokenize(const char *const *w, size_t n, pairs_out *out, char *why)
+{
+    size_t lens[32];
+    for (size_t i = 0; i < n; i++) lens[i] = strlen(w[i]);
+    out->text[0] = '\0';
+    return cckey_flags_tokenize(w, lens, n, collect, out, why, 256);
+}
+
+Test(scan, flags_that_take_an_argument_become_pairs)
+{
+    pairs_out p;
+    char why[256];
+    const char *w[] = {"-I", "/a b", "-I/c", "-I=/d", "-D", "N=4", "-DM=1", "-O3", "-O", "-include", "h.h",
+                       "--pre-include=p.h", "-cl-std=CL2.0", "-DX=", "a=", "-arch", "sm_90"};
+    cr_assert_eq(tokenize(w, 17, &p, why), 0, "%s", why);
+    cr_assert_str_eq(p.text, "[-I|/a b][-I|/c][-I|/d][-D|N=4][-D|M=1][-O|3][-O|][-include|h.h][--pre-include|p.h]"
+                             "[-cl-std|CL2.0][-D|X=][a=|][-arch|sm_90]");
+    const char *missing[] = {"-DX", "-isystem"};
+    cr_assert_eq(tokenize(missing, 2, &p, why), CCKEY_FLAGS_BAD);
+    cr_assert(strstr(why, "-isystem needs an argument"), "%s", why);
+    /* The argument is the next word whatever it looks like, as compilers take it. */
+    const char *dash[] = {"-Xptxas", "-v"};
+    cr_assert_eq(tokenize(dash, 2, &p, why), 0);
+    cr_assert_str_eq(p.text, "[-Xptxas|-v]");
+}
+
+Test(scan, option_sets_no_build_can_honour)
+{
+    char why[512];
+    cckey_option ok[] = {opt("-I", "/z"), opt("-I", "/a"), opt("-D", "X"), opt("-U", "X"), opt("-D", "Y=1"),
+                         opt("-UY", ""), opt("-O", "")};
+    cr_assert_eq(cckey_options_check(ok, 7, why, sizeof why), 0, "%s", why);
+    cckey_option empty[] = {opt("-I", "")};
+    cr_assert_eq(cckey_options_check(empty, 1, why, sizeof why), CCKEY_FLAGS_BAD);
+    cr_assert(strstr(why, "-I needs an argument"), "%s", why);
+    cckey_option undef_first[] = {opt("-U", "X"), opt("-D", "X=2")};
+    cr_assert_eq(cckey_options_check(undef_first, 2, why, sizeof why), CCKEY_FLAGS_BAD);
+    cckey_option old_style[] = {opt("-Izz", ""), opt("-Iaa", "")};
+    cr_assert_eq(cckey_options_check(old_style, 2, why, sizeof why), CCKEY_FLAGS_BAD);
+    cr_assert(strstr(why, "[\"-Izz\", \"\"]"), "%s", why);
+    cckey_option mixed[] = {opt("-I", "/z"), opt("--include-path", "/a")};
+    cr_assert_eq(cckey_options_check(mixed, 2, why, sizeof why), CCKEY_FLAGS_BAD);
+    cckey_option in_order[] = {opt("-Iaa", ""), opt("-Izz", "")};
+    cr_assert_eq(cckey_options_check(in_order, 2, why, sizeof why), 0, "already in canonical order");
+}
+
+Test(scan, warm_builds_tokenized_flags_in_order)
+{
+    cckey_option o[] = {opt("-isystem", "/s"), opt("-I", "/z"), opt("-idirafter", "/l"), opt("-I", "/a"),
+                        opt("-iquote", "/q"), opt("-include", "h.h")};
+    cckey_flags f;
+    char why[256];
+    cr_assert_eq(cckey_flags_make(o, 6, false, &f, why, sizeof why), 0, "%s", why);
+    cr_assert_str_eq(f.joined, "-I/z -I/a -idirafter /l -include h.h -iquote /q -isystem /s");
+    const char *dirs[8];
+    cr_assert_eq(cckey_flags_include_dirs(&f, dirs, 8), 5);
+    const char *want[] = {"/q", "/z", "/a", "/s", "/l"};   /* clang's search order */
+    for (int i = 0; i < 5; i++) cr_assert_str_eq(dirs[i], want[i]);
+    cckey_flags_free(&f);
+    cr_assert_eq(cckey_flags_make(o + 5, 1, true, &f, why, sizeof why), 0);
+    cr_assert_str_eq(f.joined, "-include=h.h", "NVRTC takes -include=FILE");
+    cckey_flags_free(&f);
+    cckey_option arch[] = {opt("-arch", "sm_90")};
+    cr_assert_eq(cckey_flags_make(arch, 1, true, &f, why, sizeof why), 0);
+    cr_assert(f.has_arch);
+    cr_assert_str_eq(f.joined, "-arch=sm_90");
+    cckey_flags_free(&f);
+    cckey_option none[] = {opt("-D", "")};
+    cr_assert_eq(cckey_flags_make(none, 1, false, &f, why, sizeof why), -1);
+    cr_assert(strstr(why, "-D needs an argument"), "%s", why);
+}
+
+/* The toolkit beside NVRTC, else CUDA_HOME's, on a made-up layout. */
+Test(scan, cuda_toolkit_include_folders)
+{
+    char root[64], p[256], dirs[2][CCKEY_TOOLKIT_PATH], buf[64];
+    cr_assert(cckey_test_make_dir(root, "toolkit"));
+    const char *made[] = {"/t", "/t/targets", "/t/targets/x86_64-linux", "/t/targets/x86_64-linux/lib",
+                          "/t/targets/x86_64-linux/include", "/t/targets/x86_64-linux/include/cccl", "/h",
+                          "/h/include", "/h/lib64", "/t/targets/x86_64-linux/include/cccl/cuda",
+                          "/t/targets/x86_64-linux/include/cccl/cuda/std",
+                          "/t/targets/x86_64-linux/include/cccl/cuda/std/__cccl"};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+        snprintf(p, sizeof p, "%s%s", root, made[i]);
+        cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
+    }
+    const char *files[] = {"/t/targets/x86_64-linux/lib/libnvrtc.so.13", "/t/targets/x86_64-linux/include/cuda_runtime_api.h",
+                           "/h/include/cuda_runtime_api.h", "/h/lib64/libnvrtc.so"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", root, files[i]);
+        cr_assert(cckey_test_write_file(p, "x", 1));
+    }
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/include/cccl/cuda/std/__cccl/version.h", root);
+    cr_assert(cckey_test_write_file(p, "#pragma once\n#define CCCL_VERSION 3000001\n", 41));
+
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/lib/libnvrtc.so.13", root);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 2);
+    char want[256];
+    snprintf(want, sizeof want, "%s/t/targets/x86_64-linux/include", root);
+    cr_assert_str_eq(dirs[0], want);
+    cr_assert_str_eq(dirs[1], strcat(want, "/cccl"));
+    cckey_cccl_version(dirs[0], buf, sizeof buf);
+    cr_assert_str_eq(buf, "CCCL 3.0.1");
+    cckey_nvrtc_build(p, buf, sizeof buf);
+    cr_assert_str_eq(buf, "", "not an ELF file: no build");
+
+    /* No headers beside the library (a pip wheel's NVRTC): CUDA_HOME's. */
+    snprintf(p, sizeof p, "%s/h", root);
+    cr_assert_eq(cckey_warm_set_cuda_home(p), 0);
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/include/cuda_runtime_api.h", root);
+    cr_assert_eq(remove(p), 0);
+    snprintf(p, sizeof p, "%s/t/targets/x86_64-linux/lib/libnvrtc.so.13", root);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 1);
+    snprintf(want, sizeof want, "%s/h/include", root);
+    cr_assert_str_eq(dirs[0], want);
+    cr_assert_eq(cckey_warm_set_cuda_home(NULL), 0);
+    cr_assert_eq(cckey_cuda_toolkit_find(p, dirs, 2), 0);
+    cr_assert(cckey_test_remove_tree(root));
 }

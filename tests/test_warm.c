@@ -85,7 +85,7 @@ static void expected_keys(char keys[6][CCKEY_KEY_LEN + 1])
     size_t len;
     char *src = cckey_test_read_file(SUITE, &len);
     cr_assert_not_null(src);
-    cckey_option set[] = {{{"-cl-fast-relaxed-math", 21}, {"", 0}}, {{"-DUNROLL", 8}, {"4", 1}}};
+    cckey_option set[] = {{{"-cl-fast-relaxed-math", 21}, {"", 0}}, {{"-D", 2}, {"UNROLL=4", 8}}};
     for (int e = 0; e < 3; e++)
         for (int o = 0; o < 2; o++)
             cckey_test_ref_key(keys[e * 2 + o], (cckey_bytes){device, strlen(device)},

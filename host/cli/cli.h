@@ -36,7 +36,8 @@ int cli_config_from_env(cckey_batch_config *cfg);
 bool cli_faults_from_env(cckey_batch_config *cfg);
 #endif
 /* Where drivers load from: CCKEY_OPENCL_LIBRARY, CCKEY_CUDA_LIBRARY (onto
- * cckey_set_driver_library) and CCKEY_NVRTC_LIBRARY (warm's compiler), set
+ * cckey_set_driver_library), CCKEY_NVRTC_LIBRARY (warm's compiler) and
+ * CUDA_HOME or CUDA_PATH (its toolkit headers, when none lie beside it), set
  * once at start-up. CLI_OK, or CLI_USAGE with the error printed. */
 int cli_drivers_from_env(void);
 /* CCKEY_FORCE_ISA, which the library reads itself and ignores when it names
@@ -68,6 +69,10 @@ typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
 /* s[0..len) as a JSON string on out (json_out.c). */
 void cli_put_json_string(FILE *out, const char *s, size_t len);
+/* before, then v[0..n) as a JSON array of strings, on out. */
+void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n);
+/* A compiler's log on stderr, each line indented, cut after 40 lines. */
+void cli_put_log(const char *log);
 
 /* Split a set of flags as sh would split a command line: separated by
  * white space or commas; '...' literal; "..." with \" and \\; \ escapes
@@ -75,6 +80,23 @@ void cli_put_json_string(FILE *out, const char *s, size_t len);
  * 0, or -1 with why (an unterminated quote, out of memory). */
 typedef int (*cli_flag_fn)(void *user, const char *word, size_t len);
 int cli_split_flags(const char *text, cli_flag_fn fn, void *user, char *why, size_t why_len);
+
+/* An option set as pairs that own their bytes (options.c). */
+typedef struct cli_opts {
+    cckey_option *v;
+    size_t n, cap;
+} cli_opts;
+void cli_opts_free(cli_opts *o);
+/* Append one pair (user is the cli_opts): 0, or -1 out of memory. */
+int cli_opts_add(void *user, const char *k, size_t kl, const char *v, size_t vl);
+/* Append the pairs of an option set written as flags (-O of key and scan):
+ * split as cli_split_flags does, then each flag that takes an argument
+ * paired with it, as warm.h describes (-I dir, -Idir -> ["-I", "dir"];
+ * -DN=4 -> ["-D", "N=4"]; -cl-std=CL2.0 -> ["-cl-std", "CL2.0"]; a bare
+ * flag -> [flag, ""]). "", only blanks, or "-" alone is the empty set. CLI_OK;
+ * CLI_USAGE with why (a bad quote, a flag missing its argument); CLI_FAIL
+ * when out of memory. */
+int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len);
 
 /* The cache folder: given (--cache-dir) if not NULL, else $CCKEY_CACHE_DIR,
  * else $XDG_CACHE_HOME/cckey, else ~/.cache/cckey (in buf); NULL when there

@@ -1,5 +1,6 @@
 /* cckey key: one key from the command line. */
 #include "cli.h"
+#include "warm/warm.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,9 +18,17 @@ static void usage(FILE *f)
           "  -n, --name N          kernel entry-point name\n"
           "  -s, --source S        kernel source text\n"
           "  -f, --source-file F   read the source from F (\"-\" is standard input)\n"
-          "  -O, --option K=V      a build option, split at the first '=' (\"-O=3\" is [\"-O\", \"3\"]);\n"
-          "                        a bare flag (\"-cl-fast-relaxed-math\") is [flag, \"\"];\n"
-          "                        repeat for more\n"
+          "  -O, --option FLAGS    build options, written as for cckey scan -O (see 'cckey\n"
+          "                        help scan'): flags separated by blanks or commas, quoted\n"
+          "                        as in sh; a flag that takes an argument is the pair\n"
+          "                        [FLAG, ARG] (\"-I dir\", \"-Idir\": [\"-I\", \"dir\"];\n"
+          "                        \"-DN=4\": [\"-D\", \"N=4\"]; \"-O3\", \"-O=3\": [\"-O\", \"3\"]);\n"
+          "                        any other splits at its first '=' (\"arch=sm_90\"); a\n"
+          "                        bare flag is [flag, \"\"]. Repeat for more: the pairs of\n"
+          "                        every -O make one set, in order; -O \"\" (or -O -)\n"
+          "                        adds none\n"
+          "      --options-json J  pairs exactly, as a manifest's \"options\" array\n"
+          "                        ('[[\"-DBLOCK\", \"64\"]]'), after those of any -O before it\n"
           "      --explain         show each field's digest, the options in canonical order,\n"
           "                        the canonical option string and the key\n"
           "      --format FMT      text (default), json or jsonl: {\"key\": ...}, with every\n"
@@ -161,26 +170,45 @@ static int explain(const char *key, cckey_bytes dev, cckey_bytes name, cckey_byt
     return rc;
 }
 
+/* --options-json: a manifest's "options" array, pair by pair. */
+static int add_json_pairs(const char *text, cli_opts *set)
+{
+    json_error_t e;
+    json_t *a = json_loads(text, JSON_DECODE_ANY, &e), *p;
+    size_t i;
+    int rc = a && json_is_array(a) ? CLI_OK : CLI_USAGE;
+    json_array_foreach(a, i, p) {
+        json_t *k = json_array_get(p, 0), *v = json_array_get(p, 1);
+        if (rc != CLI_OK || json_array_size(p) != 2 || !json_is_string(k) || !json_is_string(v)) {
+            rc = CLI_USAGE;
+            break;
+        }
+        if (cli_opts_add(set, json_string_value(k), json_string_length(k), json_string_value(v),
+                         json_string_length(v)) != 0)
+            rc = CLI_FAIL;
+    }
+    json_decref(a);
+    if (rc == CLI_USAGE) cli_error("key: --options-json wants a JSON array of [KEY, VALUE] string pairs, not %s", text);
+    if (rc == CLI_FAIL) cli_error("key: out of memory");
+    return rc;
+}
+
 int cckey_cmd_key(int argc, char **argv)
 {
-    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON };
+    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON, OPT_PAIRS };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'}, {"name", required_argument, NULL, 'n'},
         {"source", required_argument, NULL, 's'}, {"source-file", required_argument, NULL, 'f'},
         {"option", required_argument, NULL, 'O'}, {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"options-json", required_argument, NULL, OPT_PAIRS}, {NULL, 0, NULL, 0}};
     const char *device = NULL, *name = NULL, *source = NULL, *source_file = NULL;
-    cckey_option *opts = calloc((size_t)argc, sizeof *opts);
-    size_t n_opts = 0;
+    cli_opts set = {0};
     int rc = CLI_USAGE, c;
     bool want_explain = false;
     cli_format fmt = CLI_TEXT;
-    if (!opts) {
-        cli_error("out of memory");
-        return CLI_FAIL;
-    }
+    char why[512];
     optind = 1;
     while ((c = cli_getopt("key", argc, argv, "d:n:s:f:O:qh", longopts)) != -1) {
         switch (c) {
@@ -188,13 +216,17 @@ int cckey_cmd_key(int argc, char **argv)
         case 'n': name = optarg; break;
         case 's': source = optarg; break;
         case 'f': source_file = optarg; break;
-        case 'O': {
-            /* One pair an -O: a value may hold anything, commas and blanks too. */
-            char *eq = strchr(optarg, '=');
-            if (eq) opts[n_opts++] = (cckey_option){{optarg, (size_t)(eq - optarg)}, {eq + 1, strlen(eq + 1)}};
-            else opts[n_opts++] = (cckey_option){{optarg, strlen(optarg)}, {"", 0}};
+        case 'O':
+            if ((rc = cli_opts_parse(optarg, &set, why, sizeof why)) != CLI_OK) {
+                cli_error("key: -O %s: %s", optarg, why);
+                goto out;
+            }
+            rc = CLI_USAGE;
             break;
-        }
+        case OPT_PAIRS:
+            if ((rc = add_json_pairs(optarg, &set)) != CLI_OK) goto out;
+            rc = CLI_USAGE;
+            break;
         case OPT_EXPLAIN: want_explain = true; break;
         case OPT_FORMAT:
             if (!cli_format_parse("key", optarg, CLI_FMT_ALL, &fmt))
@@ -208,6 +240,10 @@ int cckey_cmd_key(int argc, char **argv)
     }
     if (optind < argc) {
         cli_error("key: unexpected argument \"%s\" (see 'cckey help key')", argv[optind]);
+        goto out;
+    }
+    if (cckey_options_check(set.v, set.n, why, sizeof why) != 0) {
+        cli_error("key: %s", why);
         goto out;
     }
     if (!device || !name || (!source == !source_file)) {
@@ -241,7 +277,7 @@ int cckey_cmd_key(int argc, char **argv)
     }
     char key[CCKEY_KEY_LEN + 1];
     cckey_status st = cckey_make_key(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)},
-                                     src, opts, n_opts);
+                                     src, set.v, set.n);
     if (st != CCKEY_OK) {
         cli_file_unmap(&file);
         free(stdin_buf);
@@ -250,7 +286,7 @@ int cckey_cmd_key(int argc, char **argv)
         goto out;
     }
     if (want_explain) {
-        rc = explain(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)}, src, opts, n_opts,
+        rc = explain(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)}, src, set.v, set.n,
                      fmt);
     } else if (fmt == CLI_TEXT) {
         puts(key);
@@ -263,6 +299,6 @@ int cckey_cmd_key(int argc, char **argv)
     free(stdin_buf);
     if (fflush(stdout) != 0) rc = CLI_FAIL;
 out:
-    free(opts);
+    cli_opts_free(&set);
     return rc;
 }

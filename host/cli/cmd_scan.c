@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "scan/scan.h"
 #include "scan_exact.h"
+#include "scan_langs.h"
+#include "scan_sets.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -46,21 +48,45 @@ static void usage(FILE *f)
           "source_file is relative to the output's folder (the working folder for standard\n"
           "output) when the source lies below that folder's parent chain, else absolute.\n"
           "\n"
-          "  -d, --device ID        a device identity (repeatable), paired with every\n"
-          "                         source; default: this host's OpenCL and CUDA devices\n"
-          "                         as `cckey devices` names them, each paired only with\n"
-          "                         the sources its runtime compiles (OpenCL devices with\n"
-          "                         OpenCL sources, CUDA devices with CUDA sources; a\n"
-          "                         warning names the entry points left without a device),\n"
-          "                         or \"cpu\" for every source when there are none\n"
-          "  -O, --options SET      one option set: flags separated by commas or spaces,\n"
-          "                         e.g. \"-cl-fast-relaxed-math,-DBLOCK=64\" (repeatable;\n"
-          "                         default: one empty set), quoted as in sh: '...' and\n"
-          "                         \"...\" keep blanks and commas in a flag and vanish,\n"
-          "                         \\ escapes one character (-O '-DMSG=\"hi there\"' is\n"
-          "                         the pair [\"-DMSG\", \"hi there\"]). A flag becomes the\n"
-          "                         pair [text before the first '=', text after it], or\n"
-          "                         [flag, \"\"] when it has no '=' (\"-DX=\" stays whole)\n"
+          "  -d, --device [LANGS:]ID  a device identity (repeatable), paired with every\n"
+          "                         source, or with LANGS prefixed only with the sources\n"
+          "                         of those languages (comma-separated: opencl, cuda,\n"
+          "                         hip, metal), e.g. -d cuda:'NVIDIA H200|580.159.04'.\n"
+          "                         The identity is what follows the prefix, exactly:\n"
+          "                         the prefix is not part of it (\":ID\" takes ID whole,\n"
+          "                         for an identity that starts with a language and ':').\n"
+          "                         Default: this host's OpenCL and CUDA devices as\n"
+          "                         `cckey devices` names them, each paired only with\n"
+          "                         the sources its runtime compiles (a warning names the\n"
+          "                         entry points left without a device), or \"cpu\" for\n"
+          "                         every source when there are none\n"
+          "      --language LANGS   scan only sources of these languages (repeatable or\n"
+          "                         comma-separated; names as for -d)\n"
+          "  -O, --options SET      one option set (repeatable; default: one empty set):\n"
+          "                         flags separated by blanks or commas, e.g.\n"
+          "                         \"-cl-fast-relaxed-math -DBLOCK=64\", quoted as in sh:\n"
+          "                         '...' and \"...\" keep blanks and commas in a flag and\n"
+          "                         vanish, \\ escapes one character. Each flag becomes a\n"
+          "                         [KEY, VALUE] pair: a flag that takes an argument is\n"
+          "                         [FLAG, ARG] however it is written (\"-I dir\", \"-Idir\":\n"
+          "                         [\"-I\", \"dir\"]; \"-DN=4\", \"-D N=4\": [\"-D\", \"N=4\"];\n"
+          "                         \"-O3\": [\"-O\", \"3\"]; \"-include h.h\",\n"
+          "                         \"--pre-include=h.h\"), so that equal flags keep their\n"
+          "                         order in the key and in warm's build: -D -U -I -O,\n"
+          "                         clang's -include -imacros -isystem -idirafter -iquote\n"
+          "                         -isysroot -iprefix -iwithprefix -iwithprefixbefore -x\n"
+          "                         -Xclang, and NVRTC's options that take a value\n"
+          "                         (--include-path, --pre-include, --define-macro,\n"
+          "                         -arch/--gpu-architecture, -Xptxas, -std, ...). Any\n"
+          "                         other flag is [text before its first '=', the rest]\n"
+          "                         (\"-cl-std=CL2.0\", \"arch=sm_90\"), or [flag, \"\"]. -O \"\"\n"
+          "                         (and -O -) is the empty set, as in cckey key; -O \"''\"\n"
+          "                         is the pair [\"\", \"\"]. A flag missing its argument\n"
+          "                         (-O \"-DX -I\"), or -U NAME before -D NAME, is an error.\n"
+          "                         Migration: scans before this release wrote -DN=4 as\n"
+          "                         [\"-DN\", \"4\"], -Idir as [\"-Idir\", \"\"] and -O3 as\n"
+          "                         [\"-O3\", \"\"]: the keys of such sets change once; scan\n"
+          "                         and warm again\n"
           "      --options-file F   one option set a line: as for --options, or a JSON\n"
           "                         array of [KEY, VALUE] pairs (for anything quoting\n"
           "                         cannot say); blank lines and lines starting with '#'\n"
@@ -94,24 +120,18 @@ static void usage(FILE *f)
           f);
 }
 
-typedef struct optset {
-    json_t *pairs;   /* [[k, v], ...] */
-} optset;
-
 /* A manifest device. Discovered ones take only the sources their runtime
  * compiles, so that `cckey warm` can build every tuple; ones the user named
  * (and the "cpu" stand-in) take every source. */
 typedef struct scan_device {
     char *id;
-    unsigned langs;  /* bit 1 << cckey_lang of each language it takes; ALL_LANGS */
+    unsigned langs;  /* bit 1 << cckey_lang of each language it takes; SCAN_ALL_LANGS */
 } scan_device;
-#define ALL_LANGS (~0u)
 
 typedef struct scan_opts {
     scan_device *devices;
     size_t n_devices;
-    optset *sets;
-    size_t n_sets;
+    scan_sets sets;          /* -O, --options-file */
     const char *output;
     bool list, quiet;
     cli_format fmt;          /* of --list */
@@ -122,118 +142,24 @@ typedef struct scan_opts {
     bool exact;              /* --exact: ask the compilers */
     unsigned jobs;           /* --jobs: compiler runs at once (0: the cores) */
     const char *nvcc;        /* --nvcc */
+    unsigned only;           /* --language: the languages scanned (0: all) */
+    bool named;              /* the devices are the -d ones */
 } scan_opts;
 
 static int add_device(scan_opts *o, const char *id, unsigned langs)
 {
+    /* One identity named for several languages is one device. */
+    for (size_t j = 0; j < o->n_devices; j++)
+        if (strcmp(o->devices[j].id, id) == 0) {
+            o->devices[j].langs |= langs;
+            return 0;
+        }
     scan_device *d = realloc(o->devices, (o->n_devices + 1) * sizeof *d);
     if (!d) return -1;
     o->devices = d;
     if (!(d[o->n_devices].id = strdup(id))) return -1;
     d[o->n_devices++].langs = langs;
     return 0;
-}
-
-/* One flag of a set as its pair (see usage). */
-static int add_flag(void *user, const char *p, size_t len)
-{
-    json_t *pairs = user;
-    const char *eq = memchr(p, '=', len), *end = p + len;
-    json_t *pair = (eq && eq + 1 < end) ? json_pack("[s#,s#]", p, (int)(eq - p), eq + 1, (int)(end - eq - 1))
-                                        : json_pack("[s#,s]", p, (int)len, "");
-    return pair && json_array_append_new(pairs, pair) == 0 ? 0 : -1;
-}
-
-static int push_set(scan_opts *o, json_t *pairs)
-{
-    optset *s = realloc(o->sets, (o->n_sets + 1) * sizeof *s);
-    if (!s) {
-        json_decref(pairs);
-        return -1;
-    }
-    o->sets = s;
-    o->sets[o->n_sets++].pairs = pairs;
-    return 0;
-}
-
-/* One option set from its text form (see usage): 0, -1 out of memory, or
- * CLI_USAGE once a bad quote is reported (where names the text's origin). */
-static int add_set(scan_opts *o, const char *text, const char *where)
-{
-    json_t *pairs = json_array();
-    if (!pairs) return -1;
-    /* '-' alone (blanks around it allowed) is the empty set. */
-    size_t a = strspn(text, " \t"), b = a < strlen(text) ? strspn(text + a + 1, " \t") : 0;
-    if (text[a] == '-' && a + 1 + b == strlen(text)) text = "";
-    char why[128];
-    if (cli_split_flags(text, add_flag, pairs, why, sizeof why) != 0) {
-        json_decref(pairs);
-        if (strcmp(why, "out of memory") == 0) return -1;
-        cli_error("scan: %s: %s", where, why);
-        return CLI_USAGE;
-    }
-    return push_set(o, pairs);
-}
-
-/* An --options-file line holding a JSON array of [KEY, VALUE] pairs. */
-static int add_json_set(scan_opts *o, const char *text, const char *path, size_t line_no)
-{
-    json_error_t e;
-    json_t *pairs = json_loads(text, JSON_REJECT_DUPLICATES, &e);
-    const char *bad = NULL;
-    if (!pairs) {
-        cli_error("%s:%zu:%d: %s", path, line_no, e.column, e.text);
-        return CLI_USAGE;
-    }
-    if (!json_is_array(pairs)) bad = "expected a JSON array of [KEY, VALUE] pairs";
-    size_t i;
-    json_t *p;
-    json_array_foreach(pairs, i, p) {
-        if (bad) break;
-        if (!json_is_array(p) || json_array_size(p) != 2 || !json_is_string(json_array_get(p, 0)) ||
-            !json_is_string(json_array_get(p, 1)))
-            bad = "each option is a [KEY, VALUE] pair of strings";
-    }
-    if (bad) {
-        cli_error("%s:%zu:1: %s", path, line_no, bad);
-        json_decref(pairs);
-        return CLI_USAGE;
-    }
-    return push_set(o, pairs);
-}
-
-static int read_options_file(scan_opts *o, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cli_error("scan: %s: %s", path, strerror(errno));
-        return CLI_USAGE;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int rc = CLI_OK;
-    for (size_t line_no = 1; (n = getline(&line, &cap, f)) >= 0; line_no++) {
-        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-        const char *p = line;
-        while (isspace((unsigned char)*p)) p++;
-        if (!*p || *p == '#') continue;
-        char where[4200];
-        snprintf(where, sizeof where, "%s:%zu", path, line_no);
-        int r = *p == '[' ? add_json_set(o, p, path, line_no) : add_set(o, p, where);
-        if (r == CLI_USAGE) {
-            rc = CLI_USAGE;
-            break;
-        }
-        if (r != 0) {
-            cli_error("scan: out of memory");
-            rc = CLI_FAIL;
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return rc;
 }
 
 /* The devices of this host, as `cckey devices` names them, each with the
@@ -246,17 +172,11 @@ static int default_devices(scan_opts *o)
         cckey_device devs[32];
         size_t n = 0;
         if (cckey_devices(NULL, kinds[k], devs, 32, &n) != CCKEY_OK) continue;
-        for (size_t i = 0; i < n && i < 32; i++) {
-            const char *id = devs[i].id;
-            /* One GPU seen through both runtimes takes both languages. */
-            scan_device *seen = NULL;
-            for (size_t j = 0; j < o->n_devices; j++)
-                if (strcmp(o->devices[j].id, id) == 0) seen = &o->devices[j];
-            if (seen) seen->langs |= 1u << langs[k];
-            else if (add_device(o, id, 1u << langs[k]) != 0) return -1;
-        }
+        /* One GPU seen through both runtimes takes both languages. */
+        for (size_t i = 0; i < n && i < 32; i++)
+            if (add_device(o, devs[i].id, 1u << langs[k]) != 0) return -1;
     }
-    if (o->n_devices == 0) return add_device(o, "cpu", ALL_LANGS);
+    if (o->n_devices == 0) return add_device(o, "cpu", SCAN_ALL_LANGS);
     return 0;
 }
 
@@ -348,10 +268,10 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
         }
         for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
             if (!((o->devices[d].langs >> lang) & 1)) continue;
-            for (size_t s = 0; s < o->n_sets; s++) {
-                if (in_set && !in_set[e * o->n_sets + s]) continue;
+            for (size_t s = 0; s < o->sets.n; s++) {
+                if (in_set && !in_set[e * o->sets.n + s]) continue;
                 json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
-                                         "source_file", shown, "options", o->sets[s].pairs, "language",
+                                         "source_file", shown, "options", o->sets.v[s], "language",
                                          cckey_lang_name(lang));
                 char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
                 json_decref(line);
@@ -385,30 +305,37 @@ static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char
  * with *rc set when that fails. */
 static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
 {
-    scan_exact_set *sets = calloc(o->n_sets, sizeof *sets);
+    scan_exact_set *sets = calloc(o->sets.n, sizeof *sets);
     scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
     bool ok = sets && files;
-    for (size_t s = 0; ok && s < o->n_sets; s++) {
-        json_t *pairs = o->sets[s].pairs, *p;
-        size_t i;
-        ok = (sets[s].opts = calloc(json_array_size(pairs) + 1, sizeof *sets[s].opts)) != NULL;
-        json_array_foreach(pairs, i, p) {
-            if (!ok) break;
-            json_t *k = json_array_get(p, 0), *v = json_array_get(p, 1);
-            sets[s].opts[i] = (cckey_option){{json_string_value(k), json_string_length(k)},
-                                             {json_string_value(v), json_string_length(v)}};
-        }
-        sets[s].n = json_array_size(pairs);
+    for (size_t s = 0; ok && s < o->sets.n; s++) {
+        ok = (sets[s].opts = scan_set_options(o->sets.v[s])) != NULL;
+        sets[s].n = json_array_size(o->sets.v[s]);
     }
-    scan_exact_in in = {.files = list, .sets = sets, .n_sets = o->n_sets, .macros = o->macros,
+    scan_exact_in in = {.files = list, .sets = sets, .n_sets = o->sets.n, .macros = o->macros,
                         .n_macros = o->n_macros, .jobs = o->jobs, .quiet = o->quiet, .nvcc = o->nvcc};
     if (!ok) cli_error("scan: out of memory");
     *rc = ok ? scan_exact_run(&in, files) : CLI_FAIL;
-    for (size_t s = 0; sets && s < o->n_sets; s++) free(sets[s].opts);
+    for (size_t s = 0; sets && s < o->sets.n; s++) free(sets[s].opts);
     free(sets);
     if (*rc == CLI_OK) return files;
     free(files);
     return NULL;
+}
+
+/* --language: only the sources in those languages. */
+static void keep_languages(cckey_source_list *list, unsigned only)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        if ((only >> list->langs[i]) & 1) {
+            list->paths[kept] = list->paths[i];
+            list->langs[kept++] = list->langs[i];
+        } else {
+            free(list->paths[i]);
+        }
+    }
+    list->n = kept;
 }
 
 static int run(scan_opts *o, char **paths, size_t n_paths)
@@ -419,6 +346,11 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         cli_error("scan: %s", err);
         return CLI_USAGE;
     }
+    size_t found = list.n;
+    if (o->only) keep_languages(&list, o->only);
+    if (o->only && list.n == 0 && found && !o->quiet)
+        cli_warn("scan: none of the %zu source file%s is in the languages given (--language)", found,
+                 found == 1 ? "" : "s");
     /* Paths in the manifest are relative to the folder it will be read from. */
     char base[PATH_MAX];
     bool have_base;
@@ -459,13 +391,15 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     if (exact) scan_exact_free(exact, list.n);
     free(exact);
-    if (rc == CLI_OK && entries == 0 && !o->quiet)
+    if (rc == CLI_OK && entries == 0 && !o->quiet && (list.n || !found))   /* else said above */
         cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
     static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
     for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
         if (o->skipped[l])
-            cli_warn("scan: %zu %s entry point%s skipped: no %s device here; pass --device to name one",
-                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l]);
+            cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
+                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],
+                     o->named ? "was named" : "here", cckey_lang_name((cckey_lang)l),
+                     o->named ? ", or --language to leave them out" : "");
     if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
@@ -473,9 +407,29 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     return rc;
 }
 
+static void bad_language(const char *bad, size_t len)
+{
+    char known[256];
+    scan_langs_known(known, sizeof known);
+    const char *guess = scan_langs_suggest(bad, len);
+    cli_error("scan: unknown language \"%.*s\" (known: %s)%s%s%s", (int)len, bad, known, guess ? "; did you mean " : "",
+              guess ? guess : "", guess ? "?" : "");
+}
+
+/* -d cdua:ID: a prefix one edit from a language is likely a typo, although
+ * it is taken as part of the identity. */
+static void warn_prefix(const char *arg, const char *id)
+{
+    const char *colon = strchr(arg, ':');
+    const char *guess = id == arg && colon ? scan_langs_suggest(arg, (size_t)(colon - arg)) : NULL;
+    if (guess && !cli_quiet)
+        cli_warn("scan: -d %s: \"%.*s\" is not a language, so it is part of the identity; did you mean %s:?", arg,
+                 (int)(colon - arg), arg, guess);
+}
+
 int cckey_cmd_scan(int argc, char **argv)
 {
-    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON, OPT_EXACT, OPT_NVCC };
+    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON, OPT_EXACT, OPT_NVCC, OPT_LANGUAGE };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},
         {"options-file", required_argument, NULL, OPT_OPTIONS_FILE},
@@ -484,7 +438,7 @@ int cckey_cmd_scan(int argc, char **argv)
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"kernel-macro", required_argument, NULL, 'k'},
         {"exact", no_argument, NULL, OPT_EXACT},   {"jobs", required_argument, NULL, 'j'},
-        {"nvcc", required_argument, NULL, OPT_NVCC},
+        {"nvcc", required_argument, NULL, OPT_NVCC}, {"language", required_argument, NULL, OPT_LANGUAGE},
         {NULL, 0, NULL, 0}};
     scan_opts o = {0};
     int rc = CLI_USAGE, c;
@@ -492,15 +446,31 @@ int cckey_cmd_scan(int argc, char **argv)
     bool fmt_given = false;
     while ((c = cli_getopt("scan", argc, argv, "d:O:o:k:j:qh", longopts)) != -1) {
         switch (c) {
-        case 'd':
-            if (!*optarg) {
-                cli_error("scan: --device wants a non-empty identity");
+        case 'd': {
+            unsigned langs;
+            const char *id;
+            if (scan_device_spec(optarg, &langs, &id) != 0) {
+                cli_error("scan: --device wants a non-empty identity, as [LANGUAGES:]ID");
                 goto out;
             }
-            if (add_device(&o, optarg, ALL_LANGS) != 0) goto oom;
+            warn_prefix(optarg, id);
+            if (add_device(&o, id, langs) != 0) goto oom;
+            o.named = true;
             break;
+        }
+        case OPT_LANGUAGE: {
+            const char *bad;
+            size_t bad_len;
+            unsigned m = scan_langs_parse(optarg, strlen(optarg), &bad, &bad_len);
+            if (!m) {
+                bad_language(bad, bad_len);
+                goto out;
+            }
+            o.only |= m;
+            break;
+        }
         case 'O': {
-            int r = add_set(&o, optarg, "-O");
+            int r = scan_sets_add(&o.sets, optarg, "-O");
             if (r == CLI_USAGE) goto out;
             if (r != 0) goto oom;
             break;
@@ -512,7 +482,7 @@ int cckey_cmd_scan(int argc, char **argv)
             break;
         case OPT_JSON: o.fmt = CLI_JSON, fmt_given = true; break;
         case OPT_OPTIONS_FILE:
-            if ((rc = read_options_file(&o, optarg)) != CLI_OK) goto out;
+            if ((rc = scan_sets_read(&o.sets, optarg)) != CLI_OK) goto out;
             rc = CLI_USAGE;
             break;
         case 'o': o.output = optarg; break;
@@ -562,7 +532,7 @@ int cckey_cmd_scan(int argc, char **argv)
         goto out;
     }
     if (!o.list && o.n_devices == 0 && default_devices(&o) != 0) goto oom;
-    if (o.n_sets == 0 && add_set(&o, "", "-O") != 0) goto oom;
+    if (o.sets.n == 0 && scan_sets_add(&o.sets, "", "-O") != 0) goto oom;
     rc = run(&o, argv + optind, (size_t)(argc - optind));
     goto out;
 oom:
@@ -570,9 +540,8 @@ oom:
     rc = CLI_FAIL;
 out:
     for (size_t i = 0; i < o.n_devices; i++) free(o.devices[i].id);
-    for (size_t i = 0; i < o.n_sets; i++) json_decref(o.sets[i].pairs);
+    scan_sets_free(&o.sets);
     free(o.devices);
-    free(o.sets);
     free(o.macros);
     return rc;
 }

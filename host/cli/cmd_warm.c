@@ -40,11 +40,16 @@ static void usage(FILE *f)
           "cuda, hip, metal), else the source_file's extension, else OpenCL. Every build\n"
           "also checks that the binary holds the tuple's entry point (\"name\").\n"
           "\n"
-          "Options become compiler flags in canonical order (sorted by key as in the key):\n"
-          "  [K, \"\"] -> K;  [K ending in '=', V] -> KV;  [\"-X\" (one letter), V] -> -XV;\n"
-          "  CUDA [\"arch\", V] -> --gpu-architecture=V;  any other [K, V] -> K=V.\n"
-          "  e.g. [\"-D\",\"N=4\"] -> -DN=4, [\"-DBLOCK\",\"64\"] -> -DBLOCK=64, [\"-O\",\"3\"] -> -O3.\n"
-          "OpenCL gets them joined by spaces, so flags with spaces or quotes are refused.\n"
+          "Options become compiler flags in canonical order (sorted by key as in the key;\n"
+          "equal keys keep their order): [K, \"\"] -> K; [K ending in '=', V] and [\"-X\"\n"
+          "(one letter), V] -> KV (-DN=4, -I/a, -O3); CUDA [\"arch\", V] ->\n"
+          "--gpu-architecture=V; OpenCL [\"-isystem\", D] (and -include, -x, ...) ->\n"
+          "-isystem D; any other [K, V] -> K=V. A flag missing its argument ([\"-I\", \"\"]),\n"
+          "or flags the sort would swap ([\"-U\",\"X\"] before [\"-D\",\"X\"]; [\"-Izz\",\"\"]\n"
+          "before [\"-Iaa\",\"\"]), fail the tuple. OpenCL gets the flags joined by spaces,\n"
+          "so flags with spaces or quotes are refused there. NVRTC also searches the\n"
+          "CUDA toolkit's include folders (beside libnvrtc, else $CUDA_HOME or\n"
+          "$CUDA_PATH), after the options' own; --format jsonl names them.\n"
           "The source's folder is passed as the first include folder.\n"
           "\n"
           "Headers: each entry records the files its build read (relative to warm's\n"
@@ -110,7 +115,8 @@ static void usage(FILE *f)
           "                       cached|compiled|failed|evicted|not_compiled, \"variants\"\n"
           "                       (builds the key holds), \"variant\" (the one a hit\n"
           "                       served, 0 = newest), \"deps\" (compiled: text|\n"
-          "                       preprocessor|unverified), \"error\" (failed)}.\n"
+          "                       preprocessor|unverified), \"error\" (failed),\n"
+          "                       \"toolkit_include\" (CUDA: NVRTC's toolkit folders)}.\n"
           "                       With --force, status and reason say what the local store\n"
           "                       held (remotes are not asked). Failures still go to\n"
           "                       standard error\n"
@@ -570,6 +576,11 @@ static void look_up(void *arg, size_t i)
     size_t len;
     toolchain k;
     toolchain_make(w, t, &k);
+    if (!k.flags_ok) {   /* no build could honour them: never served */
+        t->miss = CCKEY_MISS_ERROR, t->miss_detail = strdup(k.flags_why);
+        fail(t, "options: %s", k.flags_why);
+        return;
+    }
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
     lk.tuple = &t->item.tuple;
     cckey_lookup_info info;
@@ -602,19 +613,6 @@ static void *worker(void *arg)
     }
 }
 
-static void print_log(const char *log)
-{
-    const char *p = log;
-    int lines = 0;
-    while (*p && lines < 40) {
-        size_t n = strcspn(p, "\n");
-        if (n || p[n]) fprintf(stderr, "    | %.*s\n", (int)n, p);
-        p += n + (p[n] == '\n');
-        lines++;
-    }
-    if (*p) fprintf(stderr, "    | ... (log cut after 40 lines)\n");
-}
-
 static void show_failure(warm *w, tuple *t)
 {
     fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line,
@@ -624,7 +622,7 @@ static void show_failure(warm *w, tuple *t)
     group *g = t->group ? &w->g[t->group - 1] : NULL;
     if (g && !g->log_shown && g->log && *g->log) {
         fprintf(stderr, "    compiler log:\n");
-        print_log(g->log);
+        cli_put_log(g->log);
         g->log_shown = true;
     }
 }
@@ -706,6 +704,8 @@ static void put_tuple_json(const warm *w, const tuple *t, const char *end)
         fputs(", \"error\": ", stdout);
         cli_put_json_string(stdout, err, strlen(err));
     }
+    const char *inc[2], *field = ", \"toolkit_include\": ";   /* NVRTC's toolkit headers */
+    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, field, inc, cckey_nvrtc_toolkit_include(inc, 2));
     printf("}%s", end);
 }
 

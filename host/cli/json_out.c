@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A JSON string: quotes, backslashes and control bytes escaped; a byte
  * that is not part of valid UTF-8 (a file name can hold any) becomes U+FFFD,
@@ -40,3 +41,14 @@ void cli_put_json_string(FILE *out, const char *s, size_t len)
     fputc('"', out);
 }
 
+
+void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n)
+{
+    fputs(before, out);
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        cli_put_json_string(out, v[i], strlen(v[i]));
+    }
+    fputc(']', out);
+}

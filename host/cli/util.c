@@ -197,3 +197,16 @@ void cli_file_unmap(cli_file *f)
     free(f->heap);
     *f = (cli_file){0};
 }
+
+void cli_put_log(const char *log)
+{
+    const char *p = log;
+    int lines = 0;
+    while (*p && lines < 40) {
+        size_t n = strcspn(p, "\n");
+        if (n || p[n]) fprintf(stderr, "    | %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+        lines++;
+    }
+    if (*p) fprintf(stderr, "    | ... (log cut after 40 lines)\n");
+}

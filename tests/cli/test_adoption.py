@@ -130,7 +130,7 @@ class Grammar(unittest.TestCase):
             self.assertIn("-j, --jobs N", out, cmd)
 
     def test_key_formats_and_bare_flags(self):
-        want, canon = recipe(b"d", b"n", b"src", [(b"-cl-fast-relaxed-math", b""), (b"-DN", b"4")])
+        want, canon = recipe(b"d", b"n", b"src", [(b"-cl-fast-relaxed-math", b""), (b"-D", b"N=4")])
         base = ["key", "-d", "d", "-n", "n", "-s", "src", "-O", "-cl-fast-relaxed-math", "-O", "-DN=4"]
         rc, out, err = run(base)
         self.assertEqual((rc, out, err), (0, want + "\n", ""))
@@ -216,10 +216,11 @@ class Grammar(unittest.TestCase):
 
     def test_scan_options_are_quoted_as_in_sh(self):
         self.assertEqual(self.scan_options(["-O", '-DMSG="hi there",-cl-fast-relaxed-math']),
-                         [["-DMSG", "hi there"], ["-cl-fast-relaxed-math", ""]])
-        self.assertEqual(self.scan_options(["-O", "'-DA=x,y' -DB=\\ z"]), [["-DA", "x,y"], ["-DB", " z"]])
-        self.assertEqual(self.scan_options(["-O", '"-DQ=say \\"hi\\""']), [["-DQ", 'say "hi"']])
-        self.assertEqual(self.scan_options(["-O", "-DX= -O3"]), [["-DX=", ""], ["-O3", ""]])
+                         [["-D", "MSG=hi there"], ["-cl-fast-relaxed-math", ""]])
+        self.assertEqual(self.scan_options(["-O", "'-DA=x,y' -DB=\\ z"]), [["-D", "A=x,y"], ["-D", "B= z"]])
+        self.assertEqual(self.scan_options(["-O", '"-DQ=say \\"hi\\""']), [["-D", 'Q=say "hi"']])
+        self.assertEqual(self.scan_options(["-O", "-DX= -O3"]), [["-D", "X="], ["-O", "3"]])
+        self.assertEqual(self.scan_options(["-O", "-cl-std=CL2.0 a= =b"]), [["-cl-std", "CL2.0"], ["a=", ""], ["", "b"]])
         for bad in ("'open", '-D"open'):
             rc, out, err = run(["scan", "-d", "cpu", "-O", bad, ROOT])
             self.assertEqual((rc, out), (2, ""), bad)
@@ -234,7 +235,7 @@ class Grammar(unittest.TestCase):
             rc, out, err = run(["scan", "-d", "cpu", "--options-file", path, src])
             self.assertEqual(rc, 0, err)
             sets = [json.loads(l)["options"] for l in out.splitlines()[:3]]
-            self.assertEqual(sets, [[["-DMSG", 'a "q", b'], ["", "="]], [["-DX", "1"], ["-DY", "a b"]], []])
+            self.assertEqual(sets, [[["-DMSG", 'a "q", b'], ["", "="]], [["-D", "X=1"], ["-D", "Y=a b"]], []])
             for bad, col in (('[["a"]]', 1), ('[["a", 1]]', 1), ('[{"a": "b"}]', 1), ('[["a", "b"]', 11)):
                 with open(path, "w") as f:
                     f.write("-DOK\n" + bad + "\n")

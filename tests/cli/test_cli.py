@@ -190,13 +190,17 @@ class Key(Tmp):
     def test_option_parsing(self):
         cases = [
             (["-O", "k=a=b"], [(b"k", b"a=b")]),          # split at the first '='
-            (["-O", "k="], [(b"k", b"")]),
+            (["-O", "k="], [(b"k=", b"")]),                # nothing after it: the flag whole, as scan -O
             (["-O", "=v"], [(b"", b"v")]),
-            (["-O", "="], [(b"", b"")]),
+            (["-O", "="], [(b"=", b"")]),
+            (["-O", "''"], [(b"", b"")]),                  # an empty word: the pair ("", "")
+            (["-O", ""], []),                              # nothing: the empty set, as scan -O ""
             (["-O", "b=1", "-O", "a=2", "-Ob=0"], [(b"b", b"1"), (b"a", b"2"), (b"b", b"0")]),
             (["-O", "x=1", "-O", "x=1"], [(b"x", b"1"), (b"x", b"1")]),
             (["-O", "-cl-fast-relaxed-math"], [(b"-cl-fast-relaxed-math", b"")]),   # a bare flag
-            (["-O", "novalue", "-O", "-DN=4"], [(b"novalue", b""), (b"-DN", b"4")]),
+            (["-O", "novalue", "-O", "-DN=4"], [(b"novalue", b""), (b"-D", b"N=4")]),
+            (["-O", "-I /b -I/a, -D N=4"], [(b"-I", b"/b"), (b"-I", b"/a"), (b"-D", b"N=4")]),
+            (["-O", "'-DMSG=hi there' -O3"], [(b"-D", b"MSG=hi there"), (b"-O", b"3")]),
         ]
         for opts, want in cases:
             got = self.key(["-d", "d", "-n", "n", "-s", "s"] + opts)

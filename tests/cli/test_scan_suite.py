@@ -292,7 +292,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
             for s in sets:
                 flags = " ".join(s.split(",")).encode()
                 truth = self.truth(path, flags)
-                pairs = [[f.split("=", 1)[0], f.split("=", 1)[1] if "=" in f else ""] for f in s.split(",")]
+                pairs = [["-D", f[2:]] for f in s.split(",")]   # -DN=V is the pair ["-D", "N=V"]
                 for dev in ("devA", "devB"):
                     got = [l["name"] for l in lines if l["options"] == pairs and l["device"] == dev]
                     self.assertEqual(sorted(got), sorted(truth), s)

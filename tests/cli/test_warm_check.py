@@ -116,8 +116,7 @@ def cli_key(t, cwd):
     """`cckey key` for one manifest tuple: the oracle for warm's keys."""
     args = ["key", "-d", t["device"], "-n", t["name"]]
     args += ["-f", t["source_file"]] if "source_file" in t else ["-s", t["source"]]
-    for k, v in t.get("options", []):
-        args += ["-O", k if v == "" and "=" not in k else f"{k}={v}"]
+    args += ["--options-json", json.dumps(t.get("options", []))]
     rc, out, err = run(args, cwd=cwd)
     assert rc == 0, err
     return out.strip()

@@ -8,7 +8,10 @@ usage: check_readme.py SOURCE_DIR BUILD_DIR WORK_DIR
 - ``` blocks written as a terminal transcript ("$ command", then its output)
   run and must print exactly that output;
 - ```c blocks compile as C and as C++ (wrapped in a function);
-- a block after "<!-- readme-test: skip (REASON) -->" is skipped, saying why.
+- a block after "<!-- readme-test: skip (REASON) -->" is skipped, saying why;
+- a block after "<!-- readme-test: needs (NAME, ...) -->" runs where each
+  NAME (OpenCL, CUDA, NVRTC) loads, as `cckey --version` says, and is
+  skipped, saying which does not, elsewhere.
 Exit 0 when every block passes, 1 otherwise (each failure named by line)."""
 import os
 import re
@@ -17,6 +20,7 @@ import subprocess
 import sys
 
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((.*)\)\s*-->")
+NEEDS = re.compile(r"<!--\s*readme-test:\s*needs\s*\((.*)\)\s*-->")
 
 
 def blocks(text):
@@ -25,8 +29,11 @@ def blocks(text):
     out, i, reason = [], 0, None
     while i < len(lines):
         m = SKIP.search(lines[i])
+        n = NEEDS.search(lines[i])
         if m:
             reason = m.group(1)
+        elif n:
+            reason = ("needs",) + tuple(x.strip() for x in n.group(1).split(","))
         elif lines[i].startswith("```"):
             lang, start, body = lines[i][3:].strip(), i + 1, []
             i += 1
@@ -59,6 +66,13 @@ def transcript(body):
     return steps
 
 
+def missing(build, needs):
+    """The names in needs that do not load here, by `cckey --version`."""
+    out = subprocess.run([os.path.join(build, "cckey"), "--version"], capture_output=True, text=True).stdout
+    loads = {l.split(":")[0].strip() for l in out.splitlines() if l.split(":", 1)[-1].strip() == "loads"}
+    return [n for n in needs if n not in loads]
+
+
 def main():
     src, build, work = (os.path.abspath(a) for a in sys.argv[1:4])
     shutil.rmtree(work, ignore_errors=True)
@@ -74,6 +88,9 @@ def main():
     failed = ran = 0
     for line, lang, body, reason in blocks(text):
         where = "README.md:%d" % line
+        if isinstance(reason, tuple):
+            absent = missing(build, reason[1:])
+            reason = "%s does not load here" % ", ".join(absent) if absent else None
         if reason:
             print("%s: skipped: %s" % (where, reason))
             continue

@@ -10,14 +10,53 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* ---- flags as people write them, and the option pairs they become ----
+ * A flag that takes an argument becomes the pair [FLAG, ARGUMENT], however
+ * it is written: -Idir, -I dir and (NVRTC's spelling) -I=dir are all
+ * ["-I", "dir"]; -DN=4 and -D N=4 are ["-D", "N=4"]; -include h.h and
+ * --pre-include=h.h are ["-include", "h.h"] and ["--pre-include", "h.h"];
+ * -O3 is ["-O", "3"]. Equal keys keep their order in the key's stable sort,
+ * so the order of -I folders (and of -D/-U) is part of the key, and the
+ * build gets them in that order. The flags (warm_args.c): -D -U -I (joined
+ * or spaced), -O (joined or alone), clang's -include -imacros -isystem
+ * -idirafter -iquote -isysroot -iprefix -iwithprefix -iwithprefixbefore -x
+ * -Xclang, and NVRTC's options that take a value (--define-macro,
+ * --include-path, --pre-include, --gpu-architecture/-arch, ...), spaced or
+ * with '='. Other words: [text before the first '=', text after it], or
+ * [word, ""] when there is no '=' or nothing after it. */
+enum { CCKEY_FLAGS_BAD = -1, CCKEY_FLAGS_OOM = -2 };
+/* fn gets each pair; non-zero: out of memory. */
+typedef int (*cckey_pair_fn)(void *user, const char *k, size_t klen, const char *v, size_t vlen);
+/* words[0..n) (split as a shell would) to pairs: 0, or CCKEY_FLAGS_BAD with
+ * why (a flag missing its argument, named), or CCKEY_FLAGS_OOM. */
+int cckey_flags_tokenize(const char *const *words, const size_t *lens, size_t n, cckey_pair_fn fn, void *user,
+                         char *why, size_t why_len);
+/* Whether flag is one that takes an argument (optional: the argument may be
+ * left out, as -O's), and whether it is a single-dash flag of more than one
+ * letter, written spaced (-isystem DIR), which a build string gets as two
+ * words. */
+bool cckey_flag_takes_arg(const char *flag, size_t len, bool *optional);
+bool cckey_flag_spaced(const char *flag, size_t len);
+/* An option set that no build can honour: a flag that needs an argument
+ * with none (["-I", ""]), or two options whose order matters but whose
+ * keys differ so that the canonical order would swap them (["-U", "X"]
+ * before ["-D", "X"]; ["-Izz", ""] before ["-Iaa", ""], as older scans
+ * wrote them). 0, or CCKEY_FLAGS_BAD with why. */
+int cckey_options_check(const cckey_option *opts, size_t n, char *why, size_t why_len);
+
 /* Option pairs as compiler flags, in canonical order (the order of the key:
  * stable by option key, unsigned bytes). One pair gives one flag:
  *   value ""                      -> key                 (-cl-fast-relaxed-math)
  *   key ending in '='             -> key value           (-DN= + 4 -> -DN=4)
- *   key of a dash and one letter  -> key value           (-D + N=4 -> -DN=4, -O + 3 -> -O3)
+ *   key of a dash and one letter  -> key value           (-D + N=4 -> -DN=4, -I + /a -> -I/a, -O + 3 -> -O3)
  *   CUDA: key "arch"              -> --gpu-architecture=value
+ *   OpenCL: a spaced flag of more than one letter (-isystem, -include, -x,
+ *           -Xclang, ...)         -> key, value          (two words: -isystem /a)
  *   anything else                 -> key "=" value       (-DBLOCK + 64 -> -DBLOCK=64,
- *                                                          -cl-std + CL2.0 -> -cl-std=CL2.0)
+ *                                                          -cl-std + CL2.0 -> -cl-std=CL2.0,
+ *                                                          CUDA: -include + h.h -> -include=h.h)
+ * The set is checked first (cckey_options_check): a flag missing its
+ * argument, or options the canonical order would swap, fail the build.
  * OpenCL takes one string, the flags joined by spaces, so a flag holding
  * white space or a quote is refused there; NVRTC takes the flags one by
  * one. A NUL byte is refused everywhere. */
@@ -25,7 +64,7 @@ typedef struct cckey_flags {
     char **argv;
     size_t argc;
     char *joined;     /* the flags joined by single spaces */
-    bool has_arch;    /* an explicit --gpu-architecture */
+    bool has_arch;    /* an explicit architecture (arch, -arch, --gpu-architecture) */
 } cckey_flags;
 int cckey_flags_make(const cckey_option *opts, size_t n, bool cuda, cckey_flags *out, char *why, size_t why_len);
 void cckey_flags_free(cckey_flags *f);
@@ -34,9 +73,10 @@ void cckey_flags_free(cckey_flags *f);
  * headers are found wherever warm runs. 0, or -1 with why. */
 int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n, bool cuda, cckey_flags *out,
                         char *why, size_t why_len);
-/* The folders named by f's own include flags (-IDIR, -I DIR is one pair
- * "-I" + "DIR" and so "-IDIR", --include-path=DIR), in order, as pointers
- * into f; at most max. Their count. */
+/* The folders named by f's own include flags, in the compiler's search
+ * order: -iquote, then -I (-IDIR; NVRTC's --include-path=DIR), -isystem,
+ * -idirafter, each in the order given; as pointers into f; at most max.
+ * Their count. */
 size_t cckey_flags_include_dirs(const cckey_flags *f, const char **dirs, size_t max);
 
 /* One build's outcome. */
@@ -88,6 +128,29 @@ void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len);
  * names (NULL or "": search); call before any compiler is made. 0, or -1
  * for a path of 4096 bytes or more. */
 int cckey_warm_set_nvrtc_library(const char *path);
+
+/* The CUDA toolkit that NVRTC gets its headers from when none is found
+ * beside the NVRTC library (CUDA_HOME, else CUDA_PATH; NULL or "": none);
+ * call before any compiler is made. 0, or -1 for a path too long. */
+int cckey_warm_set_cuda_home(const char *path);
+/* The toolkit's include folders (ROOT/include, and ROOT/include/cccl where
+ * it exists), real paths: ROOT is the folder above the one nvrtc_path (the
+ * NVRTC library) lies in, else the folder cckey_warm_set_cuda_home named;
+ * a ROOT counts when ROOT/include holds cuda_runtime_api.h. Their count. */
+#define CCKEY_TOOLKIT_PATH 4096
+size_t cckey_cuda_toolkit_find(const char *nvrtc_path, char dirs[][CCKEY_TOOLKIT_PATH], size_t max);
+/* The toolkit build the NVRTC library at lib_path comes from, as nvcc
+ * --version names it ("V13.0.88", from the banner in its .rodata), or ""
+ * when it does not say. */
+void cckey_nvrtc_build(const char *lib_path, char *buf, size_t len);
+/* The CCCL (libcu++, CUB, Thrust) version of a toolkit include folder
+ * ("CCCL 3.0.1", from cuda/std/__cccl/version.h there or under cccl/), or
+ * "" when it has none. */
+void cckey_cccl_version(const char *include_dir, char *buf, size_t len);
+/* The folders warm's NVRTC builds search after the options' own (-I each,
+ * last), as found when the CUDA compiler was made: pointers to them, at
+ * most max; their count (0 before, or when none was found). */
+size_t cckey_nvrtc_toolkit_include(const char **dirs, size_t max);
 
 /* 0, or -1 with why when the compiler or its devices are not here. */
 int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len);

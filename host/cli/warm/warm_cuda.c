@@ -33,6 +33,10 @@ typedef struct cuda_state {
     cckey_warm_devices devices;
     char driver_why[256];   /* why there are no local devices, when there are none */
     int major[MAX_DEVS], minor[MAX_DEVS];
+    char toolkit[2][CCKEY_TOOLKIT_PATH];   /* its include folders, searched after the options' */
+    char *toolkit_flag[2];                  /* -IDIR for each */
+    size_t n_toolkit;
+    char version[160];   /* recorded in entries: "NVRTC 13.0 (V13.0.88; CCCL 3.0.1)" */
     bool ready;
     char why[512];
 } cuda_state;
@@ -139,6 +143,34 @@ static void load_driver(cuda_state *s)
     }
 }
 
+/* The toolkit beside the NVRTC library that was loaded (or CUDA_HOME's). */
+static void find_toolkit(cuda_state *s)
+{
+    Dl_info info;
+    const char *lib = dladdr((void *)s->create, &info) && info.dli_fname ? info.dli_fname : NULL;
+    s->n_toolkit = cckey_cuda_toolkit_find(lib, s->toolkit, 2);
+    /* nvrtcVersion says 13.0 for every 13.0.x; the build and the toolkit's
+     * headers (whose files are not recorded as dependencies: the version
+     * stands for them) make a patch upgrade a miss too. */
+    char build[64], cccl[64] = "";
+    cckey_nvrtc_build(lib, build, sizeof build);
+    if (s->n_toolkit) cckey_cccl_version(s->toolkit[0], cccl, sizeof cccl);
+    snprintf(s->version, sizeof s->version, "NVRTC %d.%d%s%s%s%s%s", s->nvrtc_major, s->nvrtc_minor,
+             *build || *cccl ? " (" : "", build, *build && *cccl ? "; " : "", cccl, *build || *cccl ? ")" : "");
+    for (size_t i = 0; i < s->n_toolkit; i++) {
+        size_t n = strlen(s->toolkit[i]) + 3;
+        if ((s->toolkit_flag[i] = malloc(n))) snprintf(s->toolkit_flag[i], n, "-I%s", s->toolkit[i]);
+        else s->n_toolkit = i;
+    }
+}
+
+size_t cckey_nvrtc_toolkit_include(const char **dirs, size_t max)
+{
+    size_t n = 0;
+    for (; state.ready && n < state.n_toolkit && n < max; n++) dirs[n] = state.toolkit[n];
+    return n;
+}
+
 static void load(void)
 {
     cuda_state *s = &state;
@@ -166,6 +198,7 @@ static void load(void)
         return;
     }
     load_driver(s);
+    find_toolkit(s);
     s->ready = true;
 }
 
@@ -198,7 +231,7 @@ static void version(void *impl, int dev, char *buf, size_t len)
 {
     (void)dev;
     const cuda_state *s = impl;
-    snprintf(buf, len, "NVRTC %d.%d", s->nvrtc_major, s->nvrtc_minor);
+    snprintf(buf, len, "%s", s->version);
 }
 
 /* The entry is in the cubin's string table (NUL-delimited), or is a PTX
@@ -225,7 +258,7 @@ static void *compile(cuda_state *s, int dev, const char *src, size_t len, const 
 {
     memset(out, 0, sizeof *out);
     char *text = malloc(len + 1);   /* NVRTC reads a C string */
-    const char **argv = calloc(flags->argc + 1, sizeof *argv);
+    const char **argv = calloc(flags->argc + 1 + s->n_toolkit, sizeof *argv);
     if (!text || !argv) {
         free(text), free(argv);
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -246,6 +279,7 @@ static void *compile(cuda_state *s, int dev, const char *src, size_t len, const 
         argv[argc++] = arch;
     }
     for (size_t i = 0; i < flags->argc; i++) argv[argc++] = flags->argv[i];
+    for (size_t i = 0; i < s->n_toolkit; i++) argv[argc++] = s->toolkit_flag[i];   /* searched last */
     void *prog = NULL;
     int r = s->create(&prog, text, file, 0, NULL, NULL);
     free(text);

@@ -22,77 +22,99 @@ void cckey_flags_free(cckey_flags *f)
 
 static bool is(cckey_bytes b, const char *s) { return b.len == strlen(s) && memcmp(b.ptr, s, b.len) == 0; }
 
-static char *flag_of(const cckey_option *o, bool cuda, bool *arch)
+static char *concat(const char *a, size_t al, const char *sep, const char *b, size_t bl)
+{
+    size_t sl = strlen(sep);
+    char *f = malloc(al + sl + bl + 1);
+    if (!f) return NULL;
+    memcpy(f, a, al);
+    memcpy(f + al, sep, sl);
+    memcpy(f + al + sl, b, bl);
+    f[al + sl + bl] = '\0';
+    return f;
+}
+
+/* One pair as one flag, or two words (f[1] set) for a spaced flag of
+ * OpenCL's build string (-isystem DIR); see warm.h. 0, or -1 out of memory. */
+static int flag_of(const cckey_option *o, bool cuda, bool *arch, char *f[2])
 {
     const char *k = o->key.ptr ? o->key.ptr : "", *v = o->value.ptr ? o->value.ptr : "";
     size_t kl = o->key.len, vl = o->value.len;
-    const char *pre = "", *sep = "";
+    f[1] = NULL;
+    if (cuda && (is(o->key, "arch") || is(o->key, "-arch") || is(o->key, "--gpu-architecture"))) *arch = true;
     if (cuda && is(o->key, "arch")) {
-        pre = "--gpu-architecture=", k = "", kl = 0;
-        *arch = true;
+        f[0] = concat("--gpu-architecture=", 19, "", v, vl);
     } else if (vl == 0 || (kl && k[kl - 1] == '=') || (kl == 2 && k[0] == '-')) {
-        sep = "";
+        f[0] = concat(k, kl, "", v, vl);
+    } else if (!cuda && cckey_flag_spaced(k, kl)) {
+        f[0] = concat(k, kl, "", "", 0);
+        f[1] = concat(v, vl, "", "", 0);
+        if (!f[1]) free(f[0]), f[0] = NULL;
     } else {
-        sep = "=";
+        f[0] = concat(k, kl, "=", v, vl);
     }
-    size_t n = strlen(pre) + kl + strlen(sep) + vl + 1;
-    char *f = malloc(n);
-    if (!f) return NULL;
-    memcpy(f, pre, strlen(pre));
-    memcpy(f + strlen(pre), k, kl);
-    memcpy(f + strlen(pre) + kl, sep, strlen(sep));
-    memcpy(f + strlen(pre) + kl + strlen(sep), v, vl);
-    f[n - 1] = '\0';
-    return f;
+    return f[0] ? 0 : -1;
+}
+
+/* out->joined: the flags joined by single spaces. */
+static int join(cckey_flags *out)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < out->argc; i++) total += strlen(out->argv[i]) + 1;
+    if (!(out->joined = malloc(total))) return -1;
+    char *p = out->joined;
+    for (size_t i = 0; i < out->argc; i++) {
+        size_t n = strlen(out->argv[i]);
+        if (i) *p++ = ' ';
+        memcpy(p, out->argv[i], n);
+        p += n;
+    }
+    *p = '\0';
+    return 0;
+}
+
+static const char *const blanks = " \t\n\r\v\f\"'\\";
+
+/* Why option i cannot be a flag, or NULL. */
+static const char *unfit(const cckey_option *o)
+{
+    if ((o->key.len && memchr(o->key.ptr, '\0', o->key.len)) ||
+        (o->value.len && memchr(o->value.ptr, '\0', o->value.len)))
+        return "holds a NUL byte, which no compiler flag can carry";
+    if (o->key.len == 0) return "has an empty key";
+    return NULL;
 }
 
 int cckey_flags_make(const cckey_option *opts, size_t n, bool cuda, cckey_flags *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
+    if (cckey_options_check(opts, n, why, why_len) != 0) return -1;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
-    out->argv = calloc(n ? n : 1, sizeof *out->argv);
-    if (!order || !out->argv || cckey_option_order(opts, n, order) != CCKEY_OK) {
-        free(order);
-        snprintf(why, why_len, "out of memory");
-        return -1;
-    }
-    size_t total = 1;
+    out->argv = calloc(2 * n + 1, sizeof *out->argv);
+    if (!order || !out->argv || cckey_option_order(opts, n, order) != CCKEY_OK) goto oom;
     for (size_t i = 0; i < n; i++) {
         const cckey_option *o = &opts[order[i]];
-        if ((o->key.len && memchr(o->key.ptr, '\0', o->key.len)) ||
-            (o->value.len && memchr(o->value.ptr, '\0', o->value.len))) {
-            snprintf(why, why_len, "option %zu holds a NUL byte, which no compiler flag can carry", order[i]);
+        const char *bad = unfit(o);
+        if (bad) {
+            snprintf(why, why_len, "option %zu %s", order[i], bad);
             goto fail;
         }
-        if (o->key.len == 0) {
-            snprintf(why, why_len, "option %zu has an empty key", order[i]);
-            goto fail;
-        }
-        char *f = flag_of(o, cuda, &out->has_arch);
-        if (!f) {
-            snprintf(why, why_len, "out of memory");
-            goto fail;
-        }
-        out->argv[out->argc++] = f;
-        if (!cuda && strpbrk(f, " \t\n\r\v\f\"'\\")) {
-            snprintf(why, why_len, "flag \"%s\" holds white space, a quote or a backslash, which the OpenCL "
-                     "build options string cannot carry unambiguously", f);
-            goto fail;
-        }
-        total += strlen(f) + 1;
+        char *f[2];
+        if (flag_of(o, cuda, &out->has_arch, f) != 0) goto oom;
+        out->argv[out->argc++] = f[0];
+        if (f[1]) out->argv[out->argc++] = f[1];
+        for (int w = 0; !cuda && w < 2 && f[w]; w++)
+            if (strpbrk(f[w], blanks)) {
+                snprintf(why, why_len, "flag \"%s\" holds white space, a quote or a backslash, which the OpenCL "
+                         "build options string cannot carry unambiguously", f[w]);
+                goto fail;
+            }
     }
-    out->joined = malloc(total);
-    if (!out->joined) {
-        snprintf(why, why_len, "out of memory");
-        goto fail;
-    }
-    out->joined[0] = '\0';
-    for (size_t i = 0; i < out->argc; i++) {
-        if (i) strcat(out->joined, " ");
-        strcat(out->joined, out->argv[i]);
-    }
+    if (join(out) != 0) goto oom;
     free(order);
     return 0;
+oom:
+    snprintf(why, why_len, "out of memory");
 fail:
     free(order);
     cckey_flags_free(out);
@@ -105,11 +127,10 @@ int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n,
     memset(out, 0, sizeof *out);
     out->has_arch = f->has_arch;
     out->argv = calloc(n + f->argc + 1, sizeof *out->argv);
-    size_t total = 1;
     for (size_t i = 0; out->argv && i < n + f->argc; i++) {
         char *a = NULL;
         if (i < n) {
-            if (!cuda && strpbrk(dirs[i], " \t\n\r\v\f\"'\\")) {
+            if (!cuda && strpbrk(dirs[i], blanks)) {
                 snprintf(why, why_len, "the folder \"%s\" holds white space, a quote or a backslash, which the "
                          "OpenCL build options string cannot carry", dirs[i]);
                 cckey_flags_free(out);
@@ -122,28 +143,41 @@ int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n,
         }
         if (!a) break;
         out->argv[out->argc++] = a;
-        total += strlen(a) + 1;
     }
-    if (out->argc == n + f->argc && (out->joined = malloc(total))) {
-        out->joined[0] = '\0';
-        for (size_t i = 0; i < out->argc; i++) {
-            if (i) strcat(out->joined, " ");
-            strcat(out->joined, out->argv[i]);
-        }
-        return 0;
-    }
+    if (out->argc == n + f->argc && join(out) == 0) return 0;
     snprintf(why, why_len, "out of memory");
     cckey_flags_free(out);
     return -1;
 }
 
+/* The folder argv[*i] names as flag's argument (-IDIR, FLAG=DIR, or FLAG
+ * then DIR in the next word, which *i then steps over), or NULL. */
+static const char *dir_of(const cckey_flags *f, size_t *i, const char *flag)
+{
+    const char *a = f->argv[*i];
+    size_t n = strlen(flag);
+    if (strncmp(a, flag, n) != 0) return NULL;
+    if (n == 2 && a[2]) return a + 2;
+    if (a[n] == '=' && a[n + 1]) return a + n + 1;
+    if (!a[n] && *i + 1 < f->argc) return f->argv[++*i];
+    return NULL;
+}
+
 size_t cckey_flags_include_dirs(const cckey_flags *f, const char **dirs, size_t max)
 {
+    /* In the compiler's search order (clang's): -iquote, -I (NVRTC's
+     * --include-path is the same list), -isystem, -idirafter. */
+    static const char *const passes[][2] = {{"-iquote", NULL}, {"-I", "--include-path"}, {"-isystem", NULL},
+                                            {"-idirafter", NULL}};
     size_t n = 0;
-    for (size_t i = 0; i < f->argc && n < max; i++) {
-        const char *a = f->argv[i];
-        if (strncmp(a, "-I", 2) == 0 && a[2]) dirs[n++] = a + 2;
-        else if (strncmp(a, "--include-path=", 15) == 0 && a[15]) dirs[n++] = a + 15;
-    }
+    for (size_t p = 0; p < 4; p++)
+        for (size_t i = 0; i < f->argc && n < max; i++)
+            for (size_t k = 0; k < 2 && passes[p][k]; k++) {
+                const char *d = dir_of(f, &i, passes[p][k]);
+                if (d) {
+                    dirs[n++] = d;
+                    break;
+                }
+            }
     return n;
 }
