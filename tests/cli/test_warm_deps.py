@@ -133,6 +133,26 @@ class Cases(Base):
         self.assertIn("m.h", lines[0]["detail"])
         self.assertIn("inc.h", lines[1]["detail"])
 
+    @unittest.skipUnless(CLANG, "clang (the preprocessor) is not installed")
+    def test_toolkit_headers_with_a_computed_include(self):
+        """CUDA: <cooperative_groups.h> (NVRTC's toolkit folders) beside a
+        computed include: clang sees the toolkit as NVRTC does, and records
+        none of its headers (the compiler's own: the version record covers
+        them), only the user's."""
+        if self.lang != CUDA:
+            return
+        self.write("m.h", "#define M 1\n")
+        k = self.kernel("t", "kt", "M", head='#include <cooperative_groups.h>\n#define HDR "m.h"\n#include HDR\n')
+        self.manifest([self.tuple(k, "kt")])
+        (l,) = self.lines()
+        if not l.get("toolkit_include"):
+            self.skipTest("NVRTC found no toolkit include folder here")
+        self.assertEqual((l["result"], l["deps"]), ("compiled", "preprocessor"), l)
+        paths = [p for p, present in entry_deps(self.store, l["key"]) if present]
+        self.assertEqual([os.path.basename(p) for p in paths], ["m.h"], paths)
+        self.write("m.h", "#error m.h edited\n")
+        self.stale("toolkit")
+
     def test_pre_include_is_a_dependency(self):
         """Case 2: --pre-include (CUDA). PoCL refuses -include outright
         ("Invalid build option"): that tuple fails alone and stores nothing."""
@@ -222,6 +242,25 @@ class Cases(Base):
         self.assertEqual(code, 0, err)
         with open(out, "rb") as f:
             return f.read()
+
+
+def entry_records(store, key):
+    """(type, value) of every record of key's entry (documented layout)."""
+    shard = hashlib.md5(key.encode()).hexdigest()[:2]
+    with open(os.path.join(store, shard, key.replace(":", "-")), "rb") as f:
+        data = f.read()
+    rlen = struct.unpack_from("<I", data, 172)[0]
+    recs, off = [], 192
+    while off < 192 + rlen:
+        rtype, _, vlen = struct.unpack_from("<HHI", data, off)
+        recs.append((rtype, data[off + 8:off + 8 + vlen]))
+        off += 8 + vlen
+    return recs
+
+
+def entry_deps(store, key):
+    """(path, present) of each DEPENDENCY record (type 4)."""
+    return [(v[32:].decode(), v[4] == 1) for t, v in entry_records(store, key) if t == 4]
 
 
 def entry_builds(store, key):

@@ -178,13 +178,21 @@ static bool directive(char *line, cckey_include *in)
 
 static bool pseudo(const char *file) { return file[0] == '<'; }
 
+static bool under(const char *file, const char *dir)
+{
+    size_t n = strlen(dir);
+    return n && strncmp(file, dir, n) == 0 && file[n] == '/';
+}
+
 /* Whether the preprocessor's file is a build's dependency at all: not its
- * own headers, not a stub. */
+ * own headers, not NVRTC's toolkit (its version record covers those), not
+ * a stub. */
 static bool ours(const warm_deps_cfg *cfg, const char *file)
 {
-    size_t rl = strlen(cfg->resource), tl = strlen(cfg->tmp);
-    return !pseudo(file) && !(strncmp(file, cfg->resource, rl) == 0 && file[rl] == '/') &&
-           !(strncmp(file, cfg->tmp, tl) == 0 && file[tl] == '/');
+    const char *toolkit[2];
+    for (size_t i = 0, n = cckey_nvrtc_toolkit_include(toolkit, 2); i < n; i++)
+        if (under(file, toolkit[i])) return false;
+    return !pseudo(file) && !under(file, cfg->resource) && !under(file, cfg->tmp);
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
@@ -216,7 +224,8 @@ static int parse(const warm_deps_cfg *cfg, warm_pp_result *r)
                 if (grow((void **)&r->read, &cap_read, r->n_read, sizeof *r->read) != 0) return -1;
                 r->read[r->n_read++] = file;
             }
-        } else if (line[0] == '#' && directive(line, &in)) {
+        } else if (line[0] == '#' && (pseudo(current) || ours(cfg, current)) && directive(line, &in)) {
+            /* The compiler's own headers' includes are its own too. */
             in.from = pseudo(current) ? NULL : current;
             if (grow((void **)&r->inc, &cap_inc, r->n_inc, sizeof *r->inc) != 0) return -1;
             r->inc[r->n_inc++] = in;
