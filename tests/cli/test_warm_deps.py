@@ -11,9 +11,12 @@ Usage: test_warm_deps.py PATH/TO/cckey [unittest args]
 Oracles: the compilers themselves. A header edited to `#error` makes the
 real build fail, so a run that still calls the tuple cached is serving a
 stale binary; a restored header must be served the very bytes its first
-build stored (`cckey cache get` before and after). Warm runs from a working
-folder of its own (the compilers search it first). Every case here fails on
-6f74adb, but the search-order one (-I order was already followed there)."""
+build stored (`cckey cache get`, then the entry read by the documented
+layout). Warm runs from a working folder of its own (the compilers search it
+first). On 6f74adb the computed-include, CUDA pre-include, __has_include,
+working-folder and ping-pong cases fail (a stale entry served, or compiled
+again); the search-order case and PoCL's refusal of -include pass there too;
+the no-preprocessor cases use options it lacks."""
 import hashlib
 import json
 import os
