@@ -68,7 +68,11 @@ int warm_search_make(const warm_deps_cfg *cfg, const cckey_flags *f, const char 
  * passes (build), translated for clang: OpenCL C (-x cl, warm's working
  * folder first, as PoCL searches it) or CUDA as NVRTC sees it (-x c++, no
  * system folders, __CUDACC__, __CUDACC_RTC__, __CUDA_ARCH__, NVRTC's
- * version macros). owned receives strings to free with the argv. */
+ * version macros and CUDART_VERSION). NVRTC's toolkit folders are left out:
+ * their headers are the compiler's own, given to clang as empty files
+ * (warm_pp.c), which is faster than reading the CUDA runtime's headers and
+ * immune to their checks of the compiler (CCCL #errors on a compiler it
+ * does not know). owned receives strings to free with the argv. */
 typedef struct warm_pp_argv {
     const char **argv;
     size_t argc;

@@ -185,8 +185,8 @@ static bool under(const char *file, const char *dir)
 }
 
 /* Whether the preprocessor's file is a build's dependency at all: not its
- * own headers, not NVRTC's toolkit (its version record covers those), not
- * a stub. */
+ * own headers, not NVRTC's toolkit (its version record covers those; found
+ * only through the build's own -I), not a stub. */
 static bool ours(const warm_deps_cfg *cfg, const char *file)
 {
     const char *toolkit[2];

@@ -226,10 +226,6 @@ int warm_pp_argv_make(const warm_deps_cfg *cfg, const cckey_flags *build, bool c
         push(out, own(out, dupf("-DCUDART_VERSION=%d", major * 1000 + minor * 10)));
         size_t arch_at = out->argc++;
         for (size_t i = 0; i < build->argc; i++) cuda_flag(out, build, &i, &arch);
-        /* NVRTC's toolkit folders, searched after the options' own. */
-        const char *toolkit[2];
-        for (size_t i = 0, n = cckey_nvrtc_toolkit_include(toolkit, 2); i < n; i++)
-            push(out, "-idirafter"), push(out, toolkit[i]);
         /* NVRTC 13's default target is compute_75. */
         out->argv[arch_at] = own(out, dupf("-D__CUDA_ARCH__=%d", (arch ? arch : 75) * 10));
     }
