@@ -78,6 +78,7 @@ typedef struct warm_pp_argv {
     size_t argc;
     char *owned[8];
     size_t n_owned;
+    bool cuda;   /* NVRTC's view: headers it has built in are always missing */
 } warm_pp_argv;
 int warm_pp_argv_make(const warm_deps_cfg *cfg, const cckey_flags *build, bool cuda, const char *nvrtc_version,
                       warm_pp_argv *out);

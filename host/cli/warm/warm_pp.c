@@ -314,7 +314,9 @@ int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size
     if (f && fclose(f) != 0) wrote = false;
     int rc = wrote ? 1 : -1;
     if (!wrote) snprintf(why, why_len, "%s: %s", in, strerror(errno));
-    bool have_stubs = false;
+    /* CUDA sources include NVRTC's own headers (cuda_runtime.h and the
+     * like), which clang lacks: list them all first rather than fail once. */
+    bool have_stubs = rc > 0 && a->cuda && stub_all_missing(a, stubs, files);
     for (int tries = 0; rc > 0 && tries <= PP_STUBS; tries++) {
         rc = run_once(a, have_stubs ? stubs : NULL, files, why, why_len);
         if (rc <= 0) break;

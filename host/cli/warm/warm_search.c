@@ -212,6 +212,7 @@ int warm_pp_argv_make(const warm_deps_cfg *cfg, const cckey_flags *build, bool c
         push(out, own(out, dupf("-I%s", cfg->cwd)));
         for (size_t i = 0; i < build->argc; i++) opencl_flag(out, build, &i);
     } else {
+        out->cuda = true;
         int major = 0, minor = 0, arch = 0;
         sscanf(nvrtc_version ? nvrtc_version : "", "NVRTC %d.%d", &major, &minor);
         push(out, "c++");
