@@ -247,7 +247,8 @@ CCKEY_API cckey_status cckey_batch_config_new(cckey_batch_config **out);
 CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
 /** Choose the backend. @return CCKEY_ERR_INVALID_ARG for an unknown kind. */
 CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
-/** Worker threads; 0 means one per online core. */
+/** Worker threads; 0 means one per online core. @return CCKEY_ERR_INVALID_ARG
+ *  for more than 4096. */
 CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
 /** Verification of device digests against the CPU reference. Wrong device
  *  digests are replaced with the CPU's, so the keys are right; the batch
@@ -431,7 +432,8 @@ CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cck
  * not yet waited for, so that a caller whose own work comes in bursts (a
  * garbage collector's slice) leaves the thread work meanwhile. The keys are
  * exactly cckey_make_keys'. A handle is for one caller thread at a time.
- * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (out is NULL); CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD.
  */
 #define CCKEY_KEYER_DEPTH 8
 typedef struct cckey_keyer cckey_keyer;
@@ -442,15 +444,16 @@ CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
  * valid and unchanged until cckey_keyer_wait has returned this call's
  * status. Calls that share a config run one after another, as they would on
  * one thread.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, when
- *         CCKEY_KEYER_DEPTH calls are already waiting to be waited for.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, for a NULL
+ *         k, NULL out or tuples with n > 0, or when CCKEY_KEYER_DEPTH calls
+ *         are already waiting to be waited for.
  */
 CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
                                           const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
 /**
  * Waits for the oldest submitted call not yet waited for and returns what
- * cckey_make_keys returned (CCKEY_OK when none is left). On error
- * cckey_last_error, on the waiting thread, says why.
+ * cckey_make_keys returned (CCKEY_OK when none is left; CCKEY_ERR_INVALID_ARG
+ * for a NULL k). On error cckey_last_error, on the waiting thread, says why.
  */
 CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
 /**
@@ -811,8 +814,19 @@ CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
 typedef struct cckey_import_report {
     uint64_t imported;     /**< entries checked and kept */
     uint64_t refused;      /**< entries that failed their checks, not kept */
-    uint64_t reserved[6];  /**< 0; room to grow without changing the size */
+    uint64_t foreign;      /**< not kept: signed, but not with the secret of
+                                a writable remote that signs (to remotes only) */
+    uint64_t unsigned_held; /**< kept, but not sent to a remote that signs:
+                                 unsigned, and CCKEY_IMPORT_SIGN_UNSIGNED not given */
+    uint64_t reserved[4];  /**< 0; room to grow without changing the size */
 } cckey_import_report;
+
+/** cckey_store_import's to_remotes: send the entries to the writable remotes. */
+#define CCKEY_IMPORT_TO_REMOTES 1
+/** With CCKEY_IMPORT_TO_REMOTES: sign unsigned entries for the remotes that
+ *  sign, vouching for them with the secret (they are otherwise kept in the
+ *  folder only). */
+#define CCKEY_IMPORT_SIGN_UNSIGNED 2
 
 /**
  * Write a bundle to fd: the entries of keys[0..n_keys), or, when keys is
@@ -825,8 +839,18 @@ CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *key
                                           uint64_t *exported, uint64_t *missing);
 
 /**
- * Read a bundle from fd into the folder; with to_remotes, also send each
- * entry to the writable remotes that lack it (HEAD first).
+ * Read a bundle from fd into the folder; with to_remotes
+ * (CCKEY_IMPORT_TO_REMOTES, any non-zero value), also send each entry to
+ * the writable remotes that lack it (HEAD first).
+ *
+ * A remote with a signing secret (cckey_remote_settings.secret) trusts what
+ * it holds, so an import never launders an entry into it: an entry signed
+ * with that secret is checked and sent as it is; one signed with anything
+ * else (another secret, or tampered after signing) is refused whole (not
+ * kept, not sent: `foreign`); an unsigned one is kept in the folder but
+ * sent to such a remote only when to_remotes has CCKEY_IMPORT_SIGN_UNSIGNED
+ * (`unsigned_held` otherwise): signing it vouches for bytes nobody checked,
+ * a choice the caller must make.
  * @return CCKEY_OK; CCKEY_ERR_CORRUPT (not a bundle, or cut or damaged:
  *         the entries before the damage are kept, each checked); CCKEY_ERR_IO.
  */
@@ -1135,8 +1159,17 @@ typedef struct cckey_remote_settings {
      *  (CCKEY_ERR_UNAVAILABLE). */
     const void *secret;
     size_t secret_len;
-    uint64_t reserved[4];         /**< 0 (start from = {0}); room to grow */
+    /** The largest entry file taken from a remote, in bytes; 0: the default,
+     *  CCKEY_REMOTE_MAX_ENTRY (256 MiB). The folder's own limit (max_bytes,
+     *  cckey.conf max_size) lowers it further. A larger entry is refused
+     *  from its first line or its header, before the rest is read (an error
+     *  of that remote, and a miss). */
+    uint64_t max_entry_bytes;
+    uint64_t reserved[3];         /**< 0 (start from = {0}); room to grow */
 } cckey_remote_settings;
+
+/** The default of cckey_remote_settings.max_entry_bytes. */
+#define CCKEY_REMOTE_MAX_ENTRY (256ull << 20)
 
 /** Remote traffic, counted per handle and kept per folder. */
 typedef struct cckey_remote_counters {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Warm a kernel suite as a Slurm job array writing to one shared cache.
 # Every array task compiles its own shard of the manifest (cckey warm --shard
-# auto reads SLURM_ARRAY_TASK_ID, _MIN and _COUNT) into a node-local cache
-# folder and the shared remote; GPU nodes and CI runners then read the remote.
+# auto takes the task's rank among SLURM_ARRAY_TASK_MIN.._MAX by _STEP, of
+# _COUNT, so any --array=A-B[:S][%L] covers the manifest once) into a
+# node-local cache folder and the shared remote; GPU nodes and CI runners
+# then read the remote.
 #
 #   sbatch --export=ALL,CCKEY_REMOTE=redis://cache-host:6379 \
 #          examples/slurm/warm-array.sh suite.jsonl

@@ -61,6 +61,7 @@ static void *keyer_main(void *arg)
 
 cckey_status cckey_keyer_new(cckey_keyer **out)
 {
+    if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "cckey_keyer_new: out is NULL");
     *out = NULL;
     cckey_keyer *k = calloc(1, sizeof *k);
     if (!k) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
@@ -79,6 +80,11 @@ cckey_status cckey_keyer_new(cckey_keyer **out)
 cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                 size_t n, const cckey_batch_config *config)
 {
+    /* Refused here, not at the wait: nothing is queued for a call that
+     * cannot run. */
+    if (!k) return cckey_fail(CCKEY_ERR_INVALID_ARG, "cckey_keyer_submit: the keyer is NULL");
+    if (n && (!out || !tuples))
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "cckey_keyer_submit: %s is NULL with n = %zu", out ? "tuples" : "out", n);
     pthread_mutex_lock(&k->mu);
     if (k->submitted - k->waited == CCKEY_KEYER_DEPTH) {
         pthread_mutex_unlock(&k->mu);
@@ -94,6 +100,7 @@ cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1], 
 
 cckey_status cckey_keyer_wait(cckey_keyer *k)
 {
+    if (!k) return cckey_fail(CCKEY_ERR_INVALID_ARG, "cckey_keyer_wait: the keyer is NULL");
     pthread_mutex_lock(&k->mu);
     if (k->waited == k->submitted) {   /* nothing submitted: OK */
         pthread_mutex_unlock(&k->mu);

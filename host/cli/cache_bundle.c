@@ -99,7 +99,7 @@ int cli_cache_export(cckey_store *s, const char *manifest_path, const char *outp
     return rc;
 }
 
-int cli_cache_import(cckey_store *s, const char *input, bool to_remotes)
+int cli_cache_import(cckey_store *s, const char *input, bool to_remotes, bool sign_unsigned)
 {
     bool std_in = strcmp(input, "-") == 0;
     int fd = std_in ? STDIN_FILENO : open(input, O_RDONLY | O_CLOEXEC);
@@ -108,12 +108,20 @@ int cli_cache_import(cckey_store *s, const char *input, bool to_remotes)
         return CLI_FAIL;
     }
     cckey_import_report r;
-    cckey_status st = cckey_store_import(s, fd, to_remotes, &r);
+    int flags = to_remotes ? CCKEY_IMPORT_TO_REMOTES | (sign_unsigned ? CCKEY_IMPORT_SIGN_UNSIGNED : 0) : 0;
+    cckey_status st = cckey_store_import(s, fd, flags, &r);
     if (!std_in) close(fd);
     printf("imported: %llu\nrefused (damaged): %llu\n", (unsigned long long)r.imported, (unsigned long long)r.refused);
+    if (r.foreign) printf("refused (signed, but not with this secret): %llu\n", (unsigned long long)r.foreign);
+    if (r.unsigned_held) {
+        printf("not sent to signing remotes (unsigned): %llu\n", (unsigned long long)r.unsigned_held);
+        cli_warn("cache import: %llu unsigned entr%s kept here but not sent to the remotes that sign; "
+                 "--sign-unsigned signs them with your secret (you vouch for them)",
+                 (unsigned long long)r.unsigned_held, r.unsigned_held == 1 ? "y was" : "ies were");
+    }
     if (st != CCKEY_OK) {
         cli_error("cache import: %s: %s", std_in ? "<stdin>" : input, cckey_last_error());
         return CLI_FAIL;
     }
-    return r.refused ? CLI_FAIL : CLI_OK;
+    return r.refused || r.foreign || r.unsigned_held ? CLI_FAIL : CLI_OK;
 }

@@ -18,7 +18,7 @@ static void usage(FILE *f)
           "       cckey cache put KEY FILE [--cache-dir DIR]\n"
           "       cckey cache config [max-size [SIZE|none]] [--cache-dir DIR]\n"
           "       cckey cache export [MANIFEST] -o BUNDLE [--cache-dir DIR]\n"
-          "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]...\n"
+          "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]... [--sign-unsigned]\n"
           "\n"
           "  stats    count entries, the builds they hold and unfinished writes (no\n"
           "           checks), the size limit, the look-ups that hit and missed (every\n"
@@ -46,13 +46,18 @@ static void usage(FILE *f)
           "           warmed cache to a deployment or a container image\n"
           "  import   read a bundle (\"-\": standard input) into DIR, creating it, and into\n"
           "           every writable remote that lacks an entry; each entry is checked as a\n"
-          "           look-up checks it, and a damaged one is refused (exit 1)\n"
+          "           look-up checks it, and a damaged one is refused (exit 1). With a\n"
+          "           signing secret, an entry signed with another one is refused whole,\n"
+          "           and an unsigned one is kept here but sent to the remotes that sign\n"
+          "           only with --sign-unsigned (exit 1 otherwise)\n"
           "\n"
           "      --cache-dir DIR   the store (default: $CCKEY_CACHE_DIR, else\n"
           "                        $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
           "      --format FMT      for stats and list: text (default), json or jsonl\n"
           "      --json            the same as --format json\n"
           "  -o, --output FILE     for get and export: write FILE atomically\n"
+          "      --sign-unsigned   for import: sign unsigned entries with the secret, vouching\n"
+          "                        for them, and send them to the remotes that sign\n"
           CLI_REMOTE_HELP
           "  -h, --help            show this help\n"
           "\n"
@@ -131,7 +136,8 @@ static int do_get(cckey_store *s, const char *key, const char *output)
 }
 
 /* export [MANIFEST] and import BUNDLE. */
-static int bundle_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes, bool exp)
+static int bundle_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes, bool exp,
+                         bool sign_unsigned)
 {
     const char *what = exp ? "export" : "import";
     int args = argc - optind - 1;
@@ -160,28 +166,34 @@ static int bundle_action(int argc, char **argv, const char *dir, const char *out
     int rc = exp ? CLI_OK : cli_remotes_attach(remotes, s, dir, "cache import");
     if (rc == CLI_OK)
         rc = exp ? cli_cache_export(s, args ? argv[optind + 1] : NULL, output)
-                 : cli_cache_import(s, argv[optind + 1], true);
+                 : cli_cache_import(s, argv[optind + 1], true, sign_unsigned);
     if (!exp) cli_remotes_report(s, "cache import");
     cckey_store_close(s);
     return rc;
 }
 
-static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes,
-                      cli_format fmt);
+typedef struct cache_opts {
+    const char *output;
+    cli_format fmt;
+    bool sign_unsigned;
+} cache_opts;
+
+static int run_action(int argc, char **argv, const char *dir, const cache_opts *o, cli_remotes *remotes);
 
 int cckey_cmd_cache(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_FORMAT, OPT_JSON };
+    enum { OPT_DIR = 256, OPT_FORMAT, OPT_JSON, OPT_SIGN_UNSIGNED };
     static const struct option longopts[] = {{"cache-dir", required_argument, NULL, OPT_DIR},
                                              {"output", required_argument, NULL, 'o'},
                                              {"format", required_argument, NULL, OPT_FORMAT},
                                              {"json", no_argument, NULL, OPT_JSON},
+                                             {"sign-unsigned", no_argument, NULL, OPT_SIGN_UNSIGNED},
                                              {"help", no_argument, NULL, 'h'},
                                              CLI_REMOTE_LONGOPTS,
                                              {NULL, 0, NULL, 0}};
-    const char *dir = NULL, *output = NULL;
+    const char *dir = NULL;
     char default_dir[4096];
-    cli_format fmt = CLI_TEXT;
+    cache_opts o = {NULL, CLI_TEXT, false};
     int c;
     cli_remotes remotes = {0};
     optind = 1;
@@ -191,28 +203,30 @@ int cckey_cmd_cache(int argc, char **argv)
         if (taken < 0) c = '?';
         switch (c) {
         case OPT_DIR: dir = optarg; break;
-        case 'o': output = optarg; break;
+        case 'o': o.output = optarg; break;
+        case OPT_SIGN_UNSIGNED: o.sign_unsigned = true; break;
         case OPT_FORMAT:
-            if (!cli_format_parse("cache", optarg, CLI_FMT_ALL, &fmt)) {
+            if (!cli_format_parse("cache", optarg, CLI_FMT_ALL, &o.fmt)) {
                 cli_remotes_free(&remotes);
                 return CLI_USAGE;
             }
             break;
-        case OPT_JSON: fmt = CLI_JSON; break;
+        case OPT_JSON: o.fmt = CLI_JSON; break;
         case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
         default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
     dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
-    int rc = run_action(argc, argv, dir, output, &remotes, fmt);
+    int rc = run_action(argc, argv, dir, &o, &remotes);
     cli_remotes_free(&remotes);
     return rc;
 }
 
 /* The action after the options. */
-static int run_action(int argc, char **argv, const char *dir, const char *output, cli_remotes *remotes,
-                      cli_format fmt)
+static int run_action(int argc, char **argv, const char *dir, const cache_opts *o, cli_remotes *remotes)
 {
+    const char *output = o->output;
+    cli_format fmt = o->fmt;
     if (optind >= argc) {
         cli_error("cache: give an action: stats, list, get, put, verify, trim, clear, config, export or import "
                   "(see 'cckey help cache')");
@@ -231,7 +245,7 @@ static int run_action(int argc, char **argv, const char *dir, const char *output
         else cli_error("cache: unknown action \"%s\" (see 'cckey help cache')", what);
         return CLI_USAGE;
     }
-    if (exp || imp) return bundle_action(argc, argv, dir, output, remotes, exp);
+    if (exp || imp) return bundle_action(argc, argv, dir, output, remotes, exp, o->sign_unsigned);
     if (argc - optind != (get ? 2 : 1)) {
         cli_error(get ? "cache get: give exactly one key" : "cache %s: unexpected argument \"%s\"", what,
                   argv[optind + 1]);

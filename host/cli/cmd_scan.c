@@ -6,6 +6,7 @@
 #include "scan_exact.h"
 #include "scan_langs.h"
 #include "scan_sets.h"
+#include "scan_text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,30 +24,48 @@ static void usage(FILE *f)
           "\n"
           "Find kernel sources under each PATH (folders are searched recursively; hidden\n"
           "entries are skipped) and their entry points:\n"
-          "  .cl .ocl .clc .opencl  OpenCL: __kernel / kernel functions\n"
+          "  .cl .ocl .clc .opencl  OpenCL: __kernel / kernel functions. A file that is\n"
+          "                  one string (R\"( ... )\", MSTRINGIFY( ... )) is read as the\n"
+          "                  program the host compiler makes of it\n"
           "  .cu .cuh        CUDA: __global__ functions; extern \"C\" ones by their name, C++\n"
-          "                  ones by their Itanium (mangled) name, which the scanner works\n"
-          "                  out for common parameter types (builtins, size_t and the\n"
-          "                  <stdint.h> and <sys/types.h> types (uint, ulong, clock_t, ...),\n"
-          "                  CUDA's vector, half and texture-object types, classes and\n"
-          "                  typedefs of the same file); otherwise the source name, with a\n"
-          "                  warning. Template kernels are skipped with a warning.\n"
+          "                  ones by their Itanium (mangled) name, worked out as nvcc\n"
+          "                  mangles it for builtins and their typedefs, CUDA's vector,\n"
+          "                  half, texture and library types (cuRAND, cuFFT, cuComplex,\n"
+          "                  cudaExtent, streams, graph handles, ...), and the classes,\n"
+          "                  typedefs, macros and constants of the file and its headers.\n"
+          "                  Template kernels: the instances the file asks for (explicit\n"
+          "                  instantiations, k<16><<<...>>>, uses inside templates it\n"
+          "                  instantiates). A kernel it cannot name exactly (class\n"
+          "                  template types, deduced arguments, anonymous namespaces,\n"
+          "                  Thrust's own kernels) is left out with a warning that says\n"
+          "                  to use --exact: no name nvcc would not give\n"
           "  .hip            HIP: as CUDA\n"
           "  .metal          Metal: kernel / [[kernel]] functions (host_name honoured)\n"
-          "Comments, string literals, preprocessor directives and dead conditional groups\n"
-          "(#if 0, the #else of #if 1) are skipped; other conditionals are scanned both ways.\n"
-          "The groups of #ifdef/#else are alternatives: a kernel header written once per\n"
-          "group is one kernel. Macros are not expanded: a kernel declared through a macro\n"
-          "(KERNEL_FQ void k(...)) is found with --kernel-macro KERNEL_FQ; a function-like\n"
-          "attribute macro between the return type and the name is skipped. Names with\n"
-          "non-ASCII characters are refused with a warning. Each file without entry points\n"
-          "gets a warning saying why.\n"
+          "  .h .hpp .c .cpp ...  host code: the OpenCL and CUDA programs it holds as\n"
+          "                  strings (raw strings, adjacent literals, stringizing\n"
+          "                  macros), each listed with the string as its source. A header\n"
+          "                  named as a PATH that defines kernels is read as CUDA/OpenCL\n"
+          "Headers included with #include \"...\" are read where they stand (found beside\n"
+          "the including file, then beside the source); a header a scanned file includes\n"
+          "is listed with that file (its kernels \"in HEADER\"), not on its own. #if and\n"
+          "#ifdef are decided with the file's #defines and each option set's -D and -U,\n"
+          "so each set gets the entries its build has; a name nobody defines is 0,\n"
+          "except the toolchain's and the device's (__x, cl_*, CUDA*, ...): those groups\n"
+          "are scanned both ways, as alternatives (a kernel header written once per group\n"
+          "is one kernel), and a kernel only some devices have (under #if on cl_khr_fp64\n"
+          "and the like) is left out with a warning. Comments, string literals and dead\n"
+          "groups are skipped. A kernel declared through a macro (KERNEL_FQ void k(...))\n"
+          "is found with --kernel-macro KERNEL_FQ; a function-like attribute macro\n"
+          "between the return type and the name is skipped. Names with non-ASCII\n"
+          "characters are refused with a warning. Each file without entry points gets a\n"
+          "warning saying why.\n"
           "\n"
           "Writes one manifest line per entry x device x option set, sorted by file, then\n"
           "entries in source order:\n"
           "  {\"device\", \"name\", \"source_file\", \"options\": [[K, V], ...], \"language\"}\n"
           "source_file is relative to the output's folder (the working folder for standard\n"
           "output) when the source lies below that folder's parent chain, else absolute.\n"
+          "A program held as a string has \"source\" (the string itself) instead.\n"
           "\n"
           "  -d, --device [LANGS:]ID  a device identity (repeatable), paired with every\n"
           "                         source, or with LANGS prefixed only with the sources\n"
@@ -105,15 +124,23 @@ static void usage(FILE *f)
           "                         has them; each option set gets its own entries. A\n"
           "                         file that does not compile is a warning naming its\n"
           "                         first error and lists nothing (exit status stays 0).\n"
-          "                         The source's folder is searched for headers first\n"
+          "                         The source's folder is searched for headers first.\n"
+          "                         A CUDA file that launches kernels from the device\n"
+          "                         is built again with -rdc=true, with a warning.\n"
+          "                         Each entry is the compiled file's, with the header\n"
+          "                         it is defined in. A program held as a string is\n"
+          "                         the string the text scan decodes, built on the\n"
+          "                         OpenCL device\n"
           "  -j, --jobs N           compiler runs at once for --exact (default: the cores)\n"
           "      --nvcc PATH        the nvcc --exact runs; none: NVRTC instead\n"
-          "      --list             list the entry points (FILE:LINE: NAME) instead\n"
-          "                         (with --exact: each once, whichever sets hold it;\n"
-          "                         LINE is 0 where the source shows no such name)\n"
+          "      --list             list the entry points instead, each once, whichever\n"
+          "                         sets hold it: FILE:LINE: NAME [(SOURCE NAME)]\n"
+          "                         [in HEADER] (LINE is HEADER's for a header's kernel;\n"
+          "                         0 where the source shows no such name, --exact)\n"
           "      --format FMT       for --list: text (default); json: an array of\n"
-          "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"};\n"
-          "                         jsonl: one such object a line\n"
+          "                         {\"file\", \"line\", \"name\", \"source_name\", \"language\"}\n"
+          "                         (and \"defined_in\": HEADER, \"program\": true for a\n"
+          "                         string-held program's); jsonl: one such object a line\n"
           "      --json             the same as --format json\n"
           "  -q, --quiet            no warnings\n"
           "  -h, --help             show this help\n",
@@ -136,7 +163,8 @@ typedef struct scan_opts {
     bool list, quiet;
     cli_format fmt;          /* of --list */
     size_t listed;           /* --list entries written, for json's commas */
-    size_t skipped[CCKEY_LANG_METAL + 1];  /* entry points no device takes, by language */
+    size_t skipped[CCKEY_LANG_HOST + 1];   /* entry points no device takes, by language */
+    scan_exact_set *exact_sets;  /* the sets as the key (and the scans) read them */
     const char **macros;     /* --kernel-macro */
     size_t n_macros;
     bool exact;              /* --exact: ask the compilers */
@@ -201,38 +229,124 @@ static char *relative_to(const char *base, const char *target)
     return out;
 }
 
-/* The text scan of one file, its warnings printed. */
-static int scan_text(scan_opts *o, const char *path, cckey_lang lang, cckey_scan_result *r)
+/* A scan's warnings: "LINE: text" is the file's, "HEADER:LINE: text" a
+ * header's it includes. */
+static void print_warnings(const char *path, const cckey_scan_result *r)
 {
-    cli_file f;
+    for (size_t i = 0; i < r->n_warnings; i++) {
+        const char *w = r->warnings[i];
+        if (isdigit((unsigned char)w[0])) cli_warn("%s:%s", path, w);
+        else cli_warn("%s (included by %s)", w, path);
+    }
+}
+
+/* The text scan of one file under every option set, its warnings printed. */
+static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact_file *f)
+{
+    cli_file m;
     char why[256];
-    if (cli_file_map(path, &f, why, sizeof why) != 0) {
+    if (cli_file_map(path, &m, why, sizeof why) != 0) {
         cli_error("scan: %s: %s", path, why);
         return CLI_FAIL;
     }
-    cckey_scan_options so = {o->macros, o->n_macros};
-    int sr = cckey_scan_source_opts(f.ptr, f.len, lang, &so, r);
-    cli_file_unmap(&f);
+    int sr = scan_text_sets(path, m.ptr, m.len, lang, o->exact_sets, o->sets.n, o->macros, o->n_macros, f);
+    cli_file_unmap(&m);
+    if (sr == CCKEY_SCAN_TOO_DEEP) {
+        cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, f->r.deep_line,
+                  CCKEY_SCAN_MAX_DEPTH);
+        return CLI_USAGE;
+    }
+    if (sr == CCKEY_SCAN_UNREADABLE) {
+        cli_error("scan: %s: a header it includes cannot be read: %s", path, strerror(errno));
+        return CLI_FAIL;
+    }
     if (sr != 0) {
-        if (sr == CCKEY_SCAN_TOO_DEEP) {
-            cli_error("scan: %s:%u: braces nested deeper than %d levels; not scanned", path, r->deep_line,
-                      CCKEY_SCAN_MAX_DEPTH);
-            return CLI_USAGE;
-        }
         cli_error("scan: out of memory");
         return CLI_FAIL;
     }
-    if (!o->quiet)
-        for (size_t i = 0; i < r->n_warnings; i++) cli_warn("%s:%s", path, r->warnings[i]);
-    if (!o->quiet && r->n == 0 && r->n_warnings == 0)
+    const cckey_scan_result *r = &f->r;
+    if (!o->quiet) print_warnings(path, r);
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && lang != CCKEY_LANG_HOST)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
                                               : lang == CCKEY_LANG_METAL ? "kernel function" : "__kernel function");
     return CLI_OK;
 }
 
-/* One file's entries r as manifest lines or --list items. in_set (--exact):
- * which option sets' builds hold each entry; NULL: all of them. */
+/* The language an entry's runtime compiles: its program's, or the file's. */
+static cckey_lang entry_lang(cckey_lang lang, const cckey_scan_result *r, const cckey_entry *en)
+{
+    return en->program >= 0 ? r->programs[en->program].lang : lang;
+}
+
+/* The header an entry is defined in, or NULL (the file itself). */
+static const char *defined_in(const cckey_scan_result *r, const cckey_entry *en)
+{
+    return en->file && en->file < r->n_files ? r->files[en->file] : NULL;
+}
+
+static int put_json(scan_opts *o, FILE *out, const char *path, json_t *j, bool manifest)
+{
+    char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!txt) {
+        cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
+        return CLI_FAIL;
+    }
+    if (!manifest && o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
+    fprintf(out, "%s%s", txt, !manifest && o->fmt == CLI_JSON ? "" : "\n");
+    free(txt);
+    return CLI_OK;
+}
+
+/* One --list item: FILE:LINE: NAME [(SOURCE_NAME)] [in HEADER], or its JSON
+ * object ("defined_in" for a header's kernel, "program": true for one in a
+ * string the file holds). */
+static int list_entry(scan_opts *o, FILE *out, const char *path, cckey_lang lang, const cckey_scan_result *r,
+                      const cckey_entry *en)
+{
+    const char *hdr = defined_in(r, en);
+    if (o->fmt == CLI_TEXT) {
+        fprintf(out, "%s:%u: %s", path, en->line, en->name);
+        if (strcmp(en->name, en->source_name) != 0) fprintf(out, " (%s)", en->source_name);
+        if (hdr) fprintf(out, " in %s", hdr);
+        fputc('\n', out);
+        return CLI_OK;
+    }
+    json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
+                          "source_name", en->source_name, "language", cckey_lang_name(entry_lang(lang, r, en)));
+    if (j && hdr) json_object_set_new(j, "defined_in", json_string(hdr));
+    if (j && en->program >= 0) json_object_set_new(j, "program", json_true());
+    return put_json(o, out, path, j, false);
+}
+
+/* One entry's manifest lines: one per device that takes its language x
+ * option set it exists in. A program held as a string is given inline
+ * ("source"), as the runtime gets it; else the file ("source_file"). */
+static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char *shown, cckey_lang lang,
+                          const cckey_scan_result *r, size_t e, const bool *in_set)
+{
+    const cckey_entry *en = &r->entries[e];
+    cckey_lang l = entry_lang(lang, r, en);
+    int rc = CLI_OK;
+    for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
+        if (!((o->devices[d].langs >> l) & 1)) continue;
+        for (size_t s = 0; s < o->sets.n && rc == CLI_OK; s++) {
+            if (in_set && !in_set[e * o->sets.n + s]) continue;
+            json_t *src = en->program >= 0 ? json_stringn(r->programs[en->program].text, r->programs[en->program].len)
+                                           : json_string(shown);
+            json_t *line = src ? json_pack("{s:s,s:s,s:o,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
+                                           en->program >= 0 ? "source" : "source_file", src, "options",
+                                           o->sets.v[s], "language", cckey_lang_name(l))
+                               : NULL;
+            rc = put_json(o, out, path, line, true);
+        }
+    }
+    return rc;
+}
+
+/* One file's entries r as manifest lines or --list items. in_set: which
+ * option sets hold each entry; NULL: all of them. */
 static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
                      const cckey_scan_result *r, const bool *in_set)
 {
@@ -241,49 +355,13 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
     if (!o->list && realpath(path, real)) rel = relative_to(base, real);
     const char *shown = rel ? rel : (o->list || !realpath(path, real)) ? path : real;
     int rc = CLI_OK;
-    bool taken = o->list;
-    for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> lang) & 1;
-    if (!taken) o->skipped[lang] += r->n;
     for (size_t e = 0; e < r->n && rc == CLI_OK; e++) {
         const cckey_entry *en = &r->entries[e];
-        if (o->list && o->fmt != CLI_TEXT) {
-            json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
-                                  "source_name", en->source_name, "language", cckey_lang_name(lang));
-            char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-            json_decref(j);
-            if (!txt) {
-                cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-                rc = CLI_FAIL;
-                break;
-            }
-            if (o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
-            fprintf(out, "%s%s", txt, o->fmt == CLI_JSON ? "" : "\n");
-            free(txt);
-            continue;
-        }
-        if (o->list) {
-            if (strcmp(en->name, en->source_name) == 0) fprintf(out, "%s:%u: %s\n", path, en->line, en->name);
-            else fprintf(out, "%s:%u: %s (%s)\n", path, en->line, en->name, en->source_name);
-            continue;
-        }
-        for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
-            if (!((o->devices[d].langs >> lang) & 1)) continue;
-            for (size_t s = 0; s < o->sets.n; s++) {
-                if (in_set && !in_set[e * o->sets.n + s]) continue;
-                json_t *line = json_pack("{s:s,s:s,s:s,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
-                                         "source_file", shown, "options", o->sets.v[s], "language",
-                                         cckey_lang_name(lang));
-                char *txt = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-                json_decref(line);
-                if (!txt) {
-                    cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-                    rc = CLI_FAIL;
-                    break;
-                }
-                fprintf(out, "%s\n", txt);
-                free(txt);
-            }
-        }
+        cckey_lang l = entry_lang(lang, r, en);
+        bool taken = o->list;
+        for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> l) & 1;
+        if (!taken) o->skipped[l]++;
+        rc = o->list ? list_entry(o, out, path, lang, r, en) : manifest_entry(o, out, path, shown, lang, r, e, in_set);
     }
     free(rel);
     return rc;
@@ -292,50 +370,96 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
 static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
                      size_t *entries)
 {
-    cckey_scan_result r;
-    int rc = scan_text(o, path, lang, &r);
+    scan_exact_file f;
+    int rc = scan_text(o, path, lang, &f);
     if (rc != CLI_OK) return rc;
-    rc = emit_file(o, path, lang, base, out, &r, NULL);
-    *entries += r.n;
-    cckey_scan_result_free(&r);
+    rc = emit_file(o, path, lang, base, out, &f.r, f.in_set);
+    *entries += f.r.n;
+    scan_exact_free(&f, 1);
     return rc;
+}
+
+/* The option sets as the key (and the scans) read them. */
+static int make_sets(scan_opts *o)
+{
+    scan_exact_set *sets = calloc(o->sets.n ? o->sets.n : 1, sizeof *sets);
+    bool ok = sets != NULL;
+    for (size_t s = 0; ok && s < o->sets.n; s++) {
+        ok = (sets[s].opts = scan_set_options(o->sets.v[s])) != NULL;
+        sets[s].n = json_array_size(o->sets.v[s]);
+    }
+    o->exact_sets = sets;
+    return ok ? 0 : -1;
+}
+
+static void free_sets(scan_opts *o)
+{
+    for (size_t s = 0; o->exact_sets && s < o->sets.n; s++) free(o->exact_sets[s].opts);
+    free(o->exact_sets);
+    o->exact_sets = NULL;
 }
 
 /* --exact: every file built with every option set (see scan_exact.h); NULL
  * with *rc set when that fails. */
 static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
 {
-    scan_exact_set *sets = calloc(o->sets.n, sizeof *sets);
     scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
-    bool ok = sets && files;
-    for (size_t s = 0; ok && s < o->sets.n; s++) {
-        ok = (sets[s].opts = scan_set_options(o->sets.v[s])) != NULL;
-        sets[s].n = json_array_size(o->sets.v[s]);
-    }
-    scan_exact_in in = {.files = list, .sets = sets, .n_sets = o->sets.n, .macros = o->macros,
+    scan_exact_in in = {.files = list, .sets = o->exact_sets, .n_sets = o->sets.n, .macros = o->macros,
                         .n_macros = o->n_macros, .jobs = o->jobs, .quiet = o->quiet, .nvcc = o->nvcc};
-    if (!ok) cli_error("scan: out of memory");
-    *rc = ok ? scan_exact_run(&in, files) : CLI_FAIL;
-    for (size_t s = 0; sets && s < o->sets.n; s++) free(sets[s].opts);
-    free(sets);
+    if (!files) cli_error("scan: out of memory");
+    *rc = files ? scan_exact_run(&in, files) : CLI_FAIL;
     if (*rc == CLI_OK) return files;
     free(files);
     return NULL;
 }
 
-/* --language: only the sources in those languages. */
+/* --language: only the sources in those languages (host code, for the
+ * programs it holds, with OpenCL or CUDA). */
 static void keep_languages(cckey_source_list *list, unsigned only)
 {
     size_t kept = 0;
+    unsigned host = 1u << CCKEY_LANG_OPENCL | 1u << CCKEY_LANG_CUDA;
     for (size_t i = 0; i < list->n; i++) {
-        if ((only >> list->langs[i]) & 1) {
+        if (((only >> list->langs[i]) & 1) || (list->langs[i] == CCKEY_LANG_HOST && (only & host))) {
             list->paths[kept] = list->paths[i];
+            list->named[kept] = list->named[i];
             list->langs[kept++] = list->langs[i];
         } else {
             free(list->paths[i]);
         }
     }
     list->n = kept;
+}
+
+/* The folder the manifest will be read from, which its paths are relative
+ * to, into base (PATH_MAX): false when it cannot be resolved. */
+static bool output_base(const scan_opts *o, char *base)
+{
+    if (o->output && strcmp(o->output, "-") != 0) {
+        char *copy = strdup(o->output);
+        bool ok = copy && realpath(dirname(copy), base);
+        free(copy);
+        return ok;
+    }
+    return getcwd(base, PATH_MAX) != NULL;
+}
+
+/* What the scan as a whole leaves to say: no entries at all (unless
+ * --language left no file, said already), entries left without a device. */
+static void closing_warnings(const scan_opts *o, const cckey_source_list *list, size_t found, size_t entries)
+{
+    if (o->quiet) return;
+    size_t kernel_files = 0;
+    for (size_t i = 0; i < list->n; i++) kernel_files += list->langs[i] != CCKEY_LANG_HOST;
+    if (entries == 0 && (list->n || !found))
+        cli_warn("scan: no entry points found in %zu source file%s", kernel_files, kernel_files == 1 ? "" : "s");
+    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
+    for (size_t l = 1; l <= CCKEY_LANG_METAL; l++)
+        if (o->skipped[l])
+            cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
+                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],
+                     o->named ? "was named" : "here", cckey_lang_name((cckey_lang)l),
+                     o->named ? ", or --language to leave them out" : "");
 }
 
 static int run(scan_opts *o, char **paths, size_t n_paths)
@@ -351,24 +475,25 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     if (o->only && list.n == 0 && found && !o->quiet)
         cli_warn("scan: none of the %zu source file%s is in the languages given (--language)", found,
                  found == 1 ? "" : "s");
-    /* Paths in the manifest are relative to the folder it will be read from. */
-    char base[PATH_MAX];
-    bool have_base;
-    if (o->output && strcmp(o->output, "-") != 0) {
-        char *copy = strdup(o->output);
-        have_base = copy && realpath(dirname(copy), base);
-        free(copy);
-    } else {
-        have_base = getcwd(base, sizeof base) != NULL;
-    }
-    if (!have_base) {
-        cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
+    /* Headers are part of the files that include them. */
+    if (cckey_drop_included(&list) < 0 || make_sets(o) != 0) {
+        cli_error("scan: out of memory");
         cckey_source_list_free(&list);
+        free_sets(o);
         return CLI_FAIL;
     }
+    /* Paths in the manifest are relative to the folder it will be read from. */
+    char base[PATH_MAX];
     cli_output out;
+    if (!output_base(o, base)) {
+        cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
+        cckey_source_list_free(&list);
+        free_sets(o);
+        return CLI_FAIL;
+    }
     if (cli_output_open(&out, o->output) != 0) {
         cckey_source_list_free(&list);
+        free_sets(o);
         return CLI_FAIL;
     }
     int rc = CLI_OK;
@@ -382,7 +507,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
                      cli_utf8_escape(list.paths[i], shown, sizeof shown));
             continue;
         }
-        if (!exact) {
+        if (!exact || exact[i].text) {
             rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
             continue;
         }
@@ -391,19 +516,12 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     }
     if (exact) scan_exact_free(exact, list.n);
     free(exact);
-    if (rc == CLI_OK && entries == 0 && !o->quiet && (list.n || !found))   /* else said above */
-        cli_warn("scan: no entry points found in %zu source file%s", list.n, list.n == 1 ? "" : "s");
-    static const char *const label[] = {"", "OpenCL", "CUDA", "HIP", "Metal"};
-    for (size_t l = 1; l <= CCKEY_LANG_METAL && rc == CLI_OK && !o->quiet; l++)
-        if (o->skipped[l])
-            cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
-                     o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],
-                     o->named ? "was named" : "here", cckey_lang_name((cckey_lang)l),
-                     o->named ? ", or --language to leave them out" : "");
+    if (rc == CLI_OK) closing_warnings(o, &list, found, entries);
     if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
     cckey_source_list_free(&list);
+    free_sets(o);
     return rc;
 }
 

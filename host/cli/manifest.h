@@ -17,12 +17,16 @@ typedef struct manifest {
     size_t line;      /* number of the line last read */
     size_t max_line;  /* bytes of a line, line ending excluded */
     uint64_t offset;  /* manifest bytes consumed so far */
+    uint64_t opened_size;   /* a regular file's size when opened (else 0): less at
+                             * the end means it shrank while read, not a short line */
     char *buf;        /* read() lands here; lines are handed out in place */
     size_t cap, start, end;   /* unread bytes are buf[start, end) */
     bool eof;
     bool pinned;      /* see manifest_swap */
     bool mapped;      /* pinned, through windows of the file mapped read-only (manifest_map) */
     uint64_t map_at;  /* mapped: the file offset of buf[0] */
+    size_t map_start; /* mapped: start when the window was made (the first
+                       * unread byte's offset in its page, so rarely 0) */
     /* Where manifest_index_lines found '\n's, ascending, as offsets from
      * buf: every one in buf[nl_from, nl_to). */
     uint32_t *nl;

@@ -40,11 +40,14 @@ static off_t file_size(const manifest *m)
  * changed. */
 static int window_at(manifest *m, uint64_t pos, size_t want, char **old, size_t *old_cap)
 {
-    off_t size = file_size(m);
-    if (size < 0 || (uint64_t)size < pos) return -1;
+    off_t now = file_size(m);
+    if (now < 0) return -1;
+    /* Cut below the first unread byte: an empty window there, at the end,
+     * where the reader finds the file shorter than when it was opened. */
+    uint64_t size = (uint64_t)now < pos ? pos : (uint64_t)now;
     uint64_t at = pos - pos % page_size();
     size_t len = want + (size_t)(pos - at);
-    if ((uint64_t)size < at + len) len = (size_t)((uint64_t)size - at);
+    if (size < at + len) len = (size_t)(size - at);
     void *p = NULL;
     if (len > (size_t)(pos - at)) {   /* else nothing is left: an empty window at the end */
         p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(m->f), (off_t)at);
@@ -58,9 +61,9 @@ static int window_at(manifest *m, uint64_t pos, size_t want, char **old, size_t 
     m->buf = p;
     m->cap = len;
     m->map_at = at;
-    m->start = (size_t)(pos - at);
+    m->start = m->map_start = (size_t)(pos - at);
     m->end = len > m->start ? len : m->start;
-    m->eof = (uint64_t)size <= at + m->end;
+    m->eof = size <= at + m->end;
     m->nl_n = m->nl_next = m->nl_from = m->nl_to = 0;   /* offsets into the old window */
     return 0;
 }
@@ -103,7 +106,12 @@ int manifest_window_more(manifest *m)
         m->eof = true;
         return 0;
     }
-    if (m->start > 0) return MANIFEST_FULL;   /* lines were handed out: the caller takes the window */
+    /* Lines were handed out: the caller takes the window. Not start > 0:
+     * a window begins at a page boundary, so a fresh one's start is the
+     * unread byte's place in its page, and a long line that is not the
+     * first would be handed back to the caller, remapped at the same place,
+     * for ever (6f74adb). */
+    if (m->start > m->map_start) return MANIFEST_FULL;
     /* One line fills the window (or the file grew): a larger one at the same place. */
     size_t want = 2 * (m->end - m->start), most = m->max_line + 2 + MANIFEST_PINNED_BYTES;
     if (want < MANIFEST_PINNED_BYTES) want = MANIFEST_PINNED_BYTES;

@@ -6,7 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_remotes_option(cli_remotes *r, int c, const char *arg)
+/* ps shows a command line as the process holds it: once the URL is
+ * copied, its user, password and bearer tokens are overwritten in place
+ * (as curl does with -u), so they show only while the process starts.
+ * Over-masking (an '@' in a path) hides more of ps' view, nothing else. */
+static void mask_in_place(char *arg)
+{
+    char *from = strstr(arg, "://"), *at = from ? strrchr(from, '@') : NULL;
+    if (at) memset(from + 3, '*', (size_t)(at - from - 3));
+    for (char *b = strstr(arg, "bearer="); b; b = strstr(b + 7, "bearer=")) memset(b + 7, '*', strcspn(b + 7, "|"));
+}
+
+int cli_remotes_option(cli_remotes *r, int c, char *arg)
 {
     switch (c) {
     case CLI_OPT_REMOTE: {
@@ -14,6 +25,7 @@ int cli_remotes_option(cli_remotes *r, int c, const char *arg)
         if (!u) return -1;
         r->urls = u;
         if (!(u[r->n] = strdup(arg))) return -1;
+        mask_in_place(arg);
         r->n++;
         return 1;
     }
@@ -50,12 +62,30 @@ static char *trim(char *p)
     return p;
 }
 
-/* DIR/cckey.conf: "remote = URL" (repeatable) and "remote_only_read =
- * true|false" lines, '#' comments. A missing file is no config. */
-static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, const char *secret,
-                      size_t secret_len);
+/* The folder's remote settings that apply whichever way the remotes are
+ * named: the signing secret's file and the entry cap. */
+typedef struct conf_settings {
+    char key_file[4096];
+    uint64_t max_entry;
+} conf_settings;
 
-static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *set, const char *who)
+/* One "NAME = VALUE" line of cckey.conf split (trimmed); false for a
+ * blank line or a comment. *eq is NULL when the line has no '='. */
+static bool conf_line(char *line, char **name, char **value)
+{
+    char *p = trim(line), *eq = strchr(p, '=');
+    if (!*p || *p == '#') return false;
+    *name = p, *value = NULL;
+    if (eq) *eq = '\0', *name = trim(p), *value = trim(eq + 1);
+    return true;
+}
+
+/* DIR/cckey.conf: "remote = URL" (repeatable), "remote_only_read =
+ * true|false", "remote_key_file = PATH", "remote_max_entry = SIZE"; '#'
+ * comments. A missing file is no config. Values are never echoed: a
+ * mistyped "remote_key = SECRET" must not print the secret. */
+static int scan_config(const char *dir, const char *who, cckey_store *s, cckey_remote_settings *set,
+                       conf_settings *conf)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/cckey.conf", dir);
@@ -64,22 +94,27 @@ static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *s
     char line[8192], from[4400];
     int rc = 0;
     for (unsigned no = 1; rc == 0 && fgets(line, sizeof line, f); no++) {
-        char *p = trim(line), *eq = strchr(p, '=');
-        if (!*p || *p == '#') continue;
+        char *name, *value;
+        if (!conf_line(line, &name, &value)) continue;
         snprintf(from, sizeof from, "%s:%u: ", path, no);
-        if (!eq) {
-            cli_error("%s: %sexpected NAME = VALUE", who, from);
-            rc = CLI_USAGE;
-            break;
-        }
-        *eq = '\0';
-        char *name = trim(p), *value = trim(eq + 1);
-        if (strcmp(name, "remote") == 0) rc = add(s, value, set, who, from);
-        else if (strcmp(name, "remote_key_file") == 0 && *value) continue;   /* read first: see secret_of */
-        else if (strcmp(name, "remote_only_read") == 0 && (!strcmp(value, "true") || !strcmp(value, "false")))
+        bool remote = strncmp(name, "remote", 6) == 0;
+        if (!value) {
+            if (s) cli_error("%s: %sexpected NAME = VALUE", who, from), rc = CLI_USAGE;
+        } else if (!s) {   /* the first pass: settings only */
+            if (strcmp(name, "remote_key_file") == 0 && *value) snprintf(conf->key_file, sizeof conf->key_file, "%s", value);
+            else if (strcmp(name, "remote_max_entry") == 0 && (cckey_size_parse(value, &conf->max_entry) != CCKEY_OK ||
+                                                                conf->max_entry < 192))
+                cli_error("%s: %sremote_max_entry wants a size such as 64M", who, from), rc = CLI_USAGE;
+        } else if (strcmp(name, "remote") == 0) {
+            rc = add(s, value, set, who, from);
+        } else if (strcmp(name, "remote_only_read") == 0) {
+            if (strcmp(value, "true") && strcmp(value, "false"))
+                cli_error("%s: %sremote_only_read wants true or false", who, from), rc = CLI_USAGE;
             set->read_only = set->read_only || strcmp(value, "true") == 0;
-        else if (strncmp(name, "remote", 6) == 0) {
-            cli_error("%s: %sunknown setting or bad value: %s = %s", who, from, name, value);
+        } else if (remote && strcmp(name, "remote_key_file") && strcmp(name, "remote_max_entry")) {
+            bool plain = strlen(name) <= 40 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(name);
+            cli_error("%s: %sunknown setting%s%s%s (remote, remote_only_read, remote_key_file, remote_max_entry; "
+                      "its value is not shown)", who, from, plain ? " \"" : "", plain ? name : "", plain ? "\"" : "");
             rc = CLI_USAGE;
         }
         /* Other settings belong to other parts of cckey. */
@@ -91,7 +126,7 @@ static int from_config(cckey_store *s, const char *dir, cckey_remote_settings *s
 /* The signing secret: $CCKEY_REMOTE_KEY, else the file that cckey.conf's
  * remote_key_file names (its bytes, less a final newline). 0, or an exit
  * status. */
-static int secret_of(const char *dir, const char *who, char **secret, size_t *len)
+static int secret_of(const char *dir, const char *who, const char *file, char **secret, size_t *len)
 {
     *secret = NULL, *len = 0;
     const char *env = getenv("CCKEY_REMOTE_KEY");
@@ -99,17 +134,6 @@ static int secret_of(const char *dir, const char *who, char **secret, size_t *le
         *len = strlen(env);
         return (*secret = strdup(env)) ? 0 : CLI_FAIL;
     }
-    char path[4200], line[8192], file[8192] = "";
-    snprintf(path, sizeof path, "%s/cckey.conf", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    while (fgets(line, sizeof line, f)) {
-        char *p = trim(line), *eq = strchr(p, '=');
-        if (!eq || *p == '#') continue;
-        *eq = '\0';
-        if (strcmp(trim(p), "remote_key_file") == 0) snprintf(file, sizeof file, "%s", trim(eq + 1));
-    }
-    fclose(f);
     if (!*file) return 0;
     FILE *k = fopen(file, "rb");
     char buf[4096];
@@ -117,7 +141,7 @@ static int secret_of(const char *dir, const char *who, char **secret, size_t *le
     if (k) fclose(k);
     while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
     if (!n) {
-        cli_error("%s: %s: remote_key_file %s: %s", who, path, file, k ? "empty" : strerror(errno));
+        cli_error("%s: %s/cckey.conf: remote_key_file %s: %s", who, dir, file, k ? "empty" : strerror(errno));
         return CLI_USAGE;
     }
     *len = n;
@@ -127,26 +151,29 @@ static int secret_of(const char *dir, const char *who, char **secret, size_t *le
     return 0;
 }
 
+static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, cckey_remote_settings *set);
+
 int cli_remotes_attach(cli_remotes *r, cckey_store *s, const char *dir, const char *who)
 {
     if (r->none) return 0;
-    char *secret;
-    size_t secret_len;
-    int rc = secret_of(dir, who, &secret, &secret_len);
-    if (rc == 0) rc = attach_all(r, s, dir, who, secret, secret_len);
+    conf_settings conf = {"", 0};
+    char *secret = NULL;
+    size_t secret_len = 0;
+    int rc = scan_config(dir, who, NULL, NULL, &conf);
+    if (rc == 0) rc = secret_of(dir, who, conf.key_file, &secret, &secret_len);
+    cckey_remote_settings set = {.read_only = r->only_read, .warn = warn, .warn_user = (void *)who,
+                                 .secret = secret, .secret_len = secret_len, .max_entry_bytes = conf.max_entry};
+    if (rc == 0) rc = attach_all(r, s, dir, who, &set);
     if (secret) memset(secret, 0, secret_len);
     free(secret);
     return rc;
 }
 
-static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, const char *secret,
-                      size_t secret_len)
+static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const char *who, cckey_remote_settings *set)
 {
-    cckey_remote_settings set = {.read_only = r->only_read, .warn = warn, .warn_user = (void *)who,
-                                 .secret = secret, .secret_len = secret_len};
     if (r->n) {
         for (size_t i = 0; i < r->n; i++)
-            if (add(s, r->urls[i], &set, who, "--remote: ")) return CLI_USAGE;
+            if (add(s, r->urls[i], set, who, "--remote: ")) return CLI_USAGE;
         return 0;
     }
     const char *env = getenv("CCKEY_REMOTE");
@@ -155,11 +182,12 @@ static int attach_all(cli_remotes *r, cckey_store *s, const char *dir, const cha
         if (!copy) return CLI_FAIL;
         int rc = 0;
         for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !rc; w = strtok_r(NULL, " \t\n", &save))
-            rc = add(s, w, &set, who, "CCKEY_REMOTE: ");
+            rc = add(s, w, set, who, "CCKEY_REMOTE: ");
+        memset(copy, 0, strlen(env));
         free(copy);
         return rc;
     }
-    return from_config(s, dir, &set, who);
+    return scan_config(dir, who, s, set, NULL);
 }
 
 static void human(char *buf, size_t len, uint64_t b)

@@ -5,6 +5,7 @@
  * and typedef'd parameters come out right because nothing is guessed. */
 #include "scan_exact.h"
 #include "cli.h"
+#include "scan/strprog.h"
 #include "parallel_for.h"
 #include "warm/warm.h"
 
@@ -21,11 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER };
+enum { JOB_OK, JOB_FAILED, JOB_NO_COMPILER, JOB_TEXT };
 
 typedef struct job {
     int state;
+    bool rdc;         /* built again with -rdc=true: it launches kernels from the device */
     char *names;      /* JOB_OK: each ended by '\n' */
+    int *prog;        /* string-held programs: the program of each name (NULL otherwise) */
     char why[640];    /* JOB_FAILED: the first error */
 } job;
 
@@ -101,6 +104,123 @@ static int flags_for(const char *path, const scan_exact_set *set, bool cuda, cck
     return r;
 }
 
+/* One build of path with the set's options (and -rdc=true when rdc). */
+static int compile_job(exact *x, const char *path, const scan_exact_set *set, bool cuda, bool rdc, size_t i,
+                       cckey_build *b, char *why, size_t why_len)
+{
+    cckey_option *o = malloc((set->n + 1) * sizeof *o);
+    if (!o) return snprintf(why, why_len, "out of memory"), -1;
+    if (set->n) memcpy(o, set->opts, set->n * sizeof *o);
+    o[set->n] = (cckey_option){{"-rdc=true", 9}, {"", 0}};
+    scan_exact_set with = {o, set->n + rdc};
+    cckey_flags flags;
+    int r = flags_for(path, &with, cuda, &flags, why, why_len);
+    free(o);
+    if (r != 0) return -1;
+    if (cuda && x->nvcc[0]) {
+        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, b);
+    } else {
+        size_t len;
+        char *src = cckey_read_file(path, &len);
+        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
+        if (src) r = c->entries(c->impl, 0, src, len, path, &flags, b);
+        else r = -1, snprintf(b->error, sizeof b->error, "cannot read it: %s", strerror(errno));
+        free(src);
+    }
+    cckey_flags_free(&flags);
+    return r;
+}
+
+/* The set already asks for relocatable device code. */
+static bool has_rdc(const scan_exact_set *set)
+{
+    for (size_t k = 0; k < set->n; k++) {
+        const char *key = set->opts[k].key.ptr;
+        size_t len = set->opts[k].key.len;
+        if ((len >= 4 && !memcmp(key, "-rdc", 4)) || (len == 3 && !memcmp(key, "-dc", 3)) ||
+            (len >= 25 && !memcmp(key, "--relocatable-device-code", 25)))
+            return true;
+    }
+    return false;
+}
+
+/* Appends the names ("a\nb\n") to the job's list, each of program p. */
+static bool add_names(job *j, size_t *len, size_t *count, const char *names, size_t n, int p)
+{
+    char *t = realloc(j->names, *len + n + 1);
+    if (!t) return false;
+    j->names = t;
+    memcpy(t + *len, names, n);
+    t[*len += n] = '\0';
+    size_t lines = 0;
+    for (size_t k = 0; k < n; k++) lines += names[k] == '\n';
+    int *q = realloc(j->prog, (*count + lines + 1) * sizeof *q);
+    if (!q) return false;
+    j->prog = q;
+    for (size_t k = 0; k < lines; k++) q[(*count)++] = p;
+    return true;
+}
+
+/* The names in program p of r: the OpenCL runtime's for an OpenCL program
+ * (false with j->why when it does not build and the text saw kernels in
+ * it; a string that merely mentions __kernel builds to nothing), the text
+ * scan's for a CUDA one. */
+static bool program_names(exact *x, const char *path, const cckey_flags *flags, const cckey_scan_result *r,
+                          size_t p, job *j, size_t *len, size_t *count)
+{
+    bool seen = false, ok = true;
+    for (size_t e = 0; e < r->n && ok; e++) {
+        if (r->entries[e].program != (int)p) continue;
+        seen = true;
+        if (r->programs[p].lang != CCKEY_LANG_OPENCL) {
+            char line[1100];
+            int n = snprintf(line, sizeof line, "%s\n", r->entries[e].name);
+            ok = n > 0 && (size_t)n < sizeof line && add_names(j, len, count, line, (size_t)n, (int)p);
+        }
+    }
+    if (r->programs[p].lang != CCKEY_LANG_OPENCL) return ok;
+    cckey_build b = {0};
+    if (x->opencl.entries(x->opencl.impl, 0, r->programs[p].text, r->programs[p].len, path, flags, &b) == 0)
+        ok = add_names(j, len, count, b.binary, b.binary_len, (int)p);
+    else if (seen && !scan_exact_first_error(b.log, j->why, sizeof j->why))
+        snprintf(j->why, sizeof j->why, "%s", b.error);
+    if (seen && !b.binary) ok = false;
+    cckey_build_clear(&b);
+    return ok;
+}
+
+/* A file holding its programs as strings: each program the text scan
+ * decodes (the host compiler's string) built on the OpenCL device. */
+static void strings_job(exact *x, const char *path, cckey_lang lang, const scan_exact_set *set, job *j)
+{
+    size_t len;
+    char *src = cckey_read_file(path, &len);
+    cckey_scan_result r = {0};
+    cckey_scan_options so = {x->in->macros, x->in->n_macros, NULL, 0};
+    cckey_flags flags;
+    j->state = JOB_FAILED;
+    if (!src || cckey_scan_file(path, src, len, lang, &so, &r) != 0) {
+        snprintf(j->why, sizeof j->why, "cannot read it: %s", strerror(errno ? errno : EIO));
+        free(src);
+        return;
+    }
+    free(src);
+    if (flags_for(path, set, false, &flags, j->why, sizeof j->why) == 0) {
+        size_t n = 0, count = 0;
+        bool ok = add_names(j, &n, &count, "", 0, -1);
+        for (size_t p = 0; p < r.n_programs && ok; p++) ok = program_names(x, path, &flags, &r, p, j, &n, &count);
+        if (ok) j->state = JOB_OK;
+        cckey_flags_free(&flags);
+    }
+    cckey_scan_result_free(&r);
+}
+
+/* Host code, and OpenCL files that are one string. */
+static bool string_held(const char *path, cckey_lang lang)
+{
+    return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
+}
+
 static void build_one(void *arg, size_t i)
 {
     exact *x = arg;
@@ -110,32 +230,37 @@ static void build_one(void *arg, size_t i)
     cckey_lang lang = in->files->langs[f];
     bool cuda = is_cuda(lang);
     job *j = &x->jobs[i];
+    /* Programs held as strings: as the text scan decodes them (the host
+     * compiler's strings), built on the device; without one, the text
+     * scan's list (cmd_scan lists them so). */
+    if (string_held(path, lang)) {
+        if (x->have_opencl) strings_job(x, path, lang, &in->sets[i % in->n_sets], j);
+        else j->state = JOB_TEXT;
+        return;
+    }
     if (lang == CCKEY_LANG_METAL || (cuda ? !x->have_cuda : !x->have_opencl)) {
         j->state = JOB_NO_COMPILER;
         return;
     }
     j->state = JOB_FAILED;
-    cckey_flags flags;
-    if (flags_for(path, &in->sets[i % in->n_sets], cuda, &flags, j->why, sizeof j->why) != 0) return;
+    const scan_exact_set *set = &in->sets[i % in->n_sets];
     cckey_build b = {0};
-    int r;
-    if (cuda && x->nvcc[0]) {
-        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, &b);
-    } else {
-        size_t len;
-        char *src = cckey_read_file(path, &len);
-        const cckey_compiler *c = cuda ? &x->cuda : &x->opencl;
-        if (src) r = c->entries(c->impl, 0, src, len, path, &flags, &b);
-        else r = -1, snprintf(b.error, sizeof b.error, "cannot read it: %s", strerror(errno));
-        free(src);
+    int r = compile_job(x, path, set, cuda, false, i, &b, j->why, sizeof j->why);
+    /* A kernel launched from device code (dynamic parallelism) compiles only
+     * as relocatable device code, as its build must have it. */
+    if (r != 0 && cuda && b.log && !has_rdc(set) &&
+        (strstr(b.log, "separate compilation mode") || strstr(b.log, "device-side kernel launch"))) {   /* nvcc, NVRTC */
+        cckey_build_clear(&b);
+        b = (cckey_build){0};
+        r = compile_job(x, path, set, cuda, true, i, &b, j->why, sizeof j->why);
+        j->rdc = r == 0;
     }
-    cckey_flags_free(&flags);
     if (r == 0) {
         j->state = JOB_OK;
         j->names = b.binary;
         b.binary = NULL;
     } else if (!scan_exact_first_error(b.log, j->why, sizeof j->why)) {
-        snprintf(j->why, sizeof j->why, "%s", b.error);
+        if (b.error[0]) snprintf(j->why, sizeof j->why, "%s", b.error);
     } else if (!cuda) {
         name_the_file(j->why, sizeof j->why, path);
     }
@@ -148,7 +273,7 @@ static void find_compilers(exact *x)
     bool want_cl = false, want_cuda = false;
     for (size_t f = 0; f < x->in->files->n; f++) {
         cckey_lang l = x->in->files->langs[f];
-        want_cl |= l == CCKEY_LANG_OPENCL;
+        want_cl |= l == CCKEY_LANG_OPENCL || l == CCKEY_LANG_HOST;
         want_cuda |= is_cuda(l);
     }
     if (want_cl) {
@@ -240,42 +365,86 @@ static void place(named *nm, const char *src, size_t len, const cckey_scan_resul
     ident_of(nm->e.name, ident, sizeof ident);
     nm->e.source_name = strdup(ident);
     for (size_t i = 0; i < text->n && !nm->e.line; i++)
-        if (strcmp(text->entries[i].name, nm->e.name) == 0) nm->e.line = text->entries[i].line;
+        if (strcmp(text->entries[i].name, nm->e.name) == 0)
+            nm->e.line = text->entries[i].line, nm->e.file = text->entries[i].file;
     for (size_t i = 0; i < text->n && !nm->e.line; i++)
-        if (strcmp(text->entries[i].source_name, ident) == 0) nm->e.line = text->entries[i].line;
+        if (strcmp(text->entries[i].source_name, ident) == 0)
+            nm->e.line = text->entries[i].line, nm->e.file = text->entries[i].file;
     if (!nm->e.line && src) nm->e.line = line_of(src, len, ident);
 }
 
-/* One file's entry points from its jobs' name lists. */
-static int collect(const exact *x, size_t f, scan_exact_file *out)
+/* Whether name is one of the lines of a job's list. */
+static bool in_list(const job *j, const char *name)
 {
-    const scan_exact_in *in = x->in;
-    size_t n_sets = in->n_sets, cap = 0, n = 0;
-    named *all = NULL;
+    size_t l = strlen(name);
+    for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1)
+        if (strcspn(p, "\n") == l && !memcmp(p, name, l)) return true;
+    return false;
+}
+
+/* Every name file f's jobs list, each once, in first-seen order, into
+ * *all (*n of them). 0 or -1 (out of memory; *all freed). */
+static int gather(const exact *x, size_t f, named **all, size_t *n)
+{
+    size_t n_sets = x->in->n_sets, cap = 0;
+    *all = NULL, *n = 0;
     for (size_t s = 0; s < n_sets; s++) {
         const job *j = &x->jobs[f * n_sets + s];
         for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1) {
             size_t l = strcspn(p, "\n");
             bool seen = false;
-            for (size_t k = 0; k < n && !seen; k++) seen = strlen(all[k].e.name) == l && !memcmp(all[k].e.name, p, l);
+            for (size_t k = 0; k < *n && !seen; k++) seen = strlen((*all)[k].e.name) == l && !memcmp((*all)[k].e.name, p, l);
             if (seen) continue;
-            if (n == cap) {
-                named *a = realloc(all, (cap = cap ? 2 * cap : 16) * sizeof *a);
+            if (*n == cap) {
+                named *a = realloc(*all, (cap = cap ? 2 * cap : 16) * sizeof *a);
                 if (!a) goto oom;
-                all = a;
+                *all = a;
             }
-            all[n] = (named){.e = {.name = strndup(p, l)}, .order = n, .first_set = s};
-            if (!all[n++].e.name) goto oom;
+            size_t line = 0;
+            for (const char *q = j->names; q < p; q++) line += *q == '\n';
+            (*all)[*n] = (named){.e = {.name = strndup(p, l), .program = j->prog ? j->prog[line] : -1}, .order = *n,
+                                 .first_set = s};
+            if (!(*all)[(*n)++].e.name) goto oom;
         }
     }
+    return 0;
+oom:
+    for (size_t k = 0; k < *n; k++) free((*all)[k].e.name);
+    free(*all);
+    *all = NULL, *n = 0;
+    return -1;
+}
+
+/* The entries' lines and files from the text scan of the compiled file
+ * (with its headers: an entry defined in a header is credited to this
+ * file, and says which header); the headers into out. */
+static void place_all(const exact *x, size_t f, named *all, size_t n, scan_exact_file *out)
+{
+    const scan_exact_in *in = x->in;
     size_t len = 0;
     char *src = n ? cckey_read_file(in->files->paths[f], &len) : NULL;
     cckey_scan_result text = {0};
-    cckey_scan_options so = {in->macros, in->n_macros};
-    if (src && cckey_scan_source_opts(src, len, in->files->langs[f], &so, &text) != 0) text = (cckey_scan_result){0};
+    cckey_scan_options so = {in->macros, in->n_macros, NULL, 0};
+    if (src && cckey_scan_file(in->files->paths[f], src, len, in->files->langs[f], &so, &text) != 0)
+        text = (cckey_scan_result){0};
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
+    out->r.files = text.files, out->r.n_files = text.n_files;
+    text.files = NULL, text.n_files = 0;
+    if (x->jobs[f * in->n_sets].prog) {   /* the programs the entries name: the same decoding's */
+        out->r.programs = text.programs, out->r.n_programs = text.n_programs;
+        text.programs = NULL, text.n_programs = 0;
+    }
     cckey_scan_result_free(&text);
     free(src);
+}
+
+/* One file's entry points from its jobs' name lists. */
+static int collect(const exact *x, size_t f, scan_exact_file *out)
+{
+    size_t n_sets = x->in->n_sets, n;
+    named *all;
+    if (gather(x, f, &all, &n) != 0) return -1;
+    place_all(x, f, all, n, out);
     if (n) qsort(all, n, sizeof *all, by_line);   /* all is NULL when n is 0 */
     out->r.entries = malloc((n ? n : 1) * sizeof *out->r.entries);
     out->in_set = calloc((n ? n : 1) * n_sets, sizeof *out->in_set);
@@ -283,15 +452,10 @@ static int collect(const exact *x, size_t f, scan_exact_file *out)
     for (size_t k = 0; k < n; k++) {
         out->r.entries[k] = all[k].e;
         if (!all[k].e.source_name) goto oom;
-        for (size_t s = 0; s < n_sets; s++) {
-            const job *j = &x->jobs[f * n_sets + s];
-            const char *name = all[k].e.name;
-            size_t l = strlen(name);
-            for (const char *p = j->state == JOB_OK ? j->names : ""; *p; p += strcspn(p, "\n") + 1)
-                if (strcspn(p, "\n") == l && !memcmp(p, name, l)) out->in_set[k * n_sets + s] = true;
-        }
+        for (size_t s = 0; s < n_sets; s++) out->in_set[k * n_sets + s] = in_list(&x->jobs[f * n_sets + s], all[k].e.name);
     }
     out->r.n = out->r.cap = n;
+    out->text = x->jobs[f * n_sets].state == JOB_TEXT;
     free(all);
     return 0;
 oom:
@@ -299,6 +463,8 @@ oom:
     free(all);
     free(out->r.entries);
     free(out->in_set);
+    for (size_t k = 0; k < out->r.n_files; k++) free(out->r.files[k]);
+    free(out->r.files);
     *out = (scan_exact_file){0};
     return -1;
 }
@@ -309,9 +475,10 @@ oom:
 static void warn_failures(const exact *x)
 {
     const scan_exact_in *in = x->in;
-    size_t no_compiler[CCKEY_LANG_METAL + 1] = {0};
+    size_t no_compiler[CCKEY_LANG_HOST + 1] = {0};
     for (size_t f = 0; f < in->files->n; f++) {
         const job *j = &x->jobs[f * in->n_sets];
+        if (j->state == JOB_TEXT) continue;
         if (j->state == JOB_NO_COMPILER) {
             no_compiler[in->files->langs[f]]++;
             continue;
@@ -324,6 +491,9 @@ static void warn_failures(const exact *x)
         for (size_t s = 0; s < (same ? 1 : in->n_sets); s++) {
             char with[48] = "";
             if (!same) snprintf(with, sizeof with, " with option set %zu", s + 1);
+            if (j[s].rdc)
+                cli_warn("scan: %s: launches kernels from device code (dynamic parallelism): built with -rdc=true%s; "
+                         "its option sets must pass it to warm too", in->files->paths[f], with);
             if (j[s].state != JOB_OK)
                 cli_warn("scan: %s: does not compile%s: %s", in->files->paths[f], with, j[s].why);
             else if (!j[s].names[0])
@@ -432,7 +602,7 @@ int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
     int rc = CLI_OK;
     for (size_t f = 0; f < in->files->n && rc == CLI_OK; f++)
         if (collect(&x, f, &out[f]) != 0) rc = CLI_FAIL;
-    for (size_t i = 0; i < n_jobs; i++) free(x.jobs[i].names);
+    for (size_t i = 0; i < n_jobs; i++) free(x.jobs[i].names), free(x.jobs[i].prog);
     free(x.jobs);
     if (rc == CLI_OK) return CLI_OK;
     scan_exact_free(out, in->files->n);

@@ -21,6 +21,7 @@ typedef struct scan_exact_set {
 typedef struct scan_exact_file {
     cckey_scan_result r;
     bool *in_set;
+    bool text;   /* string-held programs and no device to build them: list the text scan's */
 } scan_exact_file;
 
 typedef struct scan_exact_in {

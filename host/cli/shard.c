@@ -6,31 +6,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool env_uint(const char *name, unsigned long *out)
+/* Slurm's indices stop below its NO_VAL (0xfffffffe); a shard count at the
+ * --shard K/N limit. */
+#define ENV_INDEX_MAX 0xfffffffdUL
+#define SHARDS_MAX 1000000UL
+
+/* An index variable: 1 with *out set, 0 when unset or empty, -1 with why
+ * naming the variable and its value when that is not a whole number from
+ * lo to ENV_INDEX_MAX. */
+static int env_index(const char *name, unsigned long lo, unsigned long *out, char *why, size_t why_len)
 {
     const char *v = getenv(name);
-    return v && cli_parse_uint(v, 0, 1000000, out);
+    if (!v || !*v) return 0;
+    if (cli_parse_uint(v, lo, ENV_INDEX_MAX, out)) return 1;
+    snprintf(why, why_len, "--shard auto: %s is \"%.40s\", not %s (a whole number, %s)", name, v,
+             lo ? "a step or count" : "an array index", lo ? "1 or more" : "0 or more");
+    return -1;
+}
+
+/* The array's size: SLURM_ARRAY_TASK_COUNT, or --shards N; both must agree
+ * (a larger N would leave shards no task runs). */
+static int slurm_count(unsigned shards, unsigned long *count, char *why, size_t why_len)
+{
+    int has = env_index("SLURM_ARRAY_TASK_COUNT", 1, count, why, why_len);
+    if (has < 0) return -1;
+    if (!has && !shards) {
+        snprintf(why, why_len, "--shard auto: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT "
+                               "(give --shards N)");
+        return -1;
+    }
+    if (has && shards && *count != shards) {
+        snprintf(why, why_len, "--shard auto: --shards %u disagrees with SLURM_ARRAY_TASK_COUNT %lu", shards, *count);
+        return -1;
+    }
+    if (!has) *count = shards;
+    if (*count > SHARDS_MAX) {
+        snprintf(why, why_len, "--shard auto: an array of %lu tasks is more than %lu shards", *count, SHARDS_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* A Slurm array task's shard: its rank among MIN, MIN + STEP, ..., MAX
+ * (--array=0-10:2 runs tasks 0, 2, ..., 10: shards 0 to 5 of 6; --array=5-9
+ * tasks 5 to 9: shards 0 to 4; a %limit changes neither). Without _STEP (old
+ * Slurm) the step is what MIN, MAX and COUNT imply. An array of listed
+ * indices (--array=1,2,7) is no such range: refused, not guessed. */
+static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *why, size_t why_len)
+{
+    unsigned long count, min = 0, max = 0, step = 1;
+    if (slurm_count(shards, &count, why, why_len) != 0) return -1;
+    int has_min = env_index("SLURM_ARRAY_TASK_MIN", 0, &min, why, why_len);
+    int has_max = has_min < 0 ? -1 : env_index("SLURM_ARRAY_TASK_MAX", 0, &max, why, why_len);
+    int has_step = has_max < 0 ? -1 : env_index("SLURM_ARRAY_TASK_STEP", 1, &step, why, why_len);
+    if (has_step < 0) return -1;
+    if (!has_step && has_max && count > 1 && max > min && (max - min) % (count - 1) == 0)
+        step = (max - min) / (count - 1);
+    if (has_max && (max < min || (max - min) / step != count - 1)) {
+        snprintf(why, why_len, "--shard auto: the Slurm array %lu-%lu:%lu does not hold SLURM_ARRAY_TASK_COUNT "
+                 "%lu tasks (an array of listed indices has no shard order: give each task --shard K/N)",
+                 min, max, step, count);
+        return -1;
+    }
+    if (id < min || (id - min) % step || (id - min) / step >= count) {
+        snprintf(why, why_len, "--shard auto: task %lu is not in the array %lu-%lu:%lu", id, min,
+                 min + step * (count - 1), step);
+        return -1;
+    }
+    out->k = (unsigned)((id - min) / step), out->n = (unsigned)count;
+    return 0;
 }
 
 static int parse_auto(unsigned shards, cli_shard *out, char *why, size_t why_len)
 {
-    unsigned long id, count, min = 0;
-    if (env_uint("SLURM_ARRAY_TASK_ID", &id)) {
-        if (!env_uint("SLURM_ARRAY_TASK_COUNT", &count) && !shards) {
-            snprintf(why, why_len, "--shard auto: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT "
-                                   "(give --shards N)");
-            return -1;
-        }
-        if (shards) count = shards;
-        env_uint("SLURM_ARRAY_TASK_MIN", &min);   /* --array=1-3 numbers tasks from 1 */
-        if (id < min || id - min >= count) {
-            snprintf(why, why_len, "--shard auto: task %lu is outside the array %lu..%lu", id, min, min + count - 1);
-            return -1;
-        }
-        out->k = (unsigned)(id - min), out->n = (unsigned)count;
-        return 0;
-    }
-    if (env_uint("JOB_COMPLETION_INDEX", &id)) {
+    unsigned long id;
+    int has = env_index("SLURM_ARRAY_TASK_ID", 0, &id, why, why_len);
+    if (has) return has < 0 ? -1 : parse_slurm(id, shards, out, why, why_len);
+    if ((has = env_index("JOB_COMPLETION_INDEX", 0, &id, why, why_len)) < 0) return -1;
+    if (has) {
         if (!shards) {
             snprintf(why, why_len, "--shard auto with JOB_COMPLETION_INDEX needs --shards N (the Job's completions)");
             return -1;

@@ -15,9 +15,12 @@ typedef struct cli_shard {
     unsigned k, n;   /* this worker is shard k (0-based) of n; n == 0: no sharding */
 } cli_shard;
 
-/* "K/N" (K from 0 to N-1), or "auto": SLURM_ARRAY_TASK_ID (less
- * SLURM_ARRAY_TASK_MIN) of SLURM_ARRAY_TASK_COUNT, else Kubernetes'
- * JOB_COMPLETION_INDEX of shards (--shards N). 0, or -1 with why. */
+/* "K/N" (K from 0 to N-1, digits only), or "auto": a Slurm array task's
+ * rank among SLURM_ARRAY_TASK_MIN, MIN + STEP, ..., MAX, of
+ * SLURM_ARRAY_TASK_COUNT (or --shards N, which must agree), else
+ * Kubernetes' JOB_COMPLETION_INDEX of shards (--shards N). A variable set
+ * to something that is no index, or an array that is no such range, is an
+ * error naming it. 0, or -1 with why. */
 int cli_shard_parse(const char *arg, unsigned shards, cli_shard *out, char *why, size_t why_len);
 
 /* FNV-1a over bytes, continuing from h (0 to start): a stable unit hash. */

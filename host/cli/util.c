@@ -90,7 +90,9 @@ bool cli_parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 
 bool cli_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+') return false;
+    /* strtoul would skip leading blanks (and take a sign): " 1/2" was a
+     * shard while "1/2 " was not. Digits only, first to last. */
+    if (!s || !isdigit((unsigned char)*s)) return false;
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);

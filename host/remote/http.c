@@ -2,7 +2,6 @@
  * protocol of nginx's WebDAV module and bazel-remote-style servers. Easy
  * handles wait in a pool between requests, so each keeps its connection. */
 #include "remote.h"
-#include "../store/store_internal.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -23,100 +22,32 @@ typedef struct http_remote {
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-/* A response body. A GET's entry, when the server said its length, goes
- * into its parts' own buffers as it arrives (cckey_entry_got: the one copy
- * is from curl's buffer); any other body into one growing buffer. */
+/* A response body: a GET's entry, fed to its receiver as it arrives (the
+ * one copy is from curl's buffer); any other body (a PUT's answer, an
+ * error page) is dropped. */
 typedef struct sink {
     CURL *c;
-    bool entry;                           /* a GET: split when the length is known */
-    size_t total;                         /* that length, once known; 0: grow */
-    uint8_t head[CCKEY_ENTRY_HEADER];     /* the first bytes, until the split is known */
-    cckey_entry_got e;
-    size_t got;
-    uint8_t *p;                           /* a body that is not split */
-    size_t len, cap;
+    cckey_rx *rx;   /* NULL: nothing is kept */
 } sink;
 
-static void sink_reset(sink *s, CURL *c)
-{
-    cckey_entry_got_free(&s->e);
-    free(s->p);
-    *s = (sink){.c = c, .entry = s->entry};
-}
-
-/* The length the server announced (within reason), or 0. */
-static size_t announced(CURL *c)
+/* The length the server announced, or 0 when it said none. */
+static uint64_t announced(CURL *c)
 {
     curl_off_t n = -1;
-    if (curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0 || n > (1 << 30)) n = 0;
-    return (size_t)n;
-}
-
-static bool grow(sink *s, const char *data, size_t add)
-{
-    if (s->len + add > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : add;
-        while (cap < s->len + add) cap *= 2;
-        uint8_t *p = realloc(s->p, cap);
-        if (!p) return false;
-        s->p = p, s->cap = cap;
-    }
-    memcpy(s->p + s->len, data, add);
-    s->len += add;
-    return true;
-}
-
-/* The next bytes of a split entry: the head, then front, then payload. */
-static bool place(sink *s, const uint8_t *data, size_t add)
-{
-    if (add > s->total - s->got) return false;   /* more than announced */
-    size_t h = s->total < sizeof s->head ? s->total : sizeof s->head;
-    while (add) {
-        uint8_t *dst;
-        size_t room;
-        if (!s->e.front && s->got < h) {
-            dst = s->head + s->got, room = h - s->got;
-        } else if (s->got < s->e.front_len) {
-            dst = s->e.front + s->got, room = s->e.front_len - s->got;
-        } else {
-            dst = s->e.payload + (s->got - s->e.front_len), room = s->total - s->got;
-        }
-        size_t take = add < room ? add : room;
-        memcpy(dst, data, take);
-        s->got += take, data += take, add -= take;
-        if (!s->e.front && s->got == h) {   /* the split is known now */
-            s->e.front_len = cckey_entry_front_len(s->head, s->total);
-            s->e.len = s->total - s->e.front_len;
-            s->e.front = malloc(s->e.front_len ? s->e.front_len : 1);
-            s->e.payload = s->e.len ? malloc(s->e.len) : NULL;
-            if (!s->e.front || (s->e.len && !s->e.payload)) return false;
-            memcpy(s->e.front, s->head, h);
-        }
-    }
-    return true;
+    if (curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0) n = 0;
+    return (uint64_t)n;
 }
 
 static size_t on_data(char *data, size_t size, size_t n, void *user)
 {
     sink *s = user;
     size_t add = size * n;
-    if (s->entry && !s->got && !s->len) s->total = announced(s->c);
-    bool ok = s->total ? place(s, (const uint8_t *)data, add) : grow(s, data, add);
-    return ok ? add : 0;   /* 0: curl fails the transfer (CURLE_WRITE_ERROR) */
-}
-
-/* The entry a GET received, handed over from s. */
-static bool sink_take(sink *s, cckey_entry_got *e)
-{
-    if (s->total) {
-        if (s->got != s->total || !s->e.front) return false;
-        *e = s->e;
-        s->e = (cckey_entry_got){0};
-        return true;
-    }
-    *e = (cckey_entry_got){s->p ? s->p : malloc(1), s->len, NULL, 0};
-    s->p = NULL;
-    return e->front != NULL;
+    long code = 0;
+    curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &code);
+    if (!s->rx || code < 200 || code >= 300) return add;   /* a 404's or 500's page: not an entry */
+    if (!s->rx->started && !cckey_rx_start(s->rx, announced(s->c))) return 0;
+    /* 0: curl stops the transfer (CURLE_WRITE_ERROR), and rx says why. */
+    return cckey_rx_add(s->rx, data, add) ? add : 0;
 }
 
 /* An upload's bytes: the entry's parts in turn, each copied once, into
@@ -158,12 +89,14 @@ static void give_back(http_remote *r, CURL *c)
     if (c) curl_easy_cleanup(c);
 }
 
-static void setup(http_remote *r, CURL *c, const char *url)
+/* One attempt's options; left: what remains of the request's time. */
+static void setup(http_remote *r, CURL *c, const char *url, uint64_t left)
 {
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for timeouts */
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)r->url.connect_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->url.timeout_ms);
+    uint64_t connect = r->url.connect_timeout_ms < left ? r->url.connect_timeout_ms : left;
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "cckey");
     /* Entries are often hundreds of KiB: fewer, larger socket reads and
@@ -184,21 +117,54 @@ static bool transient(CURLcode e)
     return e == CURLE_RECV_ERROR || e == CURLE_SEND_ERROR || e == CURLE_GOT_NOTHING || e == CURLE_PARTIAL_FILE;
 }
 
-/* One request with retries: method GET/HEAD/PUT. ok_codes: what is a HIT;
- * 404 is a MISS. */
+/* What a finished attempt came to: the result, err filled, and whether a
+ * retry may cure it. */
+static cckey_remote_result outcome(CURLcode e, long code, const char *method, const char *what, const sink *in,
+                                   bool *retry, char *err, size_t err_len)
+{
+    *retry = false;
+    if (e == CURLE_WRITE_ERROR && in && in->rx && in->rx->err[0]) {
+        snprintf(err, err_len, "GET %s: %s", what, in->rx->err);   /* the receiver refused the entry */
+        return CCKEY_R_ERROR;
+    }
+    if (e == CURLE_FILESIZE_EXCEEDED) {
+        snprintf(err, err_len, "GET %s: the remote offers an entry larger than max-entry (%llu bytes)", what,
+                 (unsigned long long)in->rx->cap);
+        return CCKEY_R_ERROR;
+    }
+    if (e != CURLE_OK) {
+        snprintf(err, err_len, "%s %s: %s", method, what, curl_easy_strerror(e));
+        *retry = transient(e);
+        return *retry ? CCKEY_R_ERROR : CCKEY_R_DOWN;
+    }
+    if (code >= 200 && code < 300) return CCKEY_R_HIT;
+    if (code == 404) return CCKEY_R_MISS;
+    if (code == 401 || code == 403) {
+        snprintf(err, err_len, "%s: HTTP %ld (credentials refused)", method, code);
+        return CCKEY_R_DOWN;
+    }
+    snprintf(err, err_len, "%s %s: HTTP %ld", method, what, code);
+    *retry = code >= 500 || code == 429;
+    return CCKEY_R_ERROR;
+}
+
+/* One request with retries, all within the URL's timeout: method
+ * GET/HEAD/PUT. 2xx is a HIT, 404 a MISS. */
 static cckey_remote_result perform(http_remote *r, const char *method, const char *shard, const char *name, sink *in,
                                    const cckey_entry_parts *out, char *err, size_t err_len)
 {
-    char url[8192];
+    char url[8192], what[200];
     snprintf(url, sizeof url, "%s/%s/%s", r->url.base, shard, name);
-    cckey_remote_result res = CCKEY_R_ERROR;
+    snprintf(what, sizeof what, "%s/%s", shard, name);
+    uint64_t deadline = cckey_remote_now_ms() + r->url.timeout_ms;
     for (uint32_t attempt = 0;; attempt++) {
         CURL *c = take(r);
         if (!c) {
             snprintf(err, err_len, "curl_easy_init failed");
             return CCKEY_R_ERROR;
         }
-        setup(r, c, url);
+        uint64_t now = cckey_remote_now_ms();
+        setup(r, c, url, deadline > now ? deadline - now : 1);
         source src = {out ? *out : (cckey_entry_parts){{0}, {0}}, 0, 0};
         if (strcmp(method, "HEAD") == 0) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
         if (out) {
@@ -208,48 +174,38 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
             curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)cckey_entry_parts_len(out));
         }
         if (in) {
-            sink_reset(in, c);
+            in->c = c;
+            if (in->rx) {
+                cckey_rx_free(in->rx);   /* a retry starts the body again */
+                in->rx->started = false;
+                curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)in->rx->cap);
+            }
             curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
             curl_easy_setopt(c, CURLOPT_WRITEDATA, in);
         }
         CURLcode e = curl_easy_perform(c);
         long code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-        bool retry = false;
-        if (e != CURLE_OK) {
-            snprintf(err, err_len, "%s %s/%s: %s", method, shard, name, curl_easy_strerror(e));
-            res = transient(e) ? CCKEY_R_ERROR : CCKEY_R_DOWN;
-            retry = transient(e);
-            curl_easy_cleanup(c);   /* its connection is suspect */
-            c = NULL;
-        } else if (code >= 200 && code < 300) {
-            res = CCKEY_R_HIT;
-        } else if (code == 404) {
-            res = CCKEY_R_MISS;
-        } else if (code == 401 || code == 403) {
-            snprintf(err, err_len, "%s: HTTP %ld (credentials refused)", method, code);
-            res = CCKEY_R_DOWN;
-        } else {
-            snprintf(err, err_len, "%s %s/%s: HTTP %ld", method, shard, name, code);
-            res = CCKEY_R_ERROR;
-            retry = code >= 500 || code == 429;
-        }
-        if (c) give_back(r, c);
-        if (!retry || attempt >= r->url.retries) return res;
-        cckey_remote_sleep_ms(100u << (attempt < 6 ? attempt : 6));   /* 100 ms, 200 ms, 400 ms, ... */
+        bool retry;
+        cckey_remote_result res = outcome(e, code, method, what, in, &retry, err, err_len);
+        if (e != CURLE_OK) curl_easy_cleanup(c);   /* its connection is suspect */
+        else give_back(r, c);
+        unsigned backoff = 100u << (attempt < 6 ? attempt : 6);   /* 100 ms, 200 ms, 400 ms, ... */
+        now = cckey_remote_now_ms();
+        if (!retry || attempt >= r->url.retries || now + backoff >= deadline) return res;
+        cckey_remote_sleep_ms(backoff);
     }
 }
 
-static cckey_remote_result h_get(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
+static cckey_remote_result h_get(void *impl, const char *shard, const char *name, cckey_rx *rx, char *err,
                                  size_t err_len)
 {
-    sink in = {.entry = true};
+    sink in = {NULL, rx};
     cckey_remote_result res = perform(impl, "GET", shard, name, &in, NULL, err, err_len);
-    if (res == CCKEY_R_HIT && !sink_take(&in, e)) {
-        snprintf(err, err_len, "GET %s/%s: body not as long as announced, or no memory", shard, name);
+    if (res == CCKEY_R_HIT && !cckey_rx_end(rx)) {
+        snprintf(err, err_len, "GET %s/%s: %s", shard, name, rx->err);
         res = CCKEY_R_ERROR;
     }
-    sink_reset(&in, NULL);
     return res;
 }
 
@@ -261,9 +217,8 @@ static cckey_remote_result h_head(void *impl, const char *shard, const char *nam
 static cckey_remote_result h_put(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
                                  char *err, size_t err_len)
 {
-    sink in = {0};   /* the server's reply body, unused */
+    sink in = {NULL, NULL};   /* the server's reply body, dropped */
     cckey_remote_result res = perform(impl, "PUT", shard, name, &in, e, err, err_len);
-    sink_reset(&in, NULL);
     if (res == CCKEY_R_MISS) {   /* 404 on PUT: the server does not create the folders */
         snprintf(err, err_len, "PUT %s/%s: HTTP 404 (does the server create folders on PUT?)", shard, name);
         res = CCKEY_R_ERROR;

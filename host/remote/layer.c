@@ -26,18 +26,27 @@ typedef struct remote {
     void *warn_user;
     uint8_t *secret;          /* signing secret, or NULL */
     size_t secret_len;
+    uint64_t max_entry;       /* the largest entry file taken from it */
 } remote;
 
 struct cckey_remotes {
     remote *r;
     size_t n;
     atomic_uint_fast64_t hits, misses, errors, puts, bytes_in, bytes_out;
+    atomic_bool local_said;   /* a local problem with remote hits was said */
 };
 
 void cckey_remote_sleep_ms(unsigned ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+uint64_t cckey_remote_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static void say(remote *r, const char *what, const char *err)
@@ -103,6 +112,7 @@ cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey
     remote *r = &s->r[s->n];
     memset(r, 0, sizeof *r);
     r->read_only = u.read_only;
+    r->max_entry = u.max_entry;
     r->display = display;
     r->warn = settings ? settings->warn : NULL;
     r->warn_user = settings ? settings->warn_user : NULL;
@@ -163,56 +173,49 @@ void cckey_entry_got_free(cckey_entry_got *e)
     e->front = e->payload = NULL;
 }
 
-/* Whether e ends in a good signature under r's secret. The signature covers
- * every byte, so its check takes them in one place: joined here. */
-static bool signed_well(remote *r, const char *key, const cckey_entry_got *e, char *err, size_t err_len)
+/* The folder could not keep a hit (or receive a large one): a local
+ * problem, said once for the handle, whichever remote it came from. */
+static void local_problem(cckey_remotes *set, const char *err)
 {
-#ifndef CCKEY_WITH_CRYPTO
-    (void)r, (void)key, (void)e, (void)err, (void)err_len;
-    return false;   /* not reached: such a remote is refused when added */
-#else
-    uint8_t *joined = malloc(e->front_len + e->len + 1);
-    if (!joined) {
-        snprintf(err, err_len, "out of memory");
-        return false;
-    }
-    memcpy(joined, e->front, e->front_len);
-    if (e->len) memcpy(joined + e->front_len, e->payload, e->len);
-    bool ok = cckey_entry_check_signature(joined, e->front_len + e->len, key, r->secret, r->secret_len) == CCKEY_OK;
-    free(joined);
-    if (!ok) snprintf(err, err_len, "entry refused: %s", cckey_last_error());
-    return ok;
-#endif
+    if (atomic_exchange(&set->local_said, true) || !set->n || !set->r[0].warn) return;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "the local cache folder cannot keep remote hits: %s (a local problem: the remotes "
+                              "stay in use; said once)", err);
+    set->r[0].warn(set->r[0].warn_user, msg);
 }
 
-bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user)
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, cckey_store *spill_to,
+                         cckey_remote_accept accept, void *user)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
     names_of(key, shard, name);
     for (size_t i = 0; i < set->n; i++) {
         remote *r = &set->r[i];
         if (atomic_load(&r->down)) continue;
-        cckey_entry_got e = {0};
+        cckey_rx rx;
+        cckey_rx_init(&rx, key, cap && cap < r->max_entry ? cap : r->max_entry, spill_to);
         err[0] = '\0';
-        cckey_remote_result res = r->ops->get(r->impl, shard, name, &e, err, sizeof err);
+        cckey_remote_result res = r->ops->get(r->impl, shard, name, &rx, err, sizeof err);
+        cckey_accept_result v = CCKEY_REFUSED;
+        if (res == CCKEY_R_HIT) {
+            atomic_fetch_add(&set->bytes_in, rx.total);
+            v = accept(user, &rx, r->secret, r->secret_len, err, sizeof err);
+        }
+        bool local = res == CCKEY_R_HIT ? v == CCKEY_LOCAL_FAIL : rx.local;
+        cckey_rx_free(&rx);
         if (res == CCKEY_R_MISS) {
             atomic_store(&r->streak, 0);
-            continue;
-        }
-        if (res != CCKEY_R_HIT) {
-            failed(set, r, res, err);
-            continue;
-        }
-        atomic_fetch_add(&set->bytes_in, e.front_len + e.len);
-        bool ok = !r->secret || signed_well(r, key, &e, err, sizeof err);
-        ok = ok && accept(user, &e, err, sizeof err);
-        cckey_entry_got_free(&e);
-        if (ok) {
+        } else if (v == CCKEY_TAKEN || v == CCKEY_TAKEN_NOT_KEPT) {
+            if (v == CCKEY_TAKEN_NOT_KEPT) local_problem(set, err);
             atomic_store(&r->streak, 0);
             atomic_fetch_add(&set->hits, 1);
             return true;
+        } else if (local) {
+            local_problem(set, err);   /* the next remote would fare no better */
+            break;
+        } else {
+            failed(set, r, res == CCKEY_R_HIT ? CCKEY_R_ERROR : res, err);
         }
-        failed(set, r, CCKEY_R_ERROR, err);
     }
     atomic_fetch_add(&set->misses, 1);
     return false;
@@ -230,6 +233,7 @@ typedef struct pending {
     void *token;              /* put_end's, when begun */
     cckey_remote_result res;  /* HIT: begun (or done, where there is no put_begin) */
     void *signed_entry;       /* the signed copy sent to this remote, or NULL */
+    bool as_is;               /* r's secret signed the entry already: sent unchanged */
     cckey_entry_parts sent;   /* what goes to this remote */
     char err[512];
 } pending;
@@ -240,12 +244,13 @@ struct cckey_push {
     pending p[];  /* one per remote of the set */
 };
 
-/* What r is sent: e itself, or, where r has a secret, e joined and signed
- * (the signature covers every byte, so it needs them in one place). */
+/* What r is sent: e itself, or, where r has a secret and did not sign e
+ * already, e joined and signed (the signature covers every byte, so it
+ * needs them in one place). */
 static bool to_send(remote *r, const char *key, const cckey_entry_parts *e, pending *pd)
 {
     pd->sent = *e;
-    if (!r->secret) return true;
+    if (!r->secret || pd->as_is) return true;
 #ifndef CCKEY_WITH_CRYPTO
     (void)key;
     return false;   /* not reached: such a remote is refused when added */
@@ -322,16 +327,43 @@ void cckey_remotes_push_end(cckey_remotes *set, cckey_push *p)
     free(p);
 }
 
-void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present)
+/* 0: r's secret signed the entry; 1: unsigned; -1: another signature. */
+static int signature_state(const remote *r, const char *key, const void *buf, size_t len)
+{
+#ifdef CCKEY_WITH_CRYPTO
+    return cckey_entry_signature_state(buf, len, key, r->secret, r->secret_len);
+#else
+    (void)r, (void)key, (void)buf, (void)len;
+    return -1;   /* not reached: such a remote is refused when added */
+#endif
+}
+
+cckey_sig_state cckey_remotes_vouch(cckey_remotes *set, const char *key, const void *buf, size_t len)
+{
+    cckey_sig_state worst = CCKEY_SIG_OK;
+    /* Every writable remote that signs, reachable or not: what an import
+     * keeps must not depend on which server answered today. */
+    for (size_t i = 0; set && i < set->n; i++) {
+        const remote *r = &set->r[i];
+        if (r->read_only || !r->secret) continue;
+        int st = signature_state(r, key, buf, len);
+        if (st < 0) return CCKEY_SIG_FOREIGN;
+        if (st > 0) worst = CCKEY_SIG_UNSIGNED;
+    }
+    return worst;
+}
+
+unsigned cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, unsigned flags)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1];
     names_of(key, shard, name);
     cckey_entry_parts e = {{buf}, {len}};
+    unsigned held = 0;
     for (size_t i = 0; i < set->n; i++) {
         remote *r = &set->r[i];
         if (!takes_writes(r)) continue;
         pending pd = {0};
-        if (skip_present) {
+        if (flags & CCKEY_PUSH_SKIP_PRESENT) {
             cckey_remote_result res = r->ops->head(r->impl, shard, name, pd.err, sizeof pd.err);
             if (res == CCKEY_R_HIT) continue;
             if (res != CCKEY_R_MISS) {
@@ -339,9 +371,16 @@ void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, si
                 continue;
             }
         }
+        int st = r->secret ? signature_state(r, key, buf, len) : 0;
+        if (st < 0 || (st > 0 && !(flags & CCKEY_PUSH_SIGN_UNSIGNED))) {
+            held++;   /* never signed here unasked: that would vouch for bytes nobody checked */
+            continue;
+        }
+        pd.as_is = r->secret && st == 0;
         begin_one(r, key, shard, name, &e, &pd);
         end_one(set, r, &pd, len);
     }
+    return held;
 }
 
 void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out)

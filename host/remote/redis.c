@@ -1,7 +1,9 @@
 /* The Redis remote (hiredis): GET and SET of "cckey:NAME", whole entry files
  * as values. A hiredis context serves one caller at a time, so idle
  * connections wait in a pool and each request takes one (or opens one).
- * The entries themselves cross the socket through redis_wire.c. */
+ * hiredis connects and parses; every byte crosses the socket through
+ * redis_wire.c, which holds each request, connecting included, to one
+ * deadline (the URL's timeout). */
 #include "remote.h"
 #include "redis_wire.h"
 
@@ -22,33 +24,37 @@ typedef struct redis_remote {
 
 static struct timeval tv_of(uint32_t ms) { return (struct timeval){ms / 1000, (ms % 1000) * 1000}; }
 
-/* Run a command; NULL with err filled when the connection failed (and c
- * must be dropped). */
-static redisReply *command(redisContext *c, int argc, const char **argv, const size_t *lens, char *err, size_t err_len)
+/* A short command and its reply, by the deadline (WIRE_OK: *rep). */
+static cckey_wire exchange(redisContext *c, int argc, const char **argv, uint64_t deadline, redisReply **rep,
+                           char *err, size_t err_len)
 {
-    redisReply *r = redisCommandArgv(c, argc, argv, lens);
-    if (!r) snprintf(err, err_len, "%s", c->err == REDIS_ERR_IO ? "connection lost or timed out" : c->errstr);
-    return r;
+    cckey_wire w = cckey_redis_send(c, argc, argv, NULL, -1, NULL, deadline, err, err_len);
+    return w == WIRE_OK ? cckey_redis_reply(c, deadline, rep, err, err_len) : w;
 }
 
-/* A ready connection: AUTH and SELECT done. NULL with err filled. */
-static redisContext *connect_one(redis_remote *r, char *err, size_t err_len)
+/* A ready connection: AUTH and SELECT done, by the deadline. NULL with err
+ * filled. */
+static redisContext *connect_one(redis_remote *r, uint64_t deadline, char *err, size_t err_len)
 {
-    redisContext *c = redisConnectWithTimeout(r->url.host, r->url.port, tv_of(r->url.connect_timeout_ms));
+    uint64_t now = cckey_remote_now_ms(), left = deadline > now ? deadline - now : 1;
+    redisContext *c = redisConnectWithTimeout(r->url.host, r->url.port,
+                                              tv_of(r->url.connect_timeout_ms < left ? r->url.connect_timeout_ms
+                                                                                     : (uint32_t)left));
     if (!c || c->err) {
         snprintf(err, err_len, "cannot connect: %s", c ? c->errstr : "out of memory");
         if (c) redisFree(c);
         return NULL;
     }
-    redisSetTimeout(c, tv_of(r->url.timeout_ms));
     char db[16];
     snprintf(db, sizeof db, "%d", r->url.db);
     const char *auth[3] = {"AUTH", r->url.user ? r->url.user : r->url.password, r->url.password};
     const char *select[2] = {"SELECT", db};
-    for (int step = r->url.password ? 0 : 1; step < 2; step++) {
-        redisReply *rep = step == 0 ? command(c, r->url.user ? 3 : 2, auth, NULL, err, err_len)
-                                    : command(c, 2, select, NULL, err, err_len);
-        bool bad = !rep || rep->type == REDIS_REPLY_ERROR;
+    /* A new connection is on database 0: SELECT only another one. */
+    for (int step = r->url.password ? 0 : 1; step < (r->url.db ? 2 : 1); step++) {
+        redisReply *rep = NULL;
+        cckey_wire w = step == 0 ? exchange(c, r->url.user ? 3 : 2, auth, deadline, &rep, err, err_len)
+                                 : exchange(c, 2, select, deadline, &rep, err, err_len);
+        bool bad = w != WIRE_OK || rep->type == REDIS_REPLY_ERROR;
         if (rep && bad) snprintf(err, err_len, "%s refused: %.200s", step == 0 ? "AUTH" : "SELECT", rep->str);
         if (rep) freeReplyObject(rep);
         if (bad) {
@@ -59,12 +65,12 @@ static redisContext *connect_one(redis_remote *r, char *err, size_t err_len)
     return c;
 }
 
-static redisContext *take(redis_remote *r, char *err, size_t err_len)
+static redisContext *take(redis_remote *r, uint64_t deadline, char *err, size_t err_len)
 {
     pthread_mutex_lock(&r->lock);
     redisContext *c = r->n_idle ? r->idle[--r->n_idle] : NULL;
     pthread_mutex_unlock(&r->lock);
-    return c ? c : connect_one(r, err, err_len);
+    return c ? c : connect_one(r, deadline, err, err_len);
 }
 
 static void give_back(redis_remote *r, redisContext *c)
@@ -86,33 +92,24 @@ static cckey_remote_result error_reply(redisReply *rep, char *err, size_t err_le
     return auth ? CCKEY_R_DOWN : CCKEY_R_ERROR;
 }
 
-/* One request: the reply, or NULL with the result to return. */
-static redisReply *request(redis_remote *r, int argc, const char **argv, const size_t *lens, cckey_remote_result *res,
-                           char *err, size_t err_len)
+/* The connection after a call: back to the pool when it is still in step,
+ * dropped otherwise (a new one next time). Timed out, gone or talking
+ * nonsense: the remote is down for this run; an entry refused: an error. */
+static cckey_remote_result after(redis_remote *r, redisContext *c, cckey_wire w)
 {
-    redisContext *c = take(r, err, err_len);
-    if (!c) {
-        *res = CCKEY_R_DOWN;
-        return NULL;
+    if (w == WIRE_OK || w == WIRE_OTHER) {
+        give_back(r, c);
+        return CCKEY_R_HIT;
     }
-    redisReply *rep = command(c, argc, argv, lens, err, err_len);
-    if (!rep) {
-        /* A server that stops answering ends here after the op timeout. */
-        redisFree(c);
-        *res = CCKEY_R_DOWN;
-        return NULL;
-    }
-    give_back(r, c);
-    if (rep->type == REDIS_REPLY_ERROR) {
-        *res = error_reply(rep, err, err_len);
-        return NULL;
-    }
-    return rep;
+    redisFree(c);
+    return w == WIRE_REFUSED ? CCKEY_R_ERROR : CCKEY_R_DOWN;
 }
+
+static uint64_t deadline_of(const redis_remote *r) { return cckey_remote_now_ms() + r->url.timeout_ms; }
 
 static void key_of(char key[200], const char *name) { snprintf(key, 200, "cckey:%s", name); }
 
-static cckey_remote_result r_get(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
+static cckey_remote_result r_get(void *impl, const char *shard, const char *name, cckey_rx *rx, char *err,
                                  size_t err_len)
 {
     (void)shard;
@@ -120,21 +117,16 @@ static cckey_remote_result r_get(void *impl, const char *shard, const char *name
     char key[200];
     key_of(key, name);
     const char *argv[2] = {"GET", key};
-    size_t lens[2] = {3, strlen(key)};
-    redisContext *c = take(r, err, err_len);
+    uint64_t deadline = deadline_of(r);
+    redisContext *c = take(r, deadline, err, err_len);
     if (!c) return CCKEY_R_DOWN;
     redisReply *rep = NULL;
-    int got = cckey_redis_send(c, 2, argv, lens, -1, NULL, err, err_len)
-                  ? cckey_redis_read_entry(c, e, &rep, err, err_len)
-                  : -1;
-    if (got < 0) {
-        redisFree(c);   /* timed out, gone, or out of step: a new connection next time */
-        return CCKEY_R_DOWN;
-    }
-    give_back(r, c);
-    if (got == 1) return CCKEY_R_HIT;
+    cckey_wire w = cckey_redis_send(c, 2, argv, NULL, -1, NULL, deadline, err, err_len);
+    if (w == WIRE_OK) w = cckey_redis_read_entry(c, rx, deadline, &rep, err, err_len);
+    cckey_remote_result res = after(r, c, w);
+    if (w != WIRE_OTHER) return res;
     if (rep->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
-    cckey_remote_result res = CCKEY_R_MISS;
+    res = CCKEY_R_MISS;
     if (rep->type != REDIS_REPLY_NIL) {
         snprintf(err, err_len, "GET gave a reply of type %d", rep->type);
         res = CCKEY_R_ERROR;
@@ -146,19 +138,29 @@ static cckey_remote_result r_get(void *impl, const char *shard, const char *name
 static cckey_remote_result r_head(void *impl, const char *shard, const char *name, char *err, size_t err_len)
 {
     (void)shard;
+    redis_remote *r = impl;
     char key[200];
     key_of(key, name);
     const char *argv[2] = {"EXISTS", key};
-    cckey_remote_result res;
-    redisReply *rep = request(impl, 2, argv, NULL, &res, err, err_len);
-    if (!rep) return res;
+    uint64_t deadline = deadline_of(r);
+    redisContext *c = take(r, deadline, err, err_len);
+    if (!c) return CCKEY_R_DOWN;
+    redisReply *rep = NULL;
+    cckey_remote_result res = after(r, c, exchange(c, 2, argv, deadline, &rep, err, err_len));
+    if (res != CCKEY_R_HIT) return res;
+    if (rep->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
     res = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0 ? CCKEY_R_HIT : CCKEY_R_MISS;
     freeReplyObject(rep);
     return res;
 }
 
-/* SET's request, sent on a connection of the pool: *token is that
- * connection, whose reply r_put_end reads. */
+/* A SET under way: its connection, whose reply r_put_end reads, and the
+ * request's deadline. */
+typedef struct put_token {
+    redisContext *c;
+    uint64_t deadline;
+} put_token;
+
 static cckey_remote_result r_put_begin(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
                                        void **token, char *err, size_t err_len)
 {
@@ -169,27 +171,34 @@ static cckey_remote_result r_put_begin(void *impl, const char *shard, const char
     snprintf(ttl, sizeof ttl, "%u", r->url.ttl_s);
     const char *argv[5] = {"SET", key, NULL, "EX", ttl};
     size_t lens[5] = {3, strlen(key), 0, 2, strlen(ttl)};
-    redisContext *c = take(r, err, err_len);
-    if (!c) return CCKEY_R_DOWN;
-    if (!cckey_redis_send(c, r->url.ttl_s ? 5 : 3, argv, lens, 2, e, err, err_len)) {
-        redisFree(c);
+    put_token *t = malloc(sizeof *t);
+    if (!t) {
+        snprintf(err, err_len, "out of memory");
+        return CCKEY_R_ERROR;
+    }
+    t->deadline = deadline_of(r);
+    if (!(t->c = take(r, t->deadline, err, err_len))) {
+        free(t);
         return CCKEY_R_DOWN;
     }
-    *token = c;
+    cckey_wire w = cckey_redis_send(t->c, r->url.ttl_s ? 5 : 3, argv, lens, 2, e, t->deadline, err, err_len);
+    if (w != WIRE_OK) {
+        redisFree(t->c);
+        free(t);
+        return CCKEY_R_DOWN;
+    }
+    *token = t;
     return CCKEY_R_HIT;
 }
 
 static cckey_remote_result r_put_end(void *impl, void *token, char *err, size_t err_len)
 {
-    redisContext *c = token;
-    void *rep = NULL;
-    if (redisGetReply(c, &rep) != REDIS_OK || !rep) {
-        snprintf(err, err_len, "%s", c->err == REDIS_ERR_IO ? "connection lost or timed out" : c->errstr);
-        redisFree(c);
-        return CCKEY_R_DOWN;
-    }
-    give_back(impl, c);
-    if (((redisReply *)rep)->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
+    put_token *t = token;
+    redisReply *rep = NULL;
+    cckey_remote_result res = after(impl, t->c, cckey_redis_reply(t->c, t->deadline, &rep, err, err_len));
+    free(t);
+    if (res != CCKEY_R_HIT) return res;
+    if (rep->type == REDIS_REPLY_ERROR) return error_reply(rep, err, err_len);
     freeReplyObject(rep);
     return CCKEY_R_HIT;
 }

@@ -28,8 +28,14 @@ typedef struct cckey_remote_url {
     char *bearer;      /* HTTP */
     char *display;     /* the URL as messages show it: no password, no token */
     uint32_t connect_timeout_ms, timeout_ms, retries, ttl_s;
+    uint64_t max_entry;  /* the largest entry file taken from it */
     bool read_only;
 } cckey_remote_url;
+
+/* url as a message may show it: userinfo as ***, and the values of
+ * attributes other than the known harmless ones (timeouts, ttl, retries,
+ * max-entry, file paths) as ***. For URLs that fail to parse too. */
+void cckey_remote_redact(const char *url, char *out, size_t cap);
 
 /* Parse url with its attributes over settings (may be NULL). 0, or -1 with
  * why filled. */
@@ -50,11 +56,55 @@ size_t cckey_entry_parts_len(const cckey_entry_parts *e);
 /* cckey_entry_got (store/store_internal.h): an entry as a get receives it. */
 void cckey_entry_got_free(cckey_entry_got *e);
 
+/* An entry file on its way in from a remote (receive.c). The backend says
+ * how long the body is when the server said so (start), writes the bytes,
+ * in order, where room says and reports them (took), or hands them over
+ * (add), then says the body is over (end). Any of these may refuse (false,
+ * err filled): the transfer must then stop and its connection be dropped.
+ *
+ * The fixed header is checked as soon as its 192 bytes are in (magic,
+ * version, key, lengths against what the server announced, and the whole
+ * entry against cap), before anything else is read or allocated: junk or
+ * an oversized object costs 192 bytes. An entry of up to CCKEY_RX_MEMORY
+ * bytes is then received into memory, split as a look-up wants it; a
+ * larger one streams through a CCKEY_RX_CHUNK buffer into a temporary file:
+ * in the folder's shard (renamed into place once checked) where spill_to is
+ * a writable store, else an unnamed one in /tmp. So a request holds at
+ * most max(entry, CCKEY_RX_MEMORY) bytes in memory while it receives. */
+enum { CCKEY_RX_MEMORY = 8 << 20, CCKEY_RX_CHUNK = 1 << 20 };
+typedef struct cckey_rx {
+    const char *key;
+    uint64_t cap;
+    cckey_store *spill_to;
+    bool started;
+    uint64_t announced, total, got;   /* announced: 0 when not said; total: from the header */
+    uint8_t head[CCKEY_ENTRY_HEADER];
+    cckey_entry_got e;                /* in memory (fd < 0) */
+    int fd;                           /* spilled: the file (read-only once ended) */
+    char tmp[4200];                   /* its name in the folder; "" for an unnamed one */
+    uint8_t *chunk;
+    size_t chunk_len;
+    bool local;                       /* refused for a local failure (a write), not the remote's */
+    char err[256];
+} cckey_rx;
+void cckey_rx_init(cckey_rx *rx, const char *key, uint64_t cap, cckey_store *spill_to);
+/* A new body (anything received before is dropped); announced: its length, 0: unknown. */
+bool cckey_rx_start(cckey_rx *rx, uint64_t announced);
+uint8_t *cckey_rx_room(cckey_rx *rx, size_t *room);
+bool cckey_rx_took(cckey_rx *rx, size_t n);
+bool cckey_rx_add(cckey_rx *rx, const void *p, size_t n);
+bool cckey_rx_end(cckey_rx *rx);
+/* Bytes still wanted before the body is whole (the header's, until it is in). */
+uint64_t cckey_rx_left(const cckey_rx *rx);
+void cckey_rx_free(cckey_rx *rx);
+
 /* One backend. name is the entry's file name (the key with '-' for ':'),
- * shard its folder name. get fills *e on a hit. err receives the reason
- * for ERROR and DOWN. Thread-safe. */
+ * shard its folder name. get receives a hit into rx (started, ended). err
+ * receives the reason for ERROR and DOWN (rx->err, where rx refused).
+ * Every request, connection and retries included, ends by the URL's
+ * timeout. Thread-safe. */
 typedef struct cckey_remote_ops {
-    cckey_remote_result (*get)(void *impl, const char *shard, const char *name, cckey_entry_got *e, char *err,
+    cckey_remote_result (*get)(void *impl, const char *shard, const char *name, cckey_rx *rx, char *err,
                                size_t err_len);
     /* HIT: there, MISS: not there. */
     cckey_remote_result (*head)(void *impl, const char *shard, const char *name, char *err, size_t err_len);
@@ -84,15 +134,35 @@ void cckey_remotes_free(cckey_remotes *set);
 /* Whether any remote takes writes. */
 bool cckey_remotes_writable(const cckey_remotes *set);
 
-/* Ask the remotes for key's entry. On a hit the entry file's bytes
- * (unchecked) are in *e; accept(user, e) checks and keeps them (it may take
- * e->payload, leaving NULL) and returns true, or false when the entry is
- * bad (an error of that remote; the next one is asked). */
-typedef bool (*cckey_remote_accept)(void *user, cckey_entry_got *e, char *why, size_t why_len);
-bool cckey_remotes_fetch(cckey_remotes *set, const char *key, cckey_remote_accept accept, void *user);
-/* Write an entry file's bytes to every writable remote. skip_present: HEAD
- * first and send nothing where the remote has the entry. */
-void cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, bool skip_present);
+/* Ask the remotes for key's entry, each refused beyond min(its max-entry,
+ * cap) bytes (cap 0: no further limit); large entries spill into spill_to's
+ * folder (see cckey_rx). On a hit the entry file's bytes (unchecked) are in
+ * rx; accept checks them (the signature too, where the remote has a secret)
+ * and keeps them (it may take rx->e.payload, leaving NULL). TAKEN and
+ * TAKEN_NOT_KEPT (served, but the folder could not keep it: a local
+ * problem, said once, why filled) are hits; REFUSED is an error of that
+ * remote (the next one is asked); LOCAL_FAIL a local problem (said once;
+ * the look-up is a miss, and no remote is blamed). */
+typedef enum { CCKEY_TAKEN, CCKEY_TAKEN_NOT_KEPT, CCKEY_REFUSED, CCKEY_LOCAL_FAIL } cckey_accept_result;
+typedef cckey_accept_result (*cckey_remote_accept)(void *user, cckey_rx *rx, const void *secret, size_t secret_len,
+                                                   char *why, size_t why_len);
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, cckey_store *spill_to,
+                         cckey_remote_accept accept, void *user);
+
+/* How an entry that an import brings stands with the writable remotes that
+ * sign: FOREIGN when it carries a signature one of their secrets did not
+ * make (never sent, never kept), UNSIGNED when it carries none, else OK
+ * (also where no remote signs). */
+typedef enum { CCKEY_SIG_OK, CCKEY_SIG_UNSIGNED, CCKEY_SIG_FOREIGN } cckey_sig_state;
+cckey_sig_state cckey_remotes_vouch(cckey_remotes *set, const char *key, const void *buf, size_t len);
+/* Write an entry file's bytes to every writable remote, as an import does:
+ * a remote that signs is sent an entry its secret signed as it is, an
+ * unsigned one only with CCKEY_PUSH_SIGN_UNSIGNED (signed here, vouched for
+ * by whoever asked), never a foreign-signed one. CCKEY_PUSH_SKIP_PRESENT:
+ * HEAD first and send nothing where the remote has the entry. Returns how
+ * many remotes were not sent it for want of a signature. */
+enum { CCKEY_PUSH_SKIP_PRESENT = 1, CCKEY_PUSH_SIGN_UNSIGNED = 2 };
+unsigned cckey_remotes_push(cckey_remotes *set, const char *key, const void *buf, size_t len, unsigned flags);
 /* The same without HEAD, in two halves around the caller's own work (put's
  * local write): begin sends what each remote can take before it answers;
  * end (always called, NULL is a no-op) waits for the answers, counts and
@@ -110,5 +180,7 @@ void cckey_remote_totals_read(const char *dir, cckey_remote_counters *out);
 
 /* Sleep for ms milliseconds (retry backoff). */
 void cckey_remote_sleep_ms(unsigned ms);
+/* Milliseconds on a clock that only goes forward: requests' deadlines. */
+uint64_t cckey_remote_now_ms(void);
 
 #endif

@@ -1,62 +1,220 @@
 /* Remote URLs: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] and
  * http(s)://[USER:PASSWORD@]HOST[:PORT]/PATH, each with |NAME[=VALUE]
- * attributes after it (see cckey_store_add_remote in cckey.h). */
+ * attributes after it (see cckey_store_add_remote in cckey.h).
+ *
+ * Secrets never reach a message: every error shows the URL as
+ * cckey_remote_redact writes it, and says what is wrong without quoting the
+ * parts it could not make sense of (a '/' left unencoded in a password
+ * would otherwise put the rest of the password into a "bad port" message). */
 #include "remote.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
-enum { DEFAULT_CONNECT_MS = 2000, DEFAULT_TIMEOUT_MS = 10000, DEFAULT_RETRIES = 2 };
+enum { DEFAULT_CONNECT_MS = 2000, DEFAULT_TIMEOUT_MS = 10000, DEFAULT_RETRIES = 2, SECRET_MAX = 4096 };
+
+/* Attributes whose values messages may show; bearer's never is. */
+static const char *const shown_attrs[] = {"ttl", "read-only", "connect-timeout", "timeout", "retries",
+                                          "max-entry", "password_file", "bearer_file"};
+enum { N_SHOWN = sizeof shown_attrs / sizeof *shown_attrs };
+
+static bool is_named(const char *p, size_t n, const char *name) { return strlen(name) == n && !memcmp(p, name, n); }
+
+static bool shown_attr(const char *p, size_t n)
+{
+    for (size_t i = 0; i < N_SHOWN; i++)
+        if (is_named(p, n, shown_attrs[i])) return true;
+    return false;
+}
+
+static bool known_attr(const char *p, size_t n) { return shown_attr(p, n) || is_named(p, n, "bearer"); }
+
+/* Where the attributes surely start: the first '|' before a known
+ * attribute's name. A password's '@' is searched for only before it, so a
+ * '|' in a password is read as part of it. */
+static const char *attrs_bound(const char *s)
+{
+    for (const char *p = strchr(s, '|'); p; p = strchr(p + 1, '|'))
+        if (known_attr(p + 1, strcspn(p + 1, "=|"))) return p;
+    return s + strlen(s);
+}
+
+static const char *last_at(const char *from, const char *to)
+{
+    const char *at = NULL;
+    for (const char *p = from; p < to; p++)
+        if (*p == '@') at = p;
+    return at;
+}
+
+typedef struct text {
+    char *p;
+    size_t cap, len;
+} text;
+
+static void put(text *t, const char *s, size_t n)
+{
+    if (!t->cap) return;
+    size_t room = t->cap - 1 - t->len;
+    if (n > room) n = room;
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
+
+/* One attribute as messages show it: known values, names that look like
+ * names, and nothing else. */
+static void put_attr(text *t, const char *seg, size_t n)
+{
+    size_t name = strcspn(seg, "=|");
+    if (name > n) name = n;
+    bool plain = name && name <= 32 && strspn(seg, "abcdefghijklmnopqrstuvwxyz0123456789_-") >= name;
+    puts_(t, "|");
+    if (shown_attr(seg, name)) put(t, seg, n);
+    else if (plain) put(t, seg, name), puts_(t, name < n ? "=***" : "");
+    else puts_(t, "***");
+}
+
+void cckey_remote_redact(const char *url, char *out, size_t cap)
+{
+    text t = {out, cap, 0};
+    if (cap) out[0] = '\0';
+    if (!url) return;
+    const char *bound = attrs_bound(url), *scheme = strstr(url, "://");
+    const char *from = scheme && scheme < bound ? scheme + 3 : url;
+    const char *at = last_at(from, bound);
+    put(&t, url, (size_t)(from - url));
+    if (at) puts_(&t, "***@"), from = at + 1;
+    size_t body = strcspn(from, "|");
+    put(&t, from, body);
+    for (const char *p = from + body; *p == '|';) {
+        size_t n = strcspn(p + 1, "|");
+        put_attr(&t, p + 1, n);
+        p += 1 + n;
+    }
+}
 
 static bool parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
     char *end;
     if (!*s || *s == '-' || *s == '+') return false;
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end || v > max) return false;
+    if (errno || *end || v > max) return false;
     *out = (uint32_t)v;
     return true;
 }
 
-static int attribute(cckey_remote_url *u, char *attr, char *why, size_t why_len)
+/* A secret from a file (its first line, without the line end): what `ps`
+ * cannot show, unlike a command line. */
+static int read_secret(const char *path, char **out, char *why, size_t why_len)
+{
+    char buf[SECRET_MAX + 1];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+    int err = errno;
+    if (fd >= 0) close(fd);
+    size_t len = 0;
+    while (n > 0 && len < (size_t)n && buf[len] != '\n' && buf[len] != '\r') len++;
+    const char *bad = n < 0 ? strerror(err) : n > SECRET_MAX ? "longer than 4096 bytes"
+                    : !len || memchr(buf, '\0', len) ? "empty, or holds a NUL byte" : NULL;
+    if (!bad && !(*out = strndup(buf, len))) bad = "out of memory";
+    memset(buf, 0, sizeof buf);
+    if (bad) snprintf(why, why_len, "%.300s: %s", path, bad);
+    return bad ? -1 : 0;
+}
+
+/* One attribute; on a bad one, why says which (never its value). */
+static int attribute(cckey_remote_url *u, char *attr, char **pw_file, char **bearer_file, char *why, size_t why_len)
 {
     char *eq = strchr(attr, '=');
     const char *val = eq ? eq + 1 : NULL;
     if (eq) *eq = '\0';
     bool ok = true;
+    uint64_t size;
     if (strcmp(attr, "read-only") == 0 && !val) u->read_only = true;
     else if (strcmp(attr, "ttl") == 0 && val) ok = parse_u32(val, UINT32_MAX, &u->ttl_s);
     else if (strcmp(attr, "connect-timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->connect_timeout_ms) && u->connect_timeout_ms;
     else if (strcmp(attr, "timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->timeout_ms) && u->timeout_ms;
     else if (strcmp(attr, "retries") == 0 && val) ok = parse_u32(val, 10, &u->retries);
-    else if (strcmp(attr, "bearer") == 0 && val && *val) ok = (u->bearer = strdup(val)) != NULL;
+    else if (strcmp(attr, "max-entry") == 0 && val)
+        ok = cckey_size_parse(val, &size) == CCKEY_OK && size >= CCKEY_ENTRY_HEADER && (u->max_entry = size);
+    else if (strcmp(attr, "bearer") == 0 && val && *val && !u->bearer) ok = (u->bearer = strdup(val)) != NULL;
+    else if (strcmp(attr, "password_file") == 0 && val && *val && !*pw_file) *pw_file = (char *)val;
+    else if (strcmp(attr, "bearer_file") == 0 && val && *val && !*bearer_file) *bearer_file = (char *)val;
     else {
-        snprintf(why, why_len, "unknown remote attribute \"%s\" (ttl=S, bearer=TOKEN, read-only, "
-                               "connect-timeout=MS, timeout=MS, retries=N)", attr);
+        size_t n = strlen(attr);
+        bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+        snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
+                               "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
+                 known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "",
+                 plain ? attr : "", plain ? "\"" : "");
         return -1;
     }
     if (!ok) {
-        snprintf(why, why_len, "bad value \"%s\" for remote attribute %s", val ? val : "", attr);
+        if (strcmp(attr, "bearer") == 0) snprintf(why, why_len, "out of memory");
+        else snprintf(why, why_len, "bad value \"%.40s\" for remote attribute %s", val ? val : "", attr);
         return -1;
     }
     return 0;
 }
 
-/* USER:PASSWORD@ at the front of rest (up to the first '/'): split off. */
-static int userinfo(cckey_remote_url *u, char **rest)
+static int hex_digit(char c)
 {
-    char *slash = strchr(*rest, '/');
-    char *at = strrchr(*rest, '@');
-    if (!at || (slash && at > slash)) return 0;
-    *at = '\0';
-    char *colon = strchr(*rest, ':');
-    if (colon) {
-        *colon = '\0';
-        if (!(u->password = strdup(colon + 1))) return -1;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* n bytes at p with %XX decoded; NULL with why filled. */
+static char *decode(const char *p, size_t n, char *why, size_t why_len)
+{
+    char *out = malloc(n + 1);
+    if (!out) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
     }
-    if (**rest && !(u->user = strdup(*rest))) return -1;
-    *rest = at + 1;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != '%') {
+            out[o++] = p[i];
+            continue;
+        }
+        int hi = i + 2 < n ? hex_digit(p[i + 1]) : -1, lo = i + 2 < n ? hex_digit(p[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi | lo) == 0) {
+            snprintf(why, why_len, "bad %%-encoding in the user name or password (%%XX, not %%00; write %% as %%25)");
+            memset(out, 0, n + 1);
+            free(out);
+            return NULL;
+        }
+        out[o++] = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* USER:PASSWORD@ at the front of *rest: split off and decoded. Its '@' is
+ * the last one before the path and the attributes. */
+static int userinfo(cckey_remote_url *u, char **rest, char *why, size_t why_len)
+{
+    const char *bound = attrs_bound(*rest);
+    const char *slash = memchr(*rest, '/', (size_t)(bound - *rest));
+    const char *at = last_at(*rest, slash ? slash : bound);
+    if (!at) return 0;
+    const char *colon = memchr(*rest, ':', (size_t)(at - *rest));
+    const char *user_end = colon ? colon : at;
+    if (user_end > *rest && !(u->user = decode(*rest, (size_t)(user_end - *rest), why, why_len))) return -1;
+    if (colon && !(u->password = decode(colon + 1, (size_t)(at - colon - 1), why, why_len))) return -1;
+    *rest = (char *)at + 1;
     return 0;
 }
 
@@ -69,7 +227,7 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
         *slash = '\0';
         uint32_t db = 0;
         if (slash[1] && !parse_u32(slash + 1, 1000000, &db)) {
-            snprintf(why, why_len, "redis URL: the database must be a number, not \"%s\"", slash + 1);
+            snprintf(why, why_len, "redis URL: the database after the host must be a number");
             return -1;
         }
         u->db = (int)db;
@@ -78,7 +236,7 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
     if (colon && !strchr(rest, ']')) {
         uint32_t port;
         if (!parse_u32(colon + 1, 65535, &port) || !port) {
-            snprintf(why, why_len, "redis URL: bad port \"%s\"", colon + 1);
+            snprintf(why, why_len, "redis URL: the port after the host must be a number from 1 to 65535");
             return -1;
         }
         u->port = (int)port;
@@ -92,36 +250,73 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
     return u->host ? 0 : -1;
 }
 
-static int parse_body(cckey_remote_url *u, char *url, char *why, size_t why_len)
+static int parse_http(cckey_remote_url *u, const char *scheme, char *rest, char *why, size_t why_len)
 {
-    const char *scheme = NULL;
-    if (strncmp(url, "redis://", 8) == 0) scheme = "redis://";
-    else if (strncmp(url, "http://", 7) == 0) scheme = "http://";
-    else if (strncmp(url, "https://", 8) == 0) scheme = "https://";
-    if (!scheme) {
-        snprintf(why, why_len, "remote \"%.200s\": the URL must start with redis://, http:// or https://", url);
+    u->kind = CCKEY_REMOTE_HTTP;
+    size_t n = strlen(rest);
+    while (n && rest[n - 1] == '/') rest[--n] = '\0';
+    if (!*rest || *rest == '/') {
+        snprintf(why, why_len, "http URL without a host");
         return -1;
     }
-    char *rest = url + strlen(scheme);
-    if (userinfo(u, &rest) != 0) return -1;
-    if (scheme[0] == 'r') {
-        if (parse_redis(u, rest, why, why_len) != 0) return -1;
-    } else {
-        u->kind = CCKEY_REMOTE_HTTP;
-        size_t n = strlen(rest);
-        while (n && rest[n - 1] == '/') rest[--n] = '\0';
-        if (!*rest || *rest == '/') {
-            snprintf(why, why_len, "http URL without a host");
-            return -1;
-        }
-        if (!(u->base = malloc(strlen(scheme) + n + 1))) return -1;
-        sprintf(u->base, "%s%s", scheme, rest);
+    if (!(u->base = malloc(strlen(scheme) + n + 1))) return -1;
+    sprintf(u->base, "%s%s", scheme, rest);
+    return 0;
+}
+
+/* The URL proper and its attributes, in url (a copy, cut up here). */
+static int parse_all(cckey_remote_url *u, char *url, char *why, size_t why_len)
+{
+    static const char *const schemes[] = {"redis://", "http://", "https://"};
+    const char *scheme = NULL;
+    for (int i = 0; i < 3 && !scheme; i++)
+        if (strncasecmp(url, schemes[i], strlen(schemes[i])) == 0) scheme = schemes[i];
+    if (!scheme) {
+        snprintf(why, why_len, "the URL must start with redis://, http:// or https://");
+        return -1;
+    }
+    char *rest = url + strlen(scheme), *pw_file = NULL, *bearer_file = NULL;
+    if (userinfo(u, &rest, why, why_len) != 0) return -1;
+    char *bar = strchr(rest, '|');
+    if (bar) *bar++ = '\0';
+    if ((scheme[0] == 'r' ? parse_redis(u, rest, why, why_len) : parse_http(u, scheme, rest, why, why_len)) != 0)
+        return -1;
+    while (bar) {
+        char *next = strchr(bar, '|');
+        if (next) *next++ = '\0';
+        if (*bar && attribute(u, bar, &pw_file, &bearer_file, why, why_len) != 0) return -1;
+        bar = next;
+    }
+    if ((pw_file && u->password) || (bearer_file && u->bearer)) {
+        snprintf(why, why_len, "give the %s once: in the URL or in a file", pw_file && u->password ? "password" : "token");
+        return -1;
+    }
+    if (pw_file && read_secret(pw_file, &u->password, why, why_len) != 0) return -1;
+    if (bearer_file && read_secret(bearer_file, &u->bearer, why, why_len) != 0) return -1;
+    if (u->bearer && u->kind != CCKEY_REMOTE_HTTP) {
+        snprintf(why, why_len, "bearer= is for http remotes");
+        return -1;
     }
     size_t cap = strlen(url) + 64;
     if (!(u->display = malloc(cap))) return -1;
-    if (u->kind == CCKEY_REMOTE_HTTP) snprintf(u->display, cap, "%s", u->base);
+    /* Redacted too: an unencoded '/' in a password leaves it in base. */
+    if (u->kind == CCKEY_REMOTE_HTTP) cckey_remote_redact(u->base, u->display, cap);
     else snprintf(u->display, cap, "redis://%s:%d/%d", u->host, u->port, u->db);
     return 0;
+}
+
+/* A parse that failed: "remote URL: why", the URL redacted, with a hint
+ * where an '@' after a '/' suggests an unencoded '/' in a password. */
+static void explain(const char *url, const char *reason, char *why, size_t why_len)
+{
+    char shown[600];
+    cckey_remote_redact(url, shown, sizeof shown);
+    const char *scheme = strstr(url, "://"), *from = scheme ? scheme + 3 : url, *bound = attrs_bound(from);
+    const char *slash = memchr(from, '/', (size_t)(bound - from));
+    bool hint = slash && last_at(slash, bound);
+    snprintf(why, why_len, "remote \"%s\": %s%s", shown, reason,
+             hint ? " (a '/', '@', '|' or '%' in a user name or password must be percent-encoded: "
+                    "%2F, %40, %7C, %25)" : "");
 }
 
 int cckey_remote_url_parse(cckey_remote_url *u, const char *url, const cckey_remote_settings *settings, char *why,
@@ -134,26 +329,12 @@ int cckey_remote_url_parse(cckey_remote_url *u, const char *url, const cckey_rem
     u->retries = settings && settings->retries ? settings->retries : DEFAULT_RETRIES;
     u->ttl_s = settings ? settings->ttl_s : 0;
     u->read_only = settings && settings->read_only;
+    u->max_entry = settings && settings->max_entry_bytes ? settings->max_entry_bytes : CCKEY_REMOTE_MAX_ENTRY;
     char *copy = strdup(url);
-    if (!copy) {
-        snprintf(why, why_len, "out of memory");
-        return -1;
-    }
-    /* Attributes first, so the URL proper ends at the first '|'. */
-    char *bar = strchr(copy, '|');
-    if (bar) *bar++ = '\0';
-    int rc = parse_body(u, copy, why, why_len);
-    while (rc == 0 && bar) {
-        char *next = strchr(bar, '|');
-        if (next) *next++ = '\0';
-        if (*bar) rc = attribute(u, bar, why, why_len);
-        bar = next;
-    }
-    if (rc == 0 && u->bearer && u->kind != CCKEY_REMOTE_HTTP) {
-        snprintf(why, why_len, "bearer= is for http remotes");
-        rc = -1;
-    }
-    if (rc != 0 && !*why) snprintf(why, why_len, "out of memory");
+    char reason[512] = "";
+    int rc = copy ? parse_all(u, copy, reason, sizeof reason) : -1;
+    if (rc != 0) explain(url, *reason ? reason : "out of memory", why, why_len);
+    if (copy) memset(copy, 0, strlen(url));
     free(copy);
     if (rc != 0) cckey_remote_url_free(u);
     return rc;

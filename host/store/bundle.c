@@ -133,8 +133,34 @@ static cckey_status cut(void)
     return cckey_fail(CCKEY_ERR_CORRUPT, "the bundle ends early (cut short?)");
 }
 
-/* One entry after its tag: installed, or counted as bad. */
-static cckey_status import_entry(cckey_store *s, in_stream *in, bool to_remotes, cckey_import_report *r)
+/* Where an entry goes once read: a foreign signature is refused before
+ * anything is kept (see cckey_store_import in cckey.h). */
+static cckey_status keep_entry(cckey_store *s, const char *key, const void *entry, size_t n, unsigned flags,
+                               cckey_import_report *r)
+{
+    bool to_remotes = (flags & CCKEY_IMPORT_TO_REMOTES) && s->remotes;
+    if (!cckey_store_key_ok(key)) {
+        r->refused++;
+        return CCKEY_OK;
+    }
+    if (to_remotes && cckey_remotes_vouch(s->remotes, key, entry, n) == CCKEY_SIG_FOREIGN) {
+        r->foreign++;
+        return CCKEY_OK;
+    }
+    cckey_status st = cckey_store_install(s, key, entry, n, NULL, NULL);
+    if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_INVALID_ARG) {
+        r->refused++;
+        return CCKEY_OK;
+    }
+    if (st != CCKEY_OK) return st;
+    r->imported++;
+    unsigned push = CCKEY_PUSH_SKIP_PRESENT | (flags & CCKEY_IMPORT_SIGN_UNSIGNED ? CCKEY_PUSH_SIGN_UNSIGNED : 0);
+    if (to_remotes && cckey_remotes_push(s->remotes, key, entry, n, push)) r->unsigned_held++;
+    return CCKEY_OK;
+}
+
+/* One entry after its tag: installed, or counted as refused. */
+static cckey_status import_entry(cckey_store *s, in_stream *in, unsigned flags, cckey_import_report *r)
 {
     char key[CCKEY_KEY_LEN + 1] = "";
     uint8_t len[8];
@@ -144,19 +170,7 @@ static cckey_status import_entry(cckey_store *s, in_stream *in, bool to_remotes,
                                                     (unsigned long long)n);
     void *entry = malloc(n ? (size_t)n : 1);
     if (!entry) return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %llu-byte entry", (unsigned long long)n);
-    if (!take(in, entry, (size_t)n, true)) {
-        free(entry);
-        return cut();
-    }
-    cckey_status st = cckey_store_key_ok(key) ? cckey_store_install(s, key, entry, (size_t)n, NULL, NULL)
-                                              : CCKEY_ERR_CORRUPT;
-    if (st == CCKEY_OK) {
-        r->imported++;
-        if (to_remotes && s->remotes) cckey_remotes_push(s->remotes, key, entry, (size_t)n, true);
-    } else if (st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_INVALID_ARG) {
-        r->refused++;
-        st = CCKEY_OK;
-    }
+    cckey_status st = take(in, entry, (size_t)n, true) ? keep_entry(s, key, entry, (size_t)n, flags, r) : cut();
     free(entry);
     return st;
 }
@@ -166,6 +180,8 @@ cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_im
     if (!s || fd < 0) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or bad fd");
     if (s->read_only) return cckey_store_writable(s, "import");
     cckey_import_report r = {0};
+    /* Any non-zero to_remotes has meant "to the remotes" since the first release. */
+    unsigned flags = to_remotes ? (unsigned)to_remotes | CCKEY_IMPORT_TO_REMOTES : 0;
     in_stream in = {.fd = fd};
     cckey_md5_init(&in.md5);
     uint8_t head[16];
@@ -182,7 +198,7 @@ cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_im
             break;
         }
         if (tag == 'E') {
-            if ((st = import_entry(s, &in, to_remotes != 0, &r)) != CCKEY_OK) break;
+            if ((st = import_entry(s, &in, flags, &r)) != CCKEY_OK) break;
             continue;
         }
         uint8_t tail[8 + CCKEY_MD5_DIGEST], sum[CCKEY_MD5_DIGEST];
@@ -194,7 +210,7 @@ cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_im
             cckey_md5_final(&in.md5, sum);
             if (memcmp(sum, tail + 8, CCKEY_MD5_DIGEST) != 0)
                 st = cckey_fail(CCKEY_ERR_CORRUPT, "damaged bundle (checksum mismatch)");
-            else if (cckey_get_le64(tail) != r.imported + r.refused)
+            else if (cckey_get_le64(tail) != r.imported + r.refused + r.foreign)
                 st = cckey_fail(CCKEY_ERR_CORRUPT, "damaged bundle (entry count)");
         }
         break;

@@ -186,6 +186,17 @@ static cckey_status start_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], const ch
     return CCKEY_OK;
 }
 
+cckey_status cckey_entry_check_head(const uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t *total)
+{
+    uint32_t rlen = cckey_get_le32(hdr + CCKEY_ENTRY_RECLEN_AT);
+    uint64_t plen = cckey_get_le64(hdr + 16);
+    if (rlen > CCKEY_ENTRY_MAX_RECORDS) return cckey_fail(CCKEY_ERR_CORRUPT, "record section too large");
+    if (plen > UINT64_MAX - CCKEY_ENTRY_HEADER - rlen) return cckey_fail(CCKEY_ERR_CORRUPT, "entry sizes overflow");
+    *total = CCKEY_ENTRY_HEADER + (uint64_t)rlen + plen;
+    cckey_md5_ctx unused;
+    return start_checks(hdr, key, *total, &rlen, &plen, &unused);
+}
+
 /* The records as the header describes them. */
 static cckey_records records_of(const uint8_t hdr[CCKEY_ENTRY_HEADER], uint8_t *records, uint32_t rlen)
 {

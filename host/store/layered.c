@@ -5,6 +5,9 @@
 #include "store_internal.h"
 #include "../core/internal.h"
 #include "../remote/remote.h"
+#ifdef CCKEY_WITH_CRYPTO
+#include "sign.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,20 +88,14 @@ static cckey_status install_once(cckey_store *s, const char *key, const cckey_en
     return CCKEY_OK;
 }
 
-/* cckey_store_install on an entry received in two buffers; *v: its parts. */
-static cckey_status install_got(cckey_store *s, const char *key, const cckey_entry_got *e, cckey_entry_view *v,
-                                struct stat *seen)
+/* Write checked bytes into the folder. As a put: a shard folder removed
+ * under us is written again. */
+static cckey_status install_checked(cckey_store *s, const char *key, const cckey_entry_got *e, struct stat *seen)
 {
-    if (s->read_only) return cckey_store_writable(s, "install");
-    /* Checked in memory, from the bytes received: nothing that fails is
-     * ever written, and nothing is read back. */
-    cckey_status st = cckey_entry_check_parts(e, key, v);
-    if (st != CCKEY_OK) return st;
     struct stat unused;
-    /* As a put: a shard folder removed under us is written again. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        st = install_once(s, key, e, &err, seen ? seen : &unused);
+        cckey_status st = install_once(s, key, e, &err, seen ? seen : &unused);
         if (st != CCKEY_ERR_IO || attempt == 3 || !cckey_store_retryable(err)) return st;
     }
 }
@@ -106,9 +103,13 @@ static cckey_status install_got(cckey_store *s, const char *key, const cckey_ent
 cckey_status cckey_store_install(cckey_store *s, const char *key, const void *entry, size_t n, size_t *payload_at,
                                  struct stat *seen)
 {
+    if (s->read_only) return cckey_store_writable(s, "install");
     cckey_entry_got e = {(uint8_t *)entry, n, NULL, 0};
     cckey_entry_view v = {0};
-    cckey_status st = install_got(s, key, &e, &v, seen);
+    /* Checked in memory, from the bytes received: nothing that fails is
+     * ever written, and nothing is read back. */
+    cckey_status st = cckey_entry_check_parts(&e, key, &v);
+    if (st == CCKEY_OK) st = install_checked(s, key, &e, seen);
     if (st == CCKEY_OK && payload_at) *payload_at = (size_t)(v.payload - (const uint8_t *)entry);
     return st;
 }
@@ -119,39 +120,111 @@ typedef struct fetch {
     cckey_remote_hit *hit;
 } fetch;
 
+/* A remote that signs: the entry must end in a signature its secret made. */
+static cckey_status check_signed(const char *key, const uint8_t *rec, uint32_t rec_len, const void *payload,
+                                 size_t len, const void *secret, size_t secret_len)
+{
+    if (!secret) return CCKEY_OK;
+#ifdef CCKEY_WITH_CRYPTO
+    return cckey_records_check_signature(key, rec, rec_len, payload, len, secret, secret_len);
+#else
+    (void)key, (void)rec, (void)rec_len, (void)payload, (void)len, (void)secret_len;
+    return cckey_fail(CCKEY_ERR_UNAVAILABLE, "no libcrypto");   /* not reached: refused when added */
+#endif
+}
+
+/* The hit a look-up gets: the payload (taken where *payload is its own
+ * buffer, else copied from v) and a copy of the records. */
+static bool keep_hit(cckey_remote_hit *hit, const cckey_entry_view *v, uint8_t **payload)
+{
+    hit->len = v->len;
+    hit->rec.len = v->rec_len;
+    hit->rec.version = v->version, hit->rec.variants = v->variants;
+    hit->rec.bytes = malloc(v->rec_len ? v->rec_len : 1);
+    if (*payload) hit->payload = *payload, *payload = NULL;
+    else if ((hit->payload = malloc(v->len ? v->len : 1)) && v->len) memcpy(hit->payload, v->payload, v->len);
+    if (!hit->payload || !hit->rec.bytes) {
+        cckey_store_remote_hit_free(hit);
+        return false;
+    }
+    if (v->rec_len) memcpy(hit->rec.bytes, v->rec, v->rec_len);
+    return true;
+}
+
+static cckey_accept_result refused(cckey_status st, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "entry refused: %s", cckey_last_error());
+    return st == CCKEY_ERR_CORRUPT ? CCKEY_REFUSED : CCKEY_LOCAL_FAIL;
+}
+
+/* An entry received into memory: checked, then kept in the folder where it
+ * can be (a folder that cannot take it is a local problem: the hit is
+ * served from memory all the same). */
+static cckey_accept_result accept_memory(fetch *f, cckey_rx *rx, const void *secret, size_t secret_len, char *why,
+                                         size_t why_len)
+{
+    cckey_entry_view v;
+    cckey_status st = cckey_entry_check_parts(&rx->e, f->key, &v);
+    if (st == CCKEY_OK) st = check_signed(f->key, v.rec, v.rec_len, v.payload, v.len, secret, secret_len);
+    if (st != CCKEY_OK) return refused(st, why, why_len);
+    cckey_accept_result res = CCKEY_TAKEN;
+    if (!f->s->read_only && install_checked(f->s, f->key, &rx->e, &f->hit->seen) != CCKEY_OK) {
+        snprintf(why, why_len, "%s", cckey_last_error());
+        memset(&f->hit->seen, 0, sizeof f->hit->seen);
+        res = CCKEY_TAKEN_NOT_KEPT;
+    }
+    uint8_t *own = rx->e.len ? rx->e.payload : NULL;
+    bool kept = keep_hit(f->hit, &v, &own);
+    if (!own) rx->e.payload = NULL;   /* taken */
+    if (!kept) snprintf(why, why_len, "out of memory");
+    return kept ? res : CCKEY_LOCAL_FAIL;
+}
+
+/* An entry spilled into a file: checked from the file, then renamed into
+ * place where it was written into the folder. */
+static cckey_accept_result accept_file(fetch *f, cckey_rx *rx, const void *secret, size_t secret_len, char *why,
+                                       size_t why_len)
+{
+    void *payload;
+    size_t len;
+    cckey_records rec;
+    cckey_status st = cckey_entry_read(rx->fd, f->key, &payload, &len, &rec);
+    if (st != CCKEY_OK) return refused(st, why, why_len);
+    st = check_signed(f->key, rec.bytes, rec.len, payload, len, secret, secret_len);
+    if (st != CCKEY_OK) {
+        free(payload), free(rec.bytes);
+        return refused(st, why, why_len);
+    }
+    f->hit->payload = payload, f->hit->len = len, f->hit->rec = rec;
+    if (f->s->read_only) return CCKEY_TAKEN;
+    char shard_dir[4096], path[4096];
+    cckey_store_paths_of(f->s, f->key, shard_dir, path, sizeof path);
+    if (!rx->tmp[0] || rename(rx->tmp, path) != 0) {
+        snprintf(why, why_len, "%s", rx->tmp[0] ? strerror(errno) : "no temporary file could be made in it");
+        return CCKEY_TAKEN_NOT_KEPT;
+    }
+    rx->tmp[0] = '\0';
+    if (fstat(rx->fd, &f->hit->seen) != 0) memset(&f->hit->seen, 0, sizeof f->hit->seen);
+    cckey_store_after_put(f->s, rx->total);
+    return CCKEY_TAKEN;
+}
+
 /* Keep a checked entry in the folder, and hand its payload to the look-up:
  * the buffer it was received into where it has one of its own. */
-static bool accept(void *user, cckey_entry_got *e, char *why, size_t why_len)
+static cckey_accept_result accept(void *user, cckey_rx *rx, const void *secret, size_t secret_len, char *why,
+                                  size_t why_len)
 {
     fetch *f = user;
-    cckey_entry_view v;
-    /* A read-only handle keeps nothing: the same checks, in memory only. */
-    cckey_status st = f->s->read_only ? cckey_entry_check_parts(e, f->key, &v)
-                                      : install_got(f->s, f->key, e, &v, &f->hit->seen);
-    if (st == CCKEY_OK) {
-        f->hit->len = v.len;
-        f->hit->rec.len = v.rec_len;
-        f->hit->rec.version = v.version, f->hit->rec.variants = v.variants;
-        f->hit->rec.bytes = malloc(v.rec_len ? v.rec_len : 1);
-        if (e->len) f->hit->payload = e->payload, e->payload = NULL;
-        else f->hit->payload = malloc(v.len ? v.len : 1);
-        if (!f->hit->payload || !f->hit->rec.bytes) {
-            cckey_store_remote_hit_free(f->hit);
-            st = cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
-        } else {
-            if (!e->len && v.len) memcpy(f->hit->payload, v.payload, v.len);
-            if (v.rec_len) memcpy(f->hit->rec.bytes, v.rec, v.rec_len);
-        }
-    }
-    if (st != CCKEY_OK) snprintf(why, why_len, "entry refused: %s", cckey_last_error());
-    return st == CCKEY_OK;
+    return rx->fd >= 0 ? accept_file(f, rx, secret, secret_len, why, why_len)
+                       : accept_memory(f, rx, secret, secret_len, why, why_len);
 }
 
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, cckey_remote_hit *hit)
 {
     *hit = (cckey_remote_hit){0};
     fetch f = {s, key, hit};
-    return cckey_remotes_fetch(s->remotes, key, accept, &f);
+    /* An entry the folder's size limit could not hold is not taken either. */
+    return cckey_remotes_fetch(s->remotes, key, s->max_bytes, s->read_only ? NULL : s, accept, &f);
 }
 
 void cckey_store_remote_hit_free(cckey_remote_hit *hit)

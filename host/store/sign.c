@@ -21,6 +21,19 @@ typedef struct parts {
     uint32_t sig_at;   /* offset of a trailing SIGNATURE record in rec, or rec_len when none */
 } parts;
 
+/* Where a trailing SIGNATURE record starts in well-formed records, or
+ * rec_len when there is none. */
+static uint32_t signature_at(const uint8_t *rec, uint32_t rec_len)
+{
+    uint32_t at = rec_len;
+    for (uint32_t off = 0; off < rec_len;) {
+        uint32_t len = cckey_get_le32(rec + off + 4);
+        if (cckey_get_le16(rec + off) == CCKEY_REC_SIGNATURE && off + CCKEY_REC_HEAD + len == rec_len) at = off;
+        off += CCKEY_REC_HEAD + len;
+    }
+    return at;
+}
+
 static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
 {
     if (n < CCKEY_ENTRY_HEADER || memcmp(e, CCKEY_ENTRY_MAGIC, 8) != 0 ||
@@ -35,13 +48,7 @@ static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
     p->rec = e + CCKEY_ENTRY_HEADER;
     p->payload = p->rec + p->rec_len;
     if (cckey_records_check_form(p->rec, p->rec_len) != CCKEY_OK) return CCKEY_ERR_CORRUPT;
-    p->sig_at = p->rec_len;
-    for (uint32_t off = 0; off < p->rec_len;) {
-        uint32_t len = cckey_get_le32(p->rec + off + 4);
-        if (cckey_get_le16(p->rec + off) == CCKEY_REC_SIGNATURE && off + CCKEY_REC_HEAD + len == p->rec_len)
-            p->sig_at = off;
-        off += CCKEY_REC_HEAD + len;
-    }
+    p->sig_at = signature_at(p->rec, p->rec_len);
     return CCKEY_OK;
 }
 
@@ -71,20 +78,38 @@ cckey_status cckey_entry_sign(const void *entry, size_t n, const char *key, cons
     return CCKEY_OK;
 }
 
+cckey_status cckey_records_check_signature(const char *key, const uint8_t *rec, uint32_t rec_len, const void *payload,
+                                           uint64_t len, const void *secret, size_t secret_len)
+{
+    if (cckey_records_check_form(rec, rec_len) != CCKEY_OK) return CCKEY_ERR_CORRUPT;
+    uint32_t sig_at = signature_at(rec, rec_len);
+    if (sig_at == rec_len) return cckey_fail(CCKEY_ERR_CORRUPT, "unsigned entry (a signature is required)");
+    const uint8_t *sig = rec + sig_at;
+    if (cckey_get_le32(sig + 4) != CCKEY_MAC_LEN) return cckey_fail(CCKEY_ERR_CORRUPT, "malformed signature record");
+    uint8_t want[CCKEY_MAC_LEN];
+    cckey_status st = cckey_entry_mac(secret, secret_len, key, rec, sig_at, payload, len, want);
+    if (st != CCKEY_OK) return st;
+    /* Constant time: the comparison must not tell a forger how far he got. */
+    uint8_t diff = 0;
+    for (int i = 0; i < CCKEY_MAC_LEN; i++) diff |= (uint8_t)(want[i] ^ sig[CCKEY_REC_HEAD + i]);
+    return diff ? cckey_fail(CCKEY_ERR_CORRUPT, "bad signature (tampered, or another secret)") : CCKEY_OK;
+}
+
 cckey_status cckey_entry_check_signature(const void *entry, size_t n, const char *key, const void *secret,
                                          size_t secret_len)
 {
     parts p;
     cckey_status st = split(entry, n, key, &p);
     if (st != CCKEY_OK) return st;
-    if (p.sig_at == p.rec_len) return cckey_fail(CCKEY_ERR_CORRUPT, "unsigned entry (a signature is required)");
-    const uint8_t *sig = p.rec + p.sig_at;
-    if (cckey_get_le32(sig + 4) != CCKEY_MAC_LEN) return cckey_fail(CCKEY_ERR_CORRUPT, "malformed signature record");
-    uint8_t want[CCKEY_MAC_LEN];
-    if ((st = cckey_entry_mac(secret, secret_len, key, p.rec, p.sig_at, p.payload, p.len, want)) != CCKEY_OK)
-        return st;
-    /* Constant time: the comparison must not tell a forger how far he got. */
-    uint8_t diff = 0;
-    for (int i = 0; i < CCKEY_MAC_LEN; i++) diff |= (uint8_t)(want[i] ^ sig[CCKEY_REC_HEAD + i]);
-    return diff ? cckey_fail(CCKEY_ERR_CORRUPT, "bad signature (tampered, or another secret)") : CCKEY_OK;
+    return cckey_records_check_signature(key, p.rec, p.rec_len, p.payload, p.len, secret, secret_len);
+}
+
+int cckey_entry_signature_state(const void *entry, size_t n, const char *key, const void *secret, size_t secret_len)
+{
+    parts p;
+    if (split(entry, n, key, &p) != CCKEY_OK) return -1;
+    if (p.sig_at == p.rec_len) return 1;
+    return cckey_records_check_signature(key, p.rec, p.rec_len, p.payload, p.len, secret, secret_len) == CCKEY_OK
+               ? 0
+               : -1;
 }

@@ -16,4 +16,12 @@ cckey_status cckey_entry_sign(const void *entry, size_t n, const char *key, cons
 cckey_status cckey_entry_check_signature(const void *entry, size_t n, const char *key, const void *secret,
                                          size_t secret_len);
 
+/* The same on an entry held in parts (the records and the payload, as a
+ * look-up has them once the entry's checksum has been checked). */
+cckey_status cckey_records_check_signature(const char *key, const uint8_t *rec, uint32_t rec_len, const void *payload,
+                                           uint64_t len, const void *secret, size_t secret_len);
+/* 0: the entry ends in a signature secret made; 1: it has no signature;
+ * -1: another signature (a foreign secret, or tampered), or not an entry. */
+int cckey_entry_signature_state(const void *entry, size_t n, const char *key, const void *secret, size_t secret_len);
+
 #endif

@@ -274,6 +274,10 @@ typedef struct cckey_entry_got {
     size_t len;
 } cckey_entry_got;
 cckey_status cckey_entry_check_parts(const cckey_entry_got *e, const char *key, cckey_entry_view *out);
+/* The checks an entry's fixed header alone allows (magic, version, key,
+ * padding, lengths), before its body is read: CCKEY_OK and *total, the
+ * size of the whole entry file it announces. */
+cckey_status cckey_entry_check_head(const uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint64_t *total);
 /* How many of an entry's total bytes a receiver puts in front (header and
  * records), from its first min(total, CCKEY_ENTRY_HEADER) bytes at head. */
 size_t cckey_entry_front_len(const uint8_t *head, size_t total);

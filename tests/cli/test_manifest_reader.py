@@ -6,11 +6,15 @@ the memory a single huge line costs.
 Usage: test_manifest_reader.py PATH/TO/cckey [unittest args]
 
 Keys are checked against the format's recipe (gen_vectors.make_key, hashlib)."""
+import array
+import fcntl
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import termios
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,11 +32,11 @@ def sanitized():
     return b"__asan_init" in data or b"__tsan_init" in data
 
 
-def run(args, cwd=None, limit_as=None, stdin=subprocess.DEVNULL):
+def run(args, cwd=None, limit_as=None, stdin=subprocess.DEVNULL, timeout=120):
     def pre():
         if limit_as:
             resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
-    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=120, preexec_fn=pre, stdin=stdin)
+    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout, preexec_fn=pre, stdin=stdin)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -234,6 +238,154 @@ class PinnedBuffer(Tmp):
         rc, out, err = run(["batch", "m.jsonl"], cwd=self.dir)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(out.splitlines(), [make_key(b"d", n, b"x", []) for n in (b"a", b"b")])
+
+
+def reader_only(test):
+    """The reader's windows and buffers do not depend on the string kernels:
+    tests of them alone run once, not again under each CCKEY_FORCE_ISA."""
+    if os.environ.get("CCKEY_FORCE_ISA"):
+        test.skipTest("reader paths only: run in the plain test_manifest_reader")
+
+
+class LongLinesAfterTheFirst(Tmp):
+    """A line longer than a window (36 MiB) that is not the first: a window
+    starts at a page boundary, so the reader's first unread byte is rarely
+    at its start, and 6f74adb then remapped the same window for ever (100%
+    CPU, no output). Every reader path: mapped windows (a file, or one as
+    standard input), read() buffers (a pipe; a file as standard input not at
+    its start) and warm's reader."""
+
+    def setUp(self):
+        super().setUp()
+        reader_only(self)
+        self.path = os.path.join(self.dir, "m.jsonl")
+
+    def batch(self, stdin=subprocess.DEVNULL, arg="m.jsonl"):
+        return run(["batch", "-q", arg], cwd=self.dir, stdin=stdin, timeout=60)
+
+    def test_keys_on_every_reader_path(self):
+        # The issue's case: a 1-byte source, then one of 37 MiB; then a
+        # blank line and a short one after it.
+        self.rows = [(b"a", b"x"), (b"b", b"y" * (37 << 20)), (b"c", b"v")]
+        text = "".join(line(n.decode(), s.decode()) + "\n" for n, s in self.rows[:2]) + "\n" + line("c", "v") + "\n"
+        self.write("m.jsonl", text)
+        self.want = [make_key(b"d", n, s, []) for n, s in self.rows]
+        for args in ([], ["-j", "1"]):
+            with self.subTest(args=args):
+                rc, out, err = run(["batch", "-q"] + args + ["m.jsonl"], cwd=self.dir, timeout=60)
+                self.assertEqual((rc, err), (0, ""))
+                self.assertEqual(out.splitlines(), self.want)
+        with open(self.path, "rb") as f:
+            rc, out, err = self.batch(stdin=f, arg="-")
+        self.assertEqual((rc, err, out.splitlines()), (0, "", self.want))
+        cat = subprocess.Popen(["cat", self.path], stdout=subprocess.PIPE)
+        rc, out, err = self.batch(stdin=cat.stdout, arg="-")
+        cat.stdout.close()
+        cat.wait()
+        self.assertEqual((rc, err, out.splitlines()), (0, "", self.want))
+        with open(self.path, "rb") as f:   # past line 1: read(), not mapped
+            f.seek(len(line("a", "x")) + 1)
+            rc, out, err = self.batch(stdin=f, arg="-")
+        self.assertEqual((rc, err, out.splitlines()), (0, "", self.want[1:]))
+        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.dir, "c"), "m.jsonl"],
+                           cwd=self.dir, timeout=60)
+        self.assertEqual(rc, 3, err)
+        self.assertIn("3 tuples (3 distinct keys)", out + err)
+
+    def test_sparse_line_of_4_5_gib_is_the_max_line_error(self):
+        # Mostly a hole: only what the limit lets the reader look at is
+        # read (zero pages), not the 4.5 GiB.
+        with open(self.path, "wb") as f:
+            f.write((line("a", "x") + '\n{"device": "d", "name": "b", "source": "').encode())
+            f.truncate(9 << 29)
+        if os.stat(self.path).st_blocks * 512 > (1 << 20):
+            self.skipTest("this file system does not keep sparse files sparse")
+        for limit in ("64M", "40M"):
+            rc, out, err = run(["batch", "-q", "--max-line", limit, "-o", "keys", "m.jsonl"], cwd=self.dir,
+                               timeout=60)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("m.jsonl:2: line is longer than the limit", err)
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "keys")))
+
+
+class ShrinkingManifest(Tmp):
+    """A manifest cut short while batch reads it, beyond the window being
+    read: the next window (or read()) ends early. That is exit 1 and the
+    "shrank" message, as for a cut under a window (SIGBUS), not an "invalid
+    JSON" exit 2 for the torn line or, cut at a line end, exit 0 with the
+    tail's tuples silently lost (6f74adb)."""
+
+    def setUp(self):
+        super().setUp()
+        reader_only(self)
+
+    def cut_while_reading(self, cut_mid_line, stdin_at=None, cut_line=10000):
+        rows = [line("n%d" % i, "s" * 4000) + "\n" for i in range(12000)]
+        path = self.write("m.jsonl", "".join(rows))
+        cut = sum(len(r) for r in rows[:cut_line]) + (100 if cut_mid_line else 0)   # line 10000: past the window
+        stdin, args = subprocess.DEVNULL, ["batch", "--chunk", "64", path]
+        if stdin_at is not None:
+            stdin = open(path, "rb")
+            stdin.seek(stdin_at)
+            args = ["batch", "--chunk", "64", "-"]
+        p = subprocess.Popen([CCKEY] + args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Keys are not read until half the pipe is full: batch is then
+        # blocked writing, and its reader at most two chunks of 64 lines
+        # ahead, far from the cut.
+        ready = array.array("i", [0])
+        while p.poll() is None:
+            fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, ready)
+            if ready[0] >= 32768:
+                break
+            time.sleep(0.01)
+        os.truncate(path, cut)
+        out, err = p.communicate(timeout=120)
+        if stdin_at is not None:
+            stdin.close()
+        return p.returncode, out.decode(), err.decode()
+
+    def test_cut_mid_line_or_at_a_line_end_is_the_shrank_error(self):
+        for mid in (True, False):
+            for stdin_at in (None, 0, len(line("n0", "s" * 4000)) + 1):
+                with self.subTest(mid=mid, stdin_at=stdin_at):
+                    rc, out, err = self.cut_while_reading(mid, stdin_at)
+                    self.assertEqual(rc, 1, err)
+                    self.assertIn("shrank while it was being read", err)
+                    self.assertNotIn("invalid JSON", err)
+        # Cut below what the reader has read: under its window (SIGBUS) or
+        # before it (the next window is empty), the same error.
+        for stdin_at in (None, len(line("n0", "s" * 4000)) + 1):
+            with self.subTest(cut_line=30, stdin_at=stdin_at):
+                rc, out, err = self.cut_while_reading(True, stdin_at, cut_line=30)
+                self.assertEqual(rc, 1, err)
+                self.assertIn("shrank while it was being read", err)
+
+
+class WhitespaceLines(Tmp):
+    """One rule for whitespace-only lines: JSON whitespace (space, tab, CR)
+    is a blank line, skipped; a form feed or vertical tab is not JSON
+    whitespace, so such a line is refused with its column (6f74adb skipped
+    both alone, yet refused both before a '{')."""
+
+    def test_json_whitespace_is_blank_and_form_feed_or_vertical_tab_is_not(self):
+        good = line("n", "s")
+        body = "\n".join([good, " \t\r \t", "\f", "\v", " \f\v", "\f" + good, good]) + "\n"
+        self.write("m.jsonl", body)
+        key = make_key(b"d", b"n", b"s", [])
+        rc, out, err = run(["batch", "-k", "m.jsonl"], cwd=self.dir)
+        self.assertEqual(rc, 2, err)
+        located = [ln.split(":")[1:3] for ln in err.splitlines() if ln.startswith("m.jsonl:")]
+        self.assertEqual(located, [["3", "1"], ["4", "1"], ["5", "2"], ["6", "1"]], err)
+        self.assertEqual(err.count("invalid JSON"), 4, err)
+        self.assertEqual(out, key + "\n" + "\n" * 4 + key + "\n")   # line 2 skipped, 3-6 held in place
+        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.dir, "c"), "m.jsonl"],
+                           cwd=self.dir)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("m.jsonl:3:1: invalid JSON", err)
+        # The same lines without \f and \v are all blank.
+        self.write("ok.jsonl", "\n".join([good, " \t\r \t", "\t", "   ", good]) + "\r\n")
+        rc, out, err = run(["batch", "ok.jsonl"], cwd=self.dir)
+        self.assertEqual((rc, err, out), (0, "", key + "\n" + key + "\n"))
 
 
 class SourceFileColumn(Tmp):

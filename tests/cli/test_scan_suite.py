@@ -29,6 +29,7 @@ FIXTURES = None
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kernels")
 TOTALS = {}   # (mode, language) -> {"tp", "fp", "fn"}
 MACROS = {"macro_kernels.cl": ["KERNEL_FQ"]}
+STRING_HELD = ("strings_blas.opencl", "strings_stringify.cl")   # programs the host holds as strings
 
 
 def scan(path, macros=(), extra=()):
@@ -48,9 +49,20 @@ def nvcc():
     return None
 
 
+_PTX = {}
+
+
 def cuda_entries(path, flags=(), errors=None):
     """The .entry names nvcc itself emits for path (None when it fails; then
-    errors, a list, gets nvcc's messages)."""
+    errors, a list, gets nvcc's messages). Each build once per run."""
+    key = (path, tuple(flags))
+    if key in _PTX and (_PTX[key] is not None or errors is None):
+        return _PTX[key]
+    _PTX[key] = _nvcc_entries(path, flags, errors)
+    return _PTX[key]
+
+
+def _nvcc_entries(path, flags, errors):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "k.ptx")
         p = subprocess.run([nvcc(), "-ptx", "-arch=sm_90"] + list(flags) + [path, "-o", out], capture_output=True,
@@ -256,7 +268,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
             return self.ocl.kernel_names(f.read(), options + b" -I" + os.path.dirname(path).encode())
 
     def test_fixtures_and_examples(self):
-        files = suite((".cl", ".opencl"))
+        files = suite((".cl", ".opencl"), without=STRING_HELD)
         self.assertGreaterEqual(len(files), 7)
         for path in files:
             with self.subTest(path=os.path.basename(path)):
@@ -277,7 +289,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
         self.assertIn("add_uint", exact)
         self.assertNotIn("add_uint", text)
 
-    def test_each_option_set_gets_its_own_entries(self):
+    def test_each_option_set_gets_its_own_entries(self, exact=True):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "sets.cl")
             with open(path, "w") as f:
@@ -285,7 +297,7 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
                         "#ifdef WITH_EXTRA\n__kernel void extra(__global int *p) { p[0] = 2; }\n#endif\n"
                         "#if BLOCK > 32\n__kernel void wide(__global int *p) { p[0] = BLOCK; }\n#endif\n")
             sets = ["-DBLOCK=16", "-DWITH_EXTRA,-DBLOCK=16", "-DBLOCK=64"]
-            args = ["--exact", "-d", "devA", "-d", "devB", path]
+            args = (["--exact"] if exact else []) + ["-d", "devA", "-d", "devB", path]
             for s in sets:
                 args += ["-O", s]
             lines, _ = manifest(args)
@@ -297,6 +309,10 @@ class ExactOpenCL(UsesOpenCL, unittest.TestCase):
                     got = [l["name"] for l in lines if l["options"] == pairs and l["device"] == dev]
                     self.assertEqual(sorted(got), sorted(truth), s)
             self.assertEqual(len(lines), 2 * (1 + 2 + 2))
+
+    def test_the_text_scan_reads_each_sets_macros(self):
+        # The same without --exact: #ifdef and #if see each set's -D.
+        self.test_each_option_set_gets_its_own_entries(exact=False)
 
     def test_a_file_that_does_not_compile_is_a_warning(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -354,7 +370,7 @@ class ExactCuda(unittest.TestCase):
             self.skipTest("nvcc not installed (the oracle)")
 
     def test_fixtures_and_examples(self):
-        files = suite((".cu",), without=("nonascii.cu",))
+        files = suite((".cu",), without=("nonascii.cu", "dynpar.cu"))
         self.assertGreaterEqual(len(files), 9)
         for path in files:
             with self.subTest(path=os.path.basename(path)):
@@ -417,6 +433,183 @@ class ExactCuda(unittest.TestCase):
         self.assertEqual(one.returncode, 0, one.stderr)
         self.assertEqual((four.returncode, four.stdout, four.stderr), (0, one.stdout, one.stderr))
         self.assertEqual(len(one.stdout.splitlines()), 2 * (12 + 4))
+
+
+def listed(path, extra=()):
+    """`scan --list --format jsonl` objects for path, and standard error."""
+    p = subprocess.run([CCKEY, "scan", "--list", "--format", "jsonl", path] + list(extra), capture_output=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr
+    return [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()], p.stderr.decode("utf-8", "replace")
+
+
+def line_of(path, text):
+    """The 1-based line of the first line of path holding text."""
+    with open(path) as f:
+        return next(i for i, l in enumerate(f, 1) if text in l)
+
+
+def host_strings(path, names=None):
+    """The strings a host program gets, decoded by the host C++ compiler
+    itself: the file included as one expression (names None; MSTRINGIFY
+    defined as the suites define it), or the file's variables `names`."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        raise unittest.SkipTest("no host C++ compiler (the oracle for decoded strings)")
+    with tempfile.TemporaryDirectory() as tmp:
+        prog = os.path.join(tmp, "decode.cpp")
+        with open(prog, "w") as f:
+            if names is None:
+                f.write('#include <cstdio>\n#define MSTRINGIFY(...) #__VA_ARGS__\nstatic const char *s[] = {\n'
+                        '#include "%s"\n};\n' % path)
+            else:
+                f.write('#include <cstdio>\n#include "%s"\nstatic const char *s[] = {%s};\n' % (path, ", ".join(names)))
+            f.write("int main() { for (const char *p : s) fwrite(p, 1, __builtin_strlen(p) + 1, stdout); }\n")
+        exe = os.path.join(tmp, "decode")
+        subprocess.run([cxx, "-std=c++17", "-w", "-o", exe, prog], check=True, capture_output=True)
+        return subprocess.run([exe], capture_output=True, check=True).stdout.split(b"\0")[:-1]
+
+
+class StringHeldPrograms(UsesOpenCL, unittest.TestCase):
+    """Programs kept as strings (raw strings, literals, MSTRINGIFY): the
+    text scan lists the kernels PoCL finds in the very string the host
+    passes to clCreateProgramWithSource, at their lines in the file, and
+    the manifest carries that string as the entry's source."""
+
+    def setUp(self):
+        if not self.ocl:
+            self.skipTest("no OpenCL runtime: %s" % self.why)
+
+    def check(self, name, programs):
+        path = fixture(name)
+        truth = {}
+        for prog in programs:
+            for k in self.ocl.kernel_names(prog) or []:
+                truth[k] = prog
+        found, err = listed(path)
+        self.assertEqual(sorted(e["name"] for e in found), sorted(truth), err)
+        for e in found:
+            self.assertEqual(e["line"], line_of(path, "void " + e["name"] + "("), e)
+        for exact in ([], ["--exact"]):   # --exact builds each decoded string on the device
+            lines, _ = manifest(exact + ["-d", "dev", path])
+            self.assertEqual(sorted(l["name"] for l in lines), sorted(truth), exact)
+            for l in lines:
+                self.assertNotIn("source_file", l)
+                self.assertEqual(l["source"].encode(), truth[l["name"]], l["name"])
+        return found, err
+
+    def test_raw_string_file(self):
+        self.check("strings_blas.opencl", host_strings(fixture("strings_blas.opencl")))
+
+    def test_programs_in_host_code(self):
+        progs = host_strings(fixture("strings_host.cpp"), ["kFill", "kAxpy", "kNeg", "kHelp"])
+        found, _ = self.check("strings_host.cpp", progs)
+        self.assertEqual(len(found), 3)
+
+    def test_stringified_file_with_host_and_device_directives(self):
+        path = fixture("strings_stringify.cl")
+        (prog,) = host_strings(path)
+        truth = self.ocl.kernel_names(prog)
+        self.assertIn("host_kept", truth)
+        self.assertNotIn("host_dropped", truth)   # the host's #ifdef decided
+        found, err = listed(path)
+        names = [e["name"] for e in found]
+        self.assertLessEqual(set(names), set(truth), "nothing the device does not have")
+        # peak_double is under cl_khr_fp64, which only the device knows.
+        self.assertEqual(sorted(names), ["host_kept", "peak_float"])
+        exact, _ = scan(path, extra=["--exact"])   # the device decides cl_khr_fp64
+        self.assertEqual(sorted(exact), sorted(truth))
+        for missed in set(truth) - set(names):
+            self.assertRegex(err, r"strings_stringify\.cl:%d: %s: .*--exact" % (
+                line_of(path, "void %s(" % missed), missed))
+
+    def test_the_manifest_warms_the_string(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            m = os.path.join(tmp, "m.jsonl")
+            subprocess.run([CCKEY, "scan", fixture("strings_host.cpp"), "-o", m], check=True, capture_output=True,
+                           timeout=300)
+            p = subprocess.run([CCKEY, "warm", m, "--cache-dir", os.path.join(tmp, "c"), "-q", "--format", "json"],
+                               capture_output=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(json.loads(p.stdout)["compiled"], 3)
+
+
+class TextScanCudaSuite(unittest.TestCase):
+    """CUDA kernels in the shapes samples have, against `nvcc -ptx`."""
+
+    def setUp(self):
+        if not nvcc():
+            self.skipTest("nvcc not installed (the oracle)")
+
+    def test_header_types_library_types_conditions_and_templates(self):
+        # Types and macros from included headers, cuRAND/cuFFT/cuComplex and
+        # runtime types, #if in a parameter list, template instances from an
+        # explicit instantiation, launches, a host template and defaults.
+        truth = cuda_entries(fixture("suite_app.cu"))
+        self.assertIsNotNone(truth, "the fixture compiles")
+        found, err = scan(fixture("suite_app.cu"))
+        self.assertEqual(sorted(found), sorted(truth), err)
+        self.assertEqual(err, "")
+
+    def test_what_it_cannot_name_is_a_warning_not_a_guess(self):
+        truth = cuda_entries(fixture("suite_unsure.cu"))
+        self.assertIsNotNone(truth, "the fixture compiles")
+        found, err = scan(fixture("suite_unsure.cu"))
+        self.assertEqual(found, ["_Z5plainPi"])
+        self.assertEqual(len(truth), 5)
+        for kernel in ("hidden", "deduced", "pasted", "runtime_version"):
+            self.assertRegex(err, r"suite_unsure\.cu:%d: %s: .*use --exact" % (
+                line_of(fixture("suite_unsure.cu"), "void %s(" % kernel), kernel))
+
+    def test_a_header_kernel_is_its_units_and_says_where(self):
+        found, _ = listed(fixture("suite_app.cu"))
+        blend = [e for e in found if e["source_name"] == "blend"]
+        self.assertEqual(len(blend), 1)
+        self.assertEqual(blend[0]["file"], fixture("suite_app.cu"))
+        self.assertEqual(blend[0]["defined_in"], fixture("suite_kernels.h"))
+        self.assertEqual(blend[0]["line"], line_of(fixture("suite_kernels.h"), "void blend("))
+        # Named on its own, the .h is read as CUDA.
+        alone, _ = scan(fixture("suite_kernels.h"))
+        self.assertEqual(alone, [blend[0]["name"]])
+
+    def test_exact_credits_the_compiled_file(self):
+        # A folder with the unit and its headers: each kernel once, for the
+        # file nvcc compiled, with the header it is defined in.
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in ("suite_app.cu", "suite_types.cuh", "suite_kernels.h"):
+                shutil.copy(fixture(name), tmp)
+            found, err = listed(tmp, ["--exact"])
+            names = [e["name"] for e in found]
+            self.assertEqual(sorted(names), sorted(cuda_entries(fixture("suite_app.cu"))), err)
+            self.assertEqual({e["file"] for e in found}, {os.path.join(tmp, "suite_app.cu")})
+            blend = next(e for e in found if e["source_name"] == "blend")
+            self.assertEqual(blend["defined_in"], os.path.join(tmp, "suite_kernels.h"))
+            p = subprocess.run([CCKEY, "scan", "--exact", "--list", tmp], capture_output=True, timeout=300)
+            self.assertIn(b" (blend) in " + os.path.join(tmp, "suite_kernels.h").encode(), p.stdout)
+
+    def test_exact_builds_dynamic_parallelism_with_rdc(self):
+        path = fixture("dynpar.cu")
+        self.assertIsNone(cuda_entries(path), "it needs -rdc=true")
+        truth = cuda_entries(path, ["-rdc=true"])
+        found, err = scan(path, extra=["--exact"])
+        self.assertEqual(sorted(found), sorted(truth), err)
+        self.assertIn("dynpar.cu: launches kernels from device code", err)
+        self.assertIn("-rdc=true", err)
+
+
+class ExactNoKernels(UsesOpenCL, unittest.TestCase):
+    def test_a_program_without_kernels_names_nothing(self):
+        # PoCL reports a name size of 1 for it and writes no byte there.
+        if not self.ocl:
+            self.skipTest("no OpenCL runtime: %s" % self.why)
+        path = fixture("no_kernels.cl")
+        with open(path, "rb") as f:
+            self.assertEqual(self.ocl.kernel_names(f.read()), [])
+        for args in (["--list"], ["-d", "dev"], ["--list", "--format", "json"]):
+            p = subprocess.run([CCKEY, "scan", "--exact"] + args + [path], capture_output=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.strip(), b"[]" if "json" in args else b"", args)
+            self.assertIn(b"no_kernels.cl: the compiler reports no entry points", p.stderr)
 
 
 def report():

@@ -128,7 +128,8 @@ external make_keys_raw :
   = "cckey_ml_make_keys"
 
 let make_keys_info ?(backend = `Auto) ?(threads = 0) ?(verify = `None) tuples =
-  if threads < 0 then invalid_arg "Cckey.make_keys: threads < 0";
+  (* The stub passes threads on as a C unsigned: 2^32 + 2 would be 2. *)
+  if threads < 0 || threads > 4096 then invalid_arg "Cckey.make_keys: threads must be from 0 (one per core) to 4096";
   make_keys_raw (backend_code backend) threads (verify_code verify) tuples
 
 let make_keys ?backend ?threads ?verify tuples =

@@ -45,7 +45,8 @@ val make_keys :
     tuples is copied once). An explicitly chosen backend that cannot run here
     raises {!Error}; a device that fails in mid-batch is not an error (the
     rest runs on the CPU). [verify] recomputes device digests on the CPU.
-    @raise Invalid_argument if [threads] is negative. *)
+    @raise Invalid_argument if [threads] is negative or more than 4096 (the
+    library's limit). *)
 
 val make_keys_info :
   ?backend:backend ->
@@ -82,15 +83,18 @@ module Store : sig
   type stats = {
     entries : int;
     bytes : int;  (** total size of the entry files *)
-    max_bytes : int;  (** this handle's limit; 0 for none *)
+    max_bytes : int;  (** this handle's limit; 0 for none ([max_int] for a larger one) *)
     temp_files : int;  (** unfinished writes *)
     temp_bytes : int;
   }
 
   val open_ : ?max_bytes:int -> string -> t
   (** Open (creating it, with parents) the store in a folder. [max_bytes]
-      (default 0: none) limits the folder's size; least recently used entries
-      go first. Closed by the GC, or by {!close}. *)
+      (default 0: the folder's own limit, [max_size] in its [cckey.conf], else
+      none) limits the folder's size; least recently used entries go first.
+      Closed by the GC, or by {!close}.
+      @raise Invalid_argument if [max_bytes] is negative or the path holds a
+      NUL byte. *)
 
   val get : t -> string -> string option
   (** The payload stored under a key, or [None]. An entry that fails its
@@ -103,7 +107,9 @@ module Store : sig
   val stats : t -> stats
 
   val close : t -> unit
-  (** Close now; later calls raise [Invalid_argument]. Idempotent. *)
+  (** Close now: calls that other threads have in flight on [t] finish first
+      (close waits for them, with the runtime lock released), and calls
+      after it raise [Invalid_argument]. Idempotent. *)
 end
 
 val version : unit -> string

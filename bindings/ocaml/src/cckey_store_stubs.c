@@ -1,23 +1,35 @@
-/* Cckey.Store: a custom block owning a cckey_store. Disk work runs with the
- * runtime lock released, on copies of the OCaml strings. `busy` (changed
- * only under the lock) keeps close from freeing a handle that another
- * thread is using. */
+/* Cckey.Store: a custom block holding a store_box, which owns a
+ * cckey_store. Disk work runs with the runtime lock released, on copies of
+ * the OCaml strings. `busy` counts the calls in flight; close refuses new
+ * calls and waits for those, so it never frees a handle another thread is
+ * using. The box is malloc'ed (the custom block holds only its address):
+ * the GC may move the block, and a mutex must stay where it is. */
 #include "stubs.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct store_box {
-    cckey_store *s;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;   /* busy fell to 0 while closing */
+    cckey_store *s;        /* NULL once closed */
     long busy;
+    bool closing;
 } store_box;
 
-#define Box_val(v) ((store_box *)Data_custom_val(v))
+#define Box_val(v) (*(store_box **)Data_custom_val(v))
 
 static void box_finalize(value v)
 {
-    cckey_store_close(Box_val(v)->s);
-    Box_val(v)->s = NULL;
+    store_box *b = Box_val(v);   /* no call is in flight: each holds the value */
+    if (!b) return;
+    cckey_store_close(b->s);
+    pthread_cond_destroy(&b->idle);
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+    Box_val(v) = NULL;
 }
 
 static struct custom_operations box_ops = {
@@ -34,14 +46,20 @@ static struct custom_operations box_ops = {
 static cckey_store *enter(value v)
 {
     store_box *b = Box_val(v);
-    if (!b->s) caml_invalid_argument("Cckey.Store: the store is closed");
-    b->busy++;
-    return b->s;
+    pthread_mutex_lock(&b->mu);
+    cckey_store *s = b->closing ? NULL : b->s;
+    if (s) b->busy++;
+    pthread_mutex_unlock(&b->mu);
+    if (!s) caml_invalid_argument("Cckey.Store: the store is closed");
+    return s;
 }
 
 static void leave(value v)
 {
-    Box_val(v)->busy--;
+    store_box *b = Box_val(v);
+    pthread_mutex_lock(&b->mu);
+    if (--b->busy == 0 && b->closing) pthread_cond_broadcast(&b->idle);
+    pthread_mutex_unlock(&b->mu);
 }
 
 /* A key as the C API takes it; a wrong length or a NUL inside becomes an
@@ -61,24 +79,50 @@ value cckey_ml_store_open(value v_dir, value v_max)
     if (!caml_string_is_c_safe(v_dir)) caml_invalid_argument("Cckey.Store.open_: the path contains a NUL byte");
     if (Long_val(v_max) < 0) caml_invalid_argument("Cckey.Store.open_: max_bytes < 0");
     char *dir = strdup(String_val(v_dir));
-    if (!dir) caml_raise_out_of_memory();
-    cckey_store *s = NULL;
+    store_box *b = calloc(1, sizeof *b);
+    if (!dir || !b) {
+        free(dir), free(b);
+        caml_raise_out_of_memory();
+    }
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->idle, NULL);
     caml_release_runtime_system();
-    cckey_status st = cckey_store_open(&s, dir, (uint64_t)Long_val(v_max));
+    cckey_status st = cckey_store_open(&b->s, dir, (uint64_t)Long_val(v_max));
     caml_acquire_runtime_system();
     free(dir);
-    if (st != CCKEY_OK) cckey_ml_raise(st);
-    v = caml_alloc_custom(&box_ops, sizeof(store_box), 0, 1);
-    Box_val(v)->s = s;
-    Box_val(v)->busy = 0;
+    if (st != CCKEY_OK) {
+        pthread_cond_destroy(&b->idle);
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        cckey_ml_raise(st);
+    }
+    v = caml_alloc_custom(&box_ops, sizeof(store_box *), 0, 1);
+    Box_val(v) = b;
     CAMLreturn(v);
 }
 
+/* Refuse new calls, wait (runtime lock released) for those in flight on
+ * other threads, then close. Idempotent. */
 value cckey_ml_store_close(value v)
 {
     CAMLparam1(v);
-    if (Box_val(v)->busy) caml_invalid_argument("Cckey.Store.close: the store is in use by another thread");
-    box_finalize(v);
+    store_box *b = Box_val(v);
+    pthread_mutex_lock(&b->mu);
+    b->closing = true;
+    bool wait = b->busy > 0;
+    pthread_mutex_unlock(&b->mu);
+    if (wait) {
+        caml_release_runtime_system();
+        pthread_mutex_lock(&b->mu);
+        while (b->busy) pthread_cond_wait(&b->idle, &b->mu);
+        pthread_mutex_unlock(&b->mu);
+        caml_acquire_runtime_system();
+    }
+    pthread_mutex_lock(&b->mu);
+    cckey_store *s = b->s;
+    b->s = NULL;
+    pthread_mutex_unlock(&b->mu);
+    cckey_store_close(s);
     CAMLreturn(Val_unit);
 }
 
@@ -138,7 +182,8 @@ value cckey_ml_store_stats(value v)
     r = caml_alloc_tuple(5);
     Store_field(r, 0, Val_long(u.entries));
     Store_field(r, 1, Val_long(u.bytes));
-    Store_field(r, 2, Val_long(u.max_bytes));
+    /* A folder's limit from cckey.conf may pass max_int (2^62 - 1). */
+    Store_field(r, 2, Val_long(u.max_bytes > (uint64_t)Max_long ? (uint64_t)Max_long : u.max_bytes));
     Store_field(r, 3, Val_long(u.temp_files));
     Store_field(r, 4, Val_long(u.temp_bytes));
     CAMLreturn(r);

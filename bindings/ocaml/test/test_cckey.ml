@@ -300,6 +300,38 @@ let test_store () =
   expect_error "store on a file" 3 (fun () -> Cckey.Store.open_ file);
   ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote dir)))
 
+(* close while another thread reads the store over and over (a 64 MiB
+   entry: each get spends nearly all its time in the stub, the runtime lock
+   released): close waits for the get in flight instead of raising, every
+   get before it returned the whole entry, and the next one is refused.
+   Whatever the interleaving, no call sees a freed handle. *)
+let test_close_while_in_use () =
+  let dir = temp_dir () in
+  let s = Cckey.Store.open_ dir in
+  let key = Cckey.make_key ~device:"d" ~name:"big" ~source:"s" () in
+  let payload = String.make (64 lsl 20) 'p' in
+  Cckey.Store.put s key payload;
+  let served = Atomic.make 0 and wrong = Atomic.make 0 and stop = Atomic.make false in
+  let rec worker () =
+    if not (Atomic.get stop) then
+      match Cckey.Store.get s key with
+      | got ->
+        if got <> Some payload then Atomic.incr wrong;
+        Atomic.incr served;
+        worker ()
+      | exception Invalid_argument _ -> ()
+  in
+  let t = Thread.create worker () in
+  while Atomic.get served = 0 do Thread.yield () done;
+  let closed = match Cckey.Store.close s with () -> "closed" | exception Invalid_argument m -> m in
+  Atomic.set stop true;   (* 6f74adb refused to close: the worker would read on *)
+  Thread.join t;
+  check ("close while a get is in flight: " ^ closed) (closed = "closed");
+  check "every get before close returned its entry" (Atomic.get wrong = 0);
+  let after = match Cckey.Store.get s key with _ -> "served" | exception Invalid_argument m -> m in
+  check ("a get after close is refused: " ^ after) (closed <> "closed" || after = "Cckey.Store: the store is closed");
+  ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote dir)))
+
 let test_errors () =
   (match Cckey.make_keys ~backend:`Cuda [| ("d", "n", "s", []) |] with
    | _ -> print_endline "skip: CUDA is available here; nothing to refuse"
@@ -309,6 +341,17 @@ let test_errors () =
      check "unavailable backend: detail from the library" (e.detail <> ""));
   check "threads < 0"
     (match Cckey.make_keys ~threads:(-1) [||] with _ -> false | exception Invalid_argument _ -> true);
+  (* Passed on as a C unsigned, 2^32 + 2 ran as 2 threads. *)
+  List.iter
+    (fun threads ->
+      check (Printf.sprintf "threads = %d is refused" threads)
+        (match Cckey.make_keys ~threads [| ("d", "n", "s", []) |] with
+         | _ -> false
+         | exception Invalid_argument _ -> true))
+    [ (1 lsl 32) + 2; 4097; max_int; min_int ];
+  check "threads = 4096 runs" (Cckey.make_keys ~backend:`Cpu ~threads:4096 [| ("d", "n", "s", []) |] <> [||]);
+  check "max_bytes < 0"
+    (match Cckey.Store.open_ ~max_bytes:(-1) (temp_dir ()) with _ -> false | exception Invalid_argument _ -> true);
   check "version" (Cckey.version () <> "")
 
 let () =
@@ -323,6 +366,7 @@ let () =
   test_keys_outlive_their_neighbours ();
   test_batch_with_a_compacting_gc ();
   test_store ();
+  test_close_while_in_use ();
   test_errors ();
   if !failures > 0 then begin
     Printf.printf "%d check(s) failed\n" !failures;

@@ -317,8 +317,8 @@ static cckey_batch_config *make_config(const char *backend, long threads, PyObje
         PyErr_Format(PyExc_ValueError, "unknown backend '%s' (auto, cpu, opencl or cuda)", backend);
         return NULL;
     }
-    if (threads < 0 || threads > 65536) {
-        PyErr_Format(PyExc_ValueError, "threads must be between 0 (one per core) and 65536, not %ld", threads);
+    if (threads < 0 || threads > 4096) {   /* the library's limit */
+        PyErr_Format(PyExc_ValueError, "threads must be between 0 (one per core) and 4096, not %ld", threads);
         return NULL;
     }
     if (parse_verify(verify, &mode) < 0) return NULL;

@@ -1,8 +1,11 @@
 /* cckey.Store: the on-disk store of compiled kernels. Every call that
  * touches the disk runs with the GIL released; `busy` (changed only under
- * the GIL) keeps close() from freeing a handle another thread is using. */
+ * the GIL) counts those calls, and close() refuses new ones and waits for
+ * them, so it never frees a handle another thread is using. */
 #include "pyck.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -12,21 +15,53 @@ typedef struct {
     PyObject_HEAD
     cckey_store *store;
     Py_ssize_t busy;
+    bool closing;
+    /* close() waits on idle, the GIL released, until woken: set under mu by
+     * the call that takes busy to 0 while closing (a flag, so a wake-up
+     * before the wait is not lost; busy cannot rise again once closing). */
+    bool sync_ready, woken;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;
     PyObject *path;
 } StoreObject;
+
+/* max_bytes, an O& converter: an int from 0 (the folder's own limit) to
+ * 2**64 - 1. PyArg's "K" takes any int modulo 2**64 (-1 became no limit,
+ * 2**64 + 4096 a 4 KiB one): a value out of range is an OverflowError. */
+static int max_bytes_arg(PyObject *o, void *out)
+{
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_OverflowError, "max_bytes must be from 0 (the folder's own limit) to 2**64 - 1, not %R", o);
+        }
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
+}
 
 static int Store_init(StoreObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"path", "max_bytes", NULL};
     PyObject *path_obj;
     unsigned long long max_bytes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|K:Store", kwlist, PyUnicode_FSConverter, &path_obj,
-                                     &max_bytes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&:Store", kwlist, PyUnicode_FSConverter, &path_obj,
+                                     max_bytes_arg, &max_bytes))
         return -1;
-    if (self->store) {
+    if (self->store || self->closing) {
         Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_TypeError, "Store is already open");
+        PyErr_SetString(PyExc_TypeError, self->store ? "Store is already open" : "Store is being closed");
         return -1;
+    }
+    if (!self->sync_ready) {
+        pthread_mutex_init(&self->mu, NULL);
+        pthread_cond_init(&self->idle, NULL);
+        self->sync_ready = true;
     }
     const char *dir = PyBytes_AS_STRING(path_obj);
     if (strlen(dir) != (size_t)PyBytes_GET_SIZE(path_obj)) {
@@ -53,18 +88,31 @@ static int Store_init(StoreObject *self, PyObject *args, PyObject *kwargs)
 static void Store_dealloc(StoreObject *self)
 {
     cckey_store_close(self->store);   /* busy is 0: a method in flight holds a reference */
+    if (self->sync_ready) {
+        pthread_cond_destroy(&self->idle);
+        pthread_mutex_destroy(&self->mu);
+    }
     Py_XDECREF(self->path);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int enter(StoreObject *self)
 {
-    if (!self->store) {
+    if (!self->store || self->closing) {
         PyErr_SetString(PyExc_ValueError, "the Store is closed");
         return -1;
     }
     self->busy++;
     return 0;
+}
+
+static void leave(StoreObject *self)
+{
+    if (--self->busy || !self->closing) return;
+    pthread_mutex_lock(&self->mu);
+    self->woken = true;
+    pthread_cond_broadcast(&self->idle);   /* every close() waiting */
+    pthread_mutex_unlock(&self->mu);
 }
 
 /* A key as the C API takes it: a NUL-terminated string of CCKEY_KEY_LEN
@@ -94,7 +142,7 @@ static PyObject *Store_get(StoreObject *self, PyObject *arg)
     Py_BEGIN_ALLOW_THREADS
     st = cckey_store_get(self->store, key, &buf, &len);
     Py_END_ALLOW_THREADS
-    self->busy--;
+    leave(self);
     PyObject *r;
     if (st == CCKEY_OK) r = PyBytes_FromStringAndSize(buf, (Py_ssize_t)len);
     else if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT) r = (Py_INCREF(Py_None), Py_None);
@@ -119,7 +167,7 @@ static PyObject *Store_put(StoreObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = cckey_store_put(self->store, key, data.buf, (size_t)data.len);
     Py_END_ALLOW_THREADS
-    self->busy--;
+    leave(self);
     PyBuffer_Release(&data);
     if (st != CCKEY_OK) return pyck_raise(st);
     Py_RETURN_NONE;
@@ -134,7 +182,7 @@ static PyObject *Store_stats(StoreObject *self, PyObject *unused)
     Py_BEGIN_ALLOW_THREADS
     st = cckey_store_stats(self->store, &u);
     Py_END_ALLOW_THREADS
-    self->busy--;
+    leave(self);
     if (st != CCKEY_OK) return pyck_raise(st);
     return Py_BuildValue("{sKsKsKsKsK}", "entries", (unsigned long long)u.entries, "bytes",
                          (unsigned long long)u.bytes, "max_bytes", (unsigned long long)u.max_bytes,
@@ -142,15 +190,29 @@ static PyObject *Store_stats(StoreObject *self, PyObject *unused)
                          (unsigned long long)u.temp_bytes);
 }
 
+/* Refuse new calls, wait (the GIL released) for those in flight on other
+ * threads, then close. Idempotent; a second close() meanwhile waits too. */
 static PyObject *Store_close(StoreObject *self, PyObject *unused)
 {
     (void)unused;
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the Store is in use by another thread");
-        return NULL;
+    if (!self->store) Py_RETURN_NONE;
+    if (!self->closing) {   /* the first close(): from now on busy only falls */
+        pthread_mutex_lock(&self->mu);
+        self->woken = false;
+        pthread_mutex_unlock(&self->mu);
+        self->closing = true;
     }
-    cckey_store_close(self->store);
+    if (self->busy) {
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&self->mu);
+        while (!self->woken) pthread_cond_wait(&self->idle, &self->mu);
+        pthread_mutex_unlock(&self->mu);
+        Py_END_ALLOW_THREADS
+    }
+    cckey_store *s = self->store;
     self->store = NULL;
+    self->closing = false;
+    cckey_store_close(s);
     Py_RETURN_NONE;
 }
 
@@ -190,7 +252,8 @@ static PyMethodDef Store_methods[] = {
      "stats() -> dict\n\n"
      "What the folder holds: entries, bytes, max_bytes, temp_files, temp_bytes."},
     {"close", (PyCFunction)Store_close, METH_NOARGS,
-     "close() -> None\n\nClose the handle; later calls raise ValueError. Idempotent."},
+     "close() -> None\n\nClose the handle: calls other threads have in flight finish first (close\n"
+     "waits for them), and later calls raise ValueError. Idempotent."},
     {"__enter__", (PyCFunction)Store_enter, METH_NOARGS, "Return the store itself."},
     {"__exit__", (PyCFunction)Store_exit, METH_VARARGS, "Close the store."},
     {NULL, NULL, 0, NULL},
@@ -205,9 +268,11 @@ PyTypeObject pyck_StoreType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cckey.Store",
     .tp_doc = "Store(path, max_bytes=0)\n\n"
               "The on-disk store of compiled kernels in folder path (created with its\n"
-              "parents), addressed by key. max_bytes limits the folder's size (least\n"
-              "recently used entries go first); 0 means no limit. Safe to share between\n"
-              "threads and processes. Usable as a context manager.",
+              "parents), addressed by key. max_bytes (an int from 0 to 2**64 - 1, else\n"
+              "OverflowError) limits the folder's size, least recently used entries\n"
+              "going first; 0 means the folder's own limit (max_size in its cckey.conf),\n"
+              "else none. Safe to share between threads and processes. Usable as a\n"
+              "context manager.",
     .tp_basicsize = sizeof(StoreObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

@@ -283,6 +283,80 @@ def test_store_errors(tmp_path):
         small.put(cckey.make_key("d", "n", "s"), b"x" * 5000)
 
 
+@pytest.mark.parametrize("value, exc", [
+    (-1, OverflowError),            # was taken as 2**64 - 1: no limit at all
+    (2**64, OverflowError),         # was taken modulo 2**64: 0, the folder's limit
+    (2**64 + 4096, OverflowError),  # was a 4 KiB limit that evicted nearly everything
+    (-(2**64) + 1, OverflowError),
+    (1.5, TypeError),
+    ("4096", TypeError),
+])
+def test_store_max_bytes_out_of_range_is_refused(tmp_path, value, exc):
+    with pytest.raises(exc, match="max_bytes|integer|int"):
+        cckey.Store(tmp_path / "s", max_bytes=value)
+    assert not (tmp_path / "s").exists(), "a refused Store() still created its folder"
+
+
+def test_store_max_bytes_in_range(tmp_path):
+    # The limit in effect is the one given: 2**64 - 1 stays (no wrap), and an
+    # object with __index__ is an int.
+    class Four:
+        def __index__(self):
+            return 4096
+    for value, want in ((2**64 - 1, 2**64 - 1), (Four(), 4096), (0, 0)):
+        with cckey.Store(tmp_path / str(want), max_bytes=value) as store:
+            assert store.stats()["max_bytes"] == want
+
+
+@pytest.mark.parametrize("value, exc", [
+    (-1, ValueError), (4097, ValueError), (2**63, OverflowError), (2**64 + 2, OverflowError),
+    (-(2**64), OverflowError), (2.0, TypeError),
+])
+def test_make_keys_threads_out_of_range_is_refused(value, exc):
+    # Every integer argument of the binding: make_keys(threads=) is the other.
+    with pytest.raises(exc):
+        cckey.make_keys([("d", "n", "s")], threads=value)
+
+
+def test_store_close_waits_for_calls_in_flight(tmp_path):
+    # A worker reads a 64 MiB entry over and over (each get spends most of
+    # its time with the GIL released); close() from this thread waits for
+    # the get in flight instead of raising RuntimeError, and every later
+    # call is refused with ValueError. Whatever the interleaving, each get
+    # returns the whole payload or is refused: never a freed handle.
+    key = cckey.make_key("d", "big", "s")
+    payload = b"p" * (64 << 20)
+    store = cckey.Store(tmp_path)
+    store.put(key, payload)
+    started, stop, results = threading.Event(), threading.Event(), []
+
+    def worker():
+        while not stop.is_set():
+            try:
+                got = store.get(key)
+            except ValueError as e:
+                results.append(str(e))
+                return
+            results.append(got == payload)
+            started.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    started.wait()
+    try:
+        store.close()        # 6f74adb: RuntimeError "in use by another thread"
+    except BaseException:
+        stop.set()           # or the worker would read on for ever
+        t.join()
+        raise
+    t.join()
+    assert results[-1] == "the Store is closed"
+    assert all(r is True for r in results[:-1]) and len(results) >= 2
+    with pytest.raises(ValueError, match="closed"):
+        store.get(key)
+    store.close()            # idempotent
+
+
 def test_make_keys_from_four_threads():
     batches = [random_tuples(10 + i, 4000) for i in range(4)]
     wants = [[oracle(*t) for t in b] for b in batches]

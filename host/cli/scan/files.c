@@ -1,8 +1,10 @@
 /* Kernel source files: languages by extension, and the folder walk. */
 #include "scan.h"
+#include "lexer.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@ static const struct {
     {".metal", CCKEY_LANG_METAL},
 };
 
-static const char *const names[] = {"", "opencl", "cuda", "hip", "metal"};
+static const char *const names[] = {"", "opencl", "cuda", "hip", "metal", "host"};
 
 const char *cckey_lang_name(cckey_lang lang)
 {
@@ -27,7 +29,7 @@ const char *cckey_lang_name(cckey_lang lang)
 
 cckey_lang cckey_lang_from_name(const char *name)
 {
-    for (size_t i = 1; i < sizeof names / sizeof *names; i++)
+    for (size_t i = 1; i < CCKEY_LANG_HOST; i++)
         if (strcmp(name, names[i]) == 0) return (cckey_lang)i;
     return CCKEY_LANG_NONE;
 }
@@ -41,7 +43,55 @@ cckey_lang cckey_lang_of_path(const char *path)
     return CCKEY_LANG_NONE;
 }
 
-static int add(cckey_source_list *l, const char *path, cckey_lang lang)
+bool cckey_is_host_path(const char *path)
+{
+    static const char *const host[] = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inl"};
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) return false;
+    for (size_t i = 0; i < sizeof host / sizeof *host; i++)
+        if (strcmp(dot, host[i]) == 0) return true;
+    return false;
+}
+
+static cckey_lang lang_for_scan(const char *path)
+{
+    cckey_lang l = cckey_lang_of_path(path);
+    return l ? l : cckey_is_host_path(path) ? CCKEY_LANG_HOST : CCKEY_LANG_NONE;
+}
+
+/* A header named on the command line: CUDA or OpenCL when its code (not
+ * its strings or comments) defines kernels, else host code. */
+static cckey_lang named_header_lang(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    static const char *const hdr[] = {".h", ".hh", ".hpp", ".hxx", ".inl"};
+    bool is_hdr = false;
+    for (size_t i = 0; dot && i < sizeof hdr / sizeof *hdr; i++) is_hdr |= strcmp(dot, hdr[i]) == 0;
+    FILE *f = is_hdr ? fopen(path, "rb") : NULL;
+    if (!f) return CCKEY_LANG_HOST;
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    for (size_t r; buf && len < (16u << 20) && (r = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += r;
+        char *nb = len == cap ? realloc(buf, cap *= 2) : buf;
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    cckey_lexed lx;
+    cckey_lang lang = CCKEY_LANG_HOST;
+    if (buf && cckey_lex(buf, len, &lx) == 0) {
+        for (size_t i = 0; i < lx.n && lang == CCKEY_LANG_HOST; i++)
+            lang = cckey_tok_is(&lx.toks[i], "__global__") ? CCKEY_LANG_CUDA
+                   : cckey_tok_is(&lx.toks[i], "__kernel") ? CCKEY_LANG_OPENCL
+                                                           : CCKEY_LANG_HOST;
+        cckey_lexed_free(&lx);
+    }
+    free(buf);
+    return lang;
+}
+
+static int add(cckey_source_list *l, const char *path, cckey_lang lang, bool named)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
@@ -49,10 +99,13 @@ static int add(cckey_source_list *l, const char *path, cckey_lang lang)
         if (p) l->paths = p;
         cckey_lang *g = realloc(l->langs, cap * sizeof *g);
         if (g) l->langs = g;
-        if (!p || !g) return -1;
+        bool *nm = realloc(l->named, cap * sizeof *nm);
+        if (nm) l->named = nm;
+        if (!p || !g || !nm) return -1;
         l->cap = cap;
     }
     if (!(l->paths[l->n] = strdup(path))) return -1;
+    l->named[l->n] = named;
     l->langs[l->n++] = lang;
     return 0;
 }
@@ -85,8 +138,8 @@ static int walk(const char *dir, cckey_source_list *l, char *err, size_t err_len
             if (S_ISDIR(lst.st_mode)) {
                 rc = walk(path, l, err, err_len, depth + 1);
             } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-                cckey_lang lang = cckey_lang_of_path(path);
-                if (lang && add(l, path, lang) != 0) {
+                cckey_lang lang = lang_for_scan(path);
+                if (lang && add(l, path, lang, false) != 0) {
                     snprintf(err, err_len, "out of memory");
                     rc = -1;
                 }
@@ -143,7 +196,7 @@ static int drop_same_files(cckey_source_list *l)
             free(l->paths[i]);
             continue;
         }
-        l->paths[m] = l->paths[i], l->langs[m++] = l->langs[i];
+        l->paths[m] = l->paths[i], l->named[m] = l->named[i], l->langs[m++] = l->langs[i];
     }
     l->n = m;
     free(ids), free(dup);
@@ -162,13 +215,14 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
         if (S_ISDIR(st.st_mode)) {
             if (walk(paths[i], out, err, err_len, 0) != 0) goto fail;
         } else {
-            cckey_lang lang = cckey_lang_of_path(paths[i]);
+            cckey_lang lang = lang_for_scan(paths[i]);
+            if (lang == CCKEY_LANG_HOST) lang = named_header_lang(paths[i]);
             if (!lang) {
-                snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .opencl .cu .cuh .hip .metal)",
-                         paths[i]);
+                snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .opencl .cu .cuh .hip .metal, "
+                         "and host code holding programs as strings: .h .hpp .c .cpp ...)", paths[i]);
                 goto fail;
             }
-            if (add(out, paths[i], lang) != 0) {
+            if (add(out, paths[i], lang, true) != 0) {
                 snprintf(err, err_len, "out of memory");
                 goto fail;
             }
@@ -179,8 +233,9 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
     size_t *order = malloc((out->n ? out->n : 1) * sizeof *order);
     char **paths2 = malloc((out->n ? out->n : 1) * sizeof *paths2);
     cckey_lang *langs2 = malloc((out->n ? out->n : 1) * sizeof *langs2);
-    if (!order || !paths2 || !langs2) {
-        free(order), free(paths2), free(langs2);
+    bool *named2 = malloc((out->n ? out->n : 1) * sizeof *named2);
+    if (!order || !paths2 || !langs2 || !named2) {
+        free(order), free(paths2), free(langs2), free(named2);
         snprintf(err, err_len, "out of memory");
         goto fail;
     }
@@ -190,13 +245,14 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
     for (size_t i = 0; i < out->n; i++) {
         char *p = out->paths[order[i]];
         if (m && strcmp(paths2[m - 1], p) == 0) {
+            named2[m - 1] |= out->named[order[i]];
             free(p);
             continue;
         }
-        paths2[m] = p, langs2[m++] = out->langs[order[i]];
+        paths2[m] = p, named2[m] = out->named[order[i]], langs2[m++] = out->langs[order[i]];
     }
-    free(order), free(out->paths), free(out->langs);
-    out->paths = paths2, out->langs = langs2, out->n = m, out->cap = out->n;
+    free(order), free(out->paths), free(out->langs), free(out->named);
+    out->paths = paths2, out->langs = langs2, out->named = named2, out->n = m, out->cap = out->n;
     if (drop_same_files(out) != 0) {
         snprintf(err, err_len, "out of memory");
         goto fail;
@@ -207,10 +263,73 @@ fail:
     return -1;
 }
 
+/* The #include "NAME" lines of path, each resolved beside it, into
+ * (*inc)[*n] (a quick read: comments and conditionals are not looked at, so
+ * a header that some branch includes counts as included). */
+static int includes_of(const char *path, char ***inc, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4096];
+    const char *slash = strrchr(path, '/');
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        const char *p = line + strspn(line, " \t");
+        if (*p++ != '#') continue;
+        p += strspn(p, " \t");
+        if (strncmp(p, "include", 7) != 0) continue;
+        p += 7 + strspn(p + 7, " \t");
+        const char *q = *p == '"' ? strchr(p + 1, '"') : NULL;
+        if (!q || q == p + 1) continue;
+        char cand[PATH_MAX], real[PATH_MAX];
+        int k = p[1] == '/' ? snprintf(cand, sizeof cand, "%.*s", (int)(q - p - 1), p + 1)
+                            : snprintf(cand, sizeof cand, "%.*s%.*s", slash ? (int)(slash - path + 1) : 0, path,
+                                       (int)(q - p - 1), p + 1);
+        if (k <= 0 || (size_t)k >= sizeof cand || !realpath(cand, real)) continue;
+        char **g = realloc(*inc, (*n + 1) * sizeof *g);
+        if (!g || !(g[*n] = strdup(real))) rc = -1;
+        if (g) *inc = g;
+        if (rc == 0) (*n)++;
+    }
+    fclose(f);
+    return rc;
+}
+
+long cckey_drop_included(cckey_source_list *l)
+{
+    char **inc = NULL;
+    size_t n_inc = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (includes_of(l->paths[i], &inc, &n_inc) != 0) {
+            for (size_t k = 0; k < n_inc; k++) free(inc[k]);
+            free(inc);
+            return -1;
+        }
+    size_t m = 0;
+    long dropped = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        char real[PATH_MAX];
+        bool covered = false;
+        if (!l->named[i] && realpath(l->paths[i], real))
+            for (size_t k = 0; k < n_inc && !covered; k++) covered = strcmp(inc[k], real) == 0;
+        if (covered) {
+            free(l->paths[i]);
+            dropped++;
+            continue;
+        }
+        l->paths[m] = l->paths[i], l->langs[m] = l->langs[i], l->named[m++] = l->named[i];
+    }
+    l->n = m;
+    for (size_t k = 0; k < n_inc; k++) free(inc[k]);
+    free(inc);
+    return dropped;
+}
+
 void cckey_source_list_free(cckey_source_list *l)
 {
     for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
     free(l->paths);
     free(l->langs);
+    free(l->named);
     *l = (cckey_source_list){0};
 }

@@ -26,8 +26,11 @@ typedef struct lexer {
     struct cond {
         bool parent_active, active, taken;   /* taken: a branch known true was seen */
         bool both;                           /* scanned both ways: its directives are tokens */
+        bool device;                         /* unknown because only the device knows */
     } *conds;
     size_t n_conds, cap_conds;
+    const cckey_lex_opts *opts;
+    unsigned char next_flags;                /* of the next token emitted */
     bool oom;
 } lexer;
 
@@ -54,7 +57,9 @@ static void emit(lexer *L, cckey_tok_kind kind, size_t start, size_t end)
         }
         o->toks = t, o->cap = cap;
     }
-    o->toks[o->n++] = (cckey_token){kind, L->s + start, end - start, line_at(L, start)};
+    unsigned short file = L->opts ? L->opts->file : 0;
+    o->toks[o->n++] = (cckey_token){kind, L->s + start, end - start, line_at(L, start), file, L->next_flags};
+    L->next_flags = 0;
 }
 
 /* Bytes of UTF-8 sequences belong to words (C++ and CUDA allow such
@@ -103,10 +108,13 @@ static size_t skip_raw(const lexer *L, size_t i)
     return L->n;
 }
 
-/* #if / #elif condition: 0 false, 1 true, -1 unknown. Only constant
- * integers (and "false") are known; anything else is scanned both ways. */
-static int eval_condition(const lexer *L, size_t i, size_t end)
+/* #if / #elif condition: 0 false, 1 true, -1 unknown. With the unit's
+ * macros (opts->env) the preprocessor's own evaluation (pp.h); without,
+ * only constant integers (and "false") are known. */
+static int eval_condition(const lexer *L, size_t i, size_t end, bool *device)
 {
+    *device = false;
+    if (L->opts && L->opts->env) return cckey_pp_eval(L->opts->env, L->s + i, end - i, device);
     char buf[64];
     size_t n = 0;
     while (i < end) {
@@ -142,7 +150,7 @@ static void emit_pp(lexer *L, cckey_tok_kind kind, size_t at)
     if (L->n_conds) L->conds[L->n_conds - 1].active = saved;
 }
 
-static void push_cond(lexer *L, int value, size_t at)
+static void push_cond(lexer *L, int value, bool device, size_t at)
 {
     if (L->n_conds == L->cap_conds) {
         size_t cap = L->cap_conds ? L->cap_conds * 2 : 16;
@@ -154,13 +162,69 @@ static void push_cond(lexer *L, int value, size_t at)
         L->conds = c, L->cap_conds = cap;
     }
     bool parent = active(L);
-    L->conds[L->n_conds++] = (struct cond){parent, parent && value != 0, value == 1, parent && value == -1};
-    if (L->conds[L->n_conds - 1].both) emit_pp(L, CCKEY_TOK_PP_IF, at);
+    L->conds[L->n_conds++] = (struct cond){parent, parent && value != 0, value == 1, parent && value == -1,
+                                           value == -1 && device};
+    if (L->conds[L->n_conds - 1].both) {
+        L->next_flags = device ? CCKEY_TOKF_DEVICE : 0;
+        emit_pp(L, CCKEY_TOK_PP_IF, at);
+    }
 }
 
-/* A directive from the '#' at i to the end of its line (comments inside it
- * may span lines). Returns the offset of the end. */
-static size_t directive(lexer *L, size_t i)
+/* #ifdef / #ifndef NAME: known from the unit's macros (see pp.h). */
+static int defined_condition(const lexer *L, size_t j, size_t end, bool negate, bool *device)
+{
+    *device = false;
+    if (!L->opts || !L->opts->env) return -1;
+    while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
+    size_t w = j;
+    while (j < end && ident_char(L->s[j])) j++;
+    if (j == w) return -1;
+    int d = cckey_pp_defined(L->opts->env, L->s + w, j - w, device);
+    return d < 0 ? -1 : negate ? !d : d;
+}
+
+static void elif(lexer *L, int v, bool device, size_t at)
+{
+    struct cond *c = &L->conds[L->n_conds - 1];
+    if (c->taken) v = 0;
+    c->active = c->parent_active && v != 0;
+    if (v == 1) c->taken = true;
+    if (v == -1 && !c->both && c->parent_active) {
+        /* The chain becomes uncertain here: the groups from this one on are
+         * alternatives. */
+        c->both = true, c->device = device;
+        L->next_flags = device ? CCKEY_TOKF_DEVICE : 0;
+        emit_pp(L, CCKEY_TOK_PP_IF, at);
+        return;
+    }
+    if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, at);
+}
+
+/* #include "NAME" or <NAME> in a live group: the header, where it stands. */
+static void include(lexer *L, size_t j, size_t end, size_t at)
+{
+    if (!L->opts || !L->opts->include || !active(L)) return;
+    while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
+    if (j >= end || (L->s[j] != '"' && L->s[j] != '<')) return;
+    char close = L->s[j] == '"' ? '"' : '>';
+    size_t q = j + 1;
+    while (q < end && L->s[q] != close) q++;
+    if (q >= end || q == j + 1) return;
+    L->opts->include(L->opts->user, L->s + j + 1, q - j - 1, close == '>', line_at(L, at));
+}
+
+/* #define / #undef in a live group. */
+static void define(lexer *L, bool undef, size_t j, size_t end)
+{
+    if (!L->opts || !L->opts->env || !active(L)) return;
+    bool uncertain = false, device = false;   /* in a group that may not be there (on some devices) */
+    for (size_t k = 0; k < L->n_conds; k++) uncertain |= L->conds[k].both, device |= L->conds[k].both && L->conds[k].device;
+    if (undef) cckey_env_undef_text(L->opts->env, L->s + j, end - j, uncertain, device);
+    else cckey_env_define_text(L->opts->env, L->s + j, end - j, uncertain, device);
+}
+
+/* The end of the directive line from i (comments inside it may span lines). */
+static size_t directive_end(const lexer *L, size_t i)
 {
     size_t end = i + 1;
     while (end < L->n && L->s[end] != '\n') {
@@ -169,6 +233,28 @@ static size_t directive(lexer *L, size_t i)
         else if (L->s[end] == '"' || L->s[end] == '\'') end = skip_quoted(L, end);
         else end++;
     }
+    return end;
+}
+
+/* #else and #endif of the innermost conditional (at i). */
+static void else_endif(lexer *L, bool is_else, size_t i)
+{
+    struct cond *c = &L->conds[L->n_conds - 1];
+    if (is_else) {
+        c->active = c->parent_active && !c->taken;
+        c->taken = true;
+        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
+        return;
+    }
+    if (c->both) emit_pp(L, CCKEY_TOK_PP_ENDIF, i);
+    L->n_conds--;
+}
+
+/* A directive from the '#' at i to the end of its line. Returns the offset
+ * of the end. */
+static size_t directive(lexer *L, size_t i)
+{
+    size_t end = directive_end(L, i);
     size_t j = i + 1;
     while (j < end && (L->s[j] == ' ' || L->s[j] == '\t')) j++;
     size_t w = j;
@@ -176,22 +262,19 @@ static size_t directive(lexer *L, size_t i)
     size_t wl = j - w;
     const char *word = L->s + w;
 #define IS(x) (wl == sizeof(x) - 1 && memcmp(word, x, wl) == 0)
-    if (IS("if")) push_cond(L, eval_condition(L, j, end), i);
-    else if (IS("ifdef") || IS("ifndef")) push_cond(L, -1, i);
-    else if (L->n_conds && (IS("elif") || IS("elifdef") || IS("elifndef"))) {
-        struct cond *c = &L->conds[L->n_conds - 1];
-        int v = c->taken ? 0 : IS("elif") ? eval_condition(L, j, end) : -1;
-        c->active = c->parent_active && v != 0;
-        if (v == 1) c->taken = true;
-        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
-    } else if (L->n_conds && IS("else")) {
-        struct cond *c = &L->conds[L->n_conds - 1];
-        c->active = c->parent_active && !c->taken;
-        c->taken = true;
-        if (c->both && c->active) emit_pp(L, CCKEY_TOK_PP_ELSE, i);
-    } else if (L->n_conds && IS("endif")) {
-        if (L->conds[L->n_conds - 1].both) emit_pp(L, CCKEY_TOK_PP_ENDIF, i);
-        L->n_conds--;
+    bool dev = false;
+    if (IS("if") || IS("ifdef") || IS("ifndef")) {
+        int v = IS("if") ? eval_condition(L, j, end, &dev) : defined_condition(L, j, end, IS("ifndef"), &dev);
+        push_cond(L, v, dev, i);   /* v first: it sets dev */
+    } else if (L->n_conds && (IS("elif") || IS("elifdef") || IS("elifndef"))) {
+        int v = IS("elif") ? eval_condition(L, j, end, &dev) : defined_condition(L, j, end, IS("elifndef"), &dev);
+        elif(L, v, dev, i);
+    } else if (IS("define") || IS("undef")) {
+        define(L, IS("undef"), j, end);
+    } else if (IS("include")) {
+        include(L, j, end, i);
+    } else if (L->n_conds && (IS("else") || IS("endif"))) {
+        else_endif(L, IS("else"), i);
     }
 #undef IS
     return end;
@@ -231,84 +314,108 @@ static int splice(lexer *L, const char *src, size_t len)
     return 0;
 }
 
-int cckey_lex(const char *src, size_t len, cckey_lexed *out)
+/* A word from i, or a literal with an encoding prefix (u8"", L'x', R"()"). */
+static size_t lex_word(lexer *L, size_t i)
 {
-    *out = (cckey_lexed){0};
-    lexer L = {.line = 1, .at_line_start = true, .out = out};
+    size_t start = i;
+    while (i < L->n && ident_char(L->s[i])) i++;
+    size_t wl = i - start;
+    const char *w = L->s + start;
+    bool prefix = (wl == 1 && strchr("LuU", w[0])) || (wl == 2 && memcmp(w, "u8", 2) == 0);
+    bool raw = wl >= 1 && w[wl - 1] == 'R' &&
+               (wl == 1 || (wl == 2 && strchr("LuU", w[0])) || (wl == 3 && memcmp(w, "u8", 2) == 0));
+    if (i < L->n && L->s[i] == '"' && raw) {
+        i = skip_raw(L, i);
+        emit(L, CCKEY_TOK_STRING, start, i);
+    } else if (i < L->n && (L->s[i] == '"' || L->s[i] == '\'') && prefix) {
+        bool str = L->s[i] == '"';
+        i = skip_quoted(L, i);
+        emit(L, str ? CCKEY_TOK_STRING : CCKEY_TOK_CHAR, start, i);
+    } else {
+        emit(L, CCKEY_TOK_IDENT, start, i);
+    }
+    return i;
+}
+
+/* A pp-number, with C++14 digit separators (1'000). */
+static size_t lex_number(lexer *L, size_t i)
+{
+    size_t start = i++;
+    while (i < L->n) {
+        char d = L->s[i];
+        if ((d == '+' || d == '-') && strchr("eEpP", L->s[i - 1])) i++;
+        else if (ident_char(d) || d == '.') i++;
+        else if (d == '\'' && i + 1 < L->n && isalnum((unsigned char)L->s[i + 1])) i++;
+        else break;
+    }
+    emit(L, CCKEY_TOK_NUMBER, start, i);
+    return i;
+}
+
+/* The token (or blank, comment, directive) at i; the offset after it. */
+static size_t lex_one(lexer *L, size_t i)
+{
+    char c = L->s[i];
+    if (c == '\n') {
+        L->at_line_start = true;
+        return i + 1;
+    }
+    if (isspace((unsigned char)c)) return i + 1;
+    size_t after = skip_comment(L, i);
+    if (after != i) return after;
+    if (c == '#' && L->at_line_start) return directive(L, i);
+    L->at_line_start = false;
+    if (ident_start(c)) return lex_word(L, i);
+    if (isdigit((unsigned char)c) || (c == '.' && i + 1 < L->n && isdigit((unsigned char)L->s[i + 1])))
+        return lex_number(L, i);
+    size_t end = c == '"' || c == '\'' ? skip_quoted(L, i) : c == ':' && i + 1 < L->n && L->s[i + 1] == ':' ? i + 2
+                                                                                                           : i + 1;
+    emit(L, c == '"' ? CCKEY_TOK_STRING : c == '\'' ? CCKEY_TOK_CHAR : CCKEY_TOK_PUNCT, i, end);
+    return end;
+}
+
+/* Keeps text (a source's spliced copy) with the output, which owns it. */
+static int keep_text(cckey_lexed *out, char *text)
+{
+    char **t = realloc(out->texts, (out->n_texts + 1) * sizeof *t);
+    if (!t) {
+        free(text);
+        return -1;
+    }
+    out->texts = t;
+    out->texts[out->n_texts++] = text;
+    if (!out->text) out->text = text;
+    return 0;
+}
+
+int cckey_lex_more(const char *src, size_t len, const cckey_lex_opts *opts, cckey_lexed *out)
+{
+    lexer L = {.line = 1, .at_line_start = true, .out = out, .opts = opts};
     if (splice(&L, src, len) != 0) {
         free(L.splices);
         return -1;
     }
-    out->text = (char *)L.s;
-    size_t i = 0;
-    while (i < L.n && !L.oom) {
-        char c = L.s[i];
-        if (c == '\n') {
-            L.at_line_start = true;
-            i++;
-            continue;
-        }
-        if (isspace((unsigned char)c)) {
-            i++;
-            continue;
-        }
-        size_t after = skip_comment(&L, i);
-        if (after != i) {
-            i = after;
-            continue;
-        }
-        if (c == '#' && L.at_line_start) {
-            i = directive(&L, i);
-            continue;
-        }
-        L.at_line_start = false;
-        size_t start = i;
-        if (ident_start(c)) {
-            while (i < L.n && ident_char(L.s[i])) i++;
-            size_t wl = i - start;
-            const char *w = L.s + start;
-            bool prefix = (wl == 1 && strchr("LuU", w[0])) || (wl == 2 && memcmp(w, "u8", 2) == 0);
-            bool raw = wl >= 1 && w[wl - 1] == 'R' &&
-                       (wl == 1 || (wl == 2 && strchr("LuU", w[0])) || (wl == 3 && memcmp(w, "u8", 2) == 0));
-            if (i < L.n && L.s[i] == '"' && raw) {
-                i = skip_raw(&L, i);
-                emit(&L, CCKEY_TOK_STRING, start, i);
-            } else if (i < L.n && (L.s[i] == '"' || L.s[i] == '\'') && prefix) {
-                bool str = L.s[i] == '"';
-                i = skip_quoted(&L, i);
-                emit(&L, str ? CCKEY_TOK_STRING : CCKEY_TOK_CHAR, start, i);
-            } else {
-                emit(&L, CCKEY_TOK_IDENT, start, i);
-            }
-        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < L.n && isdigit((unsigned char)L.s[i + 1]))) {
-            /* pp-number, with C++14 digit separators (1'000). */
-            i++;
-            while (i < L.n) {
-                char d = L.s[i];
-                if ((d == '+' || d == '-') && strchr("eEpP", L.s[i - 1])) i++;
-                else if (ident_char(d) || d == '.') i++;
-                else if (d == '\'' && i + 1 < L.n && isalnum((unsigned char)L.s[i + 1])) i++;
-                else break;
-            }
-            emit(&L, CCKEY_TOK_NUMBER, start, i);
-        } else if (c == '"' || c == '\'') {
-            i = skip_quoted(&L, i);
-            emit(&L, c == '"' ? CCKEY_TOK_STRING : CCKEY_TOK_CHAR, start, i);
-        } else if (c == ':' && i + 1 < L.n && L.s[i + 1] == ':') {
-            i += 2;
-            emit(&L, CCKEY_TOK_PUNCT, start, i);
-        } else {
-            i++;
-            emit(&L, CCKEY_TOK_PUNCT, start, i);
-        }
-    }
-    free(L.splices);
-    free(L.conds);
-    if (L.oom) {
-        cckey_lexed_free(out);
+    if (keep_text(out, (char *)L.s) != 0) {
+        free(L.splices);
         return -1;
     }
-    return 0;
+    for (size_t i = 0; i < L.n && !L.oom;) i = lex_one(&L, i);
+    free(L.splices);
+    free(L.conds);
+    return L.oom || (opts && opts->env && opts->env->oom) ? -1 : 0;
+}
+
+int cckey_lex_with(const char *src, size_t len, const cckey_lex_opts *opts, cckey_lexed *out)
+{
+    *out = (cckey_lexed){0};
+    if (cckey_lex_more(src, len, opts, out) == 0) return 0;
+    cckey_lexed_free(out);
+    return -1;
+}
+
+int cckey_lex(const char *src, size_t len, cckey_lexed *out)
+{
+    return cckey_lex_with(src, len, NULL, out);
 }
 
 /* The end of the comment or quoted literal at i (its last byte), counting
@@ -345,7 +452,8 @@ unsigned cckey_lex_too_deep(const char *src, size_t len, unsigned max)
 
 void cckey_lexed_free(cckey_lexed *l)
 {
-    free(l->text);
+    for (size_t i = 0; i < l->n_texts; i++) free(l->texts[i]);
+    free(l->texts);
     free(l->toks);
     *l = (cckey_lexed){0};
 }

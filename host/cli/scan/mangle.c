@@ -26,6 +26,38 @@ static const known known_types[] = {
     {"u_long", "m", NULL},      {"clock_t", "l", NULL},       {"time_t", "l", NULL},
     {"off_t", "l", NULL},       {"int_fast8_t", "a", NULL},   {"uint_fast8_t", "h", NULL},
     {"intmax_t", "l", NULL},    {"uintmax_t", "m", NULL},     {"cudaError_t", NULL, "cudaError"},
+    /* The CUDA libraries' and runtime's types, as their headers define them
+     * (each checked against nvcc -ptx .entry names). */
+    {"curandState", NULL, "curandStateXORWOW"},   {"curandState_t", NULL, "curandStateXORWOW"},
+    {"curandStateXORWOW_t", NULL, "curandStateXORWOW"},
+    {"curandStatePhilox4_32_10_t", NULL, "curandStatePhilox4_32_10"},
+    {"curandStateMRG32k3a_t", NULL, "curandStateMRG32k3a"}, {"curandStateMtgp32_t", NULL, "curandStateMtgp32"},
+    {"curandStateSobol32_t", NULL, "curandStateSobol32"}, {"curandStateSobol64_t", NULL, "curandStateSobol64"},
+    {"curandStateScrambledSobol32_t", NULL, "curandStateScrambledSobol32"},
+    {"curandStateScrambledSobol64_t", NULL, "curandStateScrambledSobol64"},
+    {"cufftComplex", NULL, "float2"},      {"cufftDoubleComplex", NULL, "double2"},
+    {"cufftReal", "f", NULL},              {"cufftDoubleReal", "d", NULL},          {"cufftHandle", "i", NULL},
+    {"cuComplex", NULL, "float2"},         {"cuFloatComplex", NULL, "float2"},      {"cuDoubleComplex", NULL, "double2"},
+    {"cudaGraphConditionalHandle", "y", NULL},
+    {"cudaExtent", NULL, "cudaExtent"},     {"cudaPitchedPtr", NULL, "cudaPitchedPtr"}, {"cudaPos", NULL, "cudaPos"},
+    {"cudaChannelFormatDesc", NULL, "cudaChannelFormatDesc"}, {"cudaResourceDesc", NULL, "cudaResourceDesc"},
+    {"cudaTextureDesc", NULL, "cudaTextureDesc"}, {"cudaError", NULL, "cudaError"},
+    {"__nv_fp8_e4m3", NULL, "__nv_fp8_e4m3"}, {"__nv_fp8_e5m2", NULL, "__nv_fp8_e5m2"},
+    {"__half_raw", NULL, "__half_raw"},     {"__half2_raw", NULL, "__half2_raw"},
+};
+
+
+/* Pointer typedefs: cudaStream_t is struct CUstream_st *. */
+static const known known_ptrs[] = {
+    {"curandDiscreteDistribution_t", NULL, "curandDiscreteDistribution_st"},
+    {"cudaStream_t", NULL, "CUstream_st"},
+    {"cudaEvent_t", NULL, "CUevent_st"},
+    {"cudaGraph_t", NULL, "CUgraph_st"},
+    {"cudaGraphExec_t", NULL, "CUgraphExec_st"},
+    {"cudaGraphNode_t", NULL, "CUgraphNode_st"},
+    {"cudaArray_t", NULL, "cudaArray"},
+    {"cudaMipmappedArray_t", NULL, "cudaMipmappedArray"},
+    {"cublasHandle_t", NULL, "cublasContext"},
 };
 
 bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
@@ -38,8 +70,22 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
         else snprintf(out->cls, sizeof out->cls, "%s", k->cls);
         return true;
     }
+    for (size_t i = 0; i < sizeof known_ptrs / sizeof *known_ptrs; i++)
+        if (strlen(known_ptrs[i].name) == len && memcmp(known_ptrs[i].name, name, len) == 0) {
+            snprintf(out->cls, sizeof out->cls, "%s", known_ptrs[i].cls);
+            out->nptr = 1;
+            return true;
+        }
     /* CUDA's vector types: char1..4, uchar, short, ushort, int, uint, long,
      * ulong, longlong, ulonglong, float, double; each a plain struct. */
+    static const char *const lib_structs[] = {"curandStateXORWOW", "curandStatePhilox4_32_10", "curandStateMRG32k3a",
+                                              "curandStateMtgp32", "curandStateSobol32", "curandStateSobol64",
+                                              "curandStateScrambledSobol32", "curandStateScrambledSobol64"};
+    for (size_t i = 0; i < sizeof lib_structs / sizeof *lib_structs; i++)
+        if (strlen(lib_structs[i]) == len && memcmp(lib_structs[i], name, len) == 0) {
+            snprintf(out->cls, sizeof out->cls, "%s", lib_structs[i]);
+            return true;
+        }
     static const char *const vec[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                       "longlong", "ulonglong", "float", "double"};
     if (len < 2 || name[len - 1] < '1' || name[len - 1] > '4') return false;
@@ -53,114 +99,145 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
 
 static bool word(const cckey_token *t, const char *s) { return t->kind == CCKEY_TOK_IDENT && cckey_tok_is(t, s); }
 
-int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
-                     const char **name, size_t *name_len, const char **why)
+/* A declaration being parsed (cckey_parse_decl). */
+typedef struct decl {
+    cckey_ctype *out;
+    const char **name;
+    size_t *name_len;
+    const char **why;
+    cckey_type_lookup lookup;
+    void *user;
+    int n_signed, n_unsigned, n_short, n_long, n_int, n_char, n_other;
+    const char *other;       /* the one builtin word that is a whole type */
+    bool have_named;         /* a typedef or class name */
+    unsigned base_ptrs;      /* pointer levels a typedef brought */
+    unsigned char lead_quals;
+    unsigned arrays;
+} decl;
+
+static int refuse(decl *d, const char *why)
 {
-    memset(out, 0, sizeof *out);
-    *name = NULL, *name_len = 0;
-    int n_signed = 0, n_unsigned = 0, n_short = 0, n_long = 0, n_int = 0, n_char = 0, n_other = 0;
-    const char *other = NULL;   /* the one builtin word that is a whole type */
-    bool have_named = false;    /* a typedef or class name */
-    unsigned base_ptrs = 0;     /* pointer levels a typedef brought */
-    unsigned char lead_quals = 0;
-    unsigned arrays = 0;
-    if (n == 3 && cckey_tok_is(&t[0], ".") && cckey_tok_is(&t[1], ".") && cckey_tok_is(&t[2], ".")) return 2;
-    for (size_t i = 0; i < n; i++) {
-        const cckey_token *k = &t[i];
-        if (cckey_tok_is(k, "=")) break;   /* a default argument */
-        if (k->kind == CCKEY_TOK_PUNCT) {
-            if (cckey_tok_is(k, "*")) {
-                if (*name || out->ref || arrays) return *why = "a declarator this scanner does not model", -1;
-                if (out->nptr == CCKEY_CTYPE_MAX_PTR) return *why = "too many pointer levels", -1;
-                out->nptr++;
-            } else if (cckey_tok_is(k, "&")) {
-                if (out->ref == 2 || *name) return *why = "a declarator this scanner does not model", -1;
-                out->ref++;
-            } else if (cckey_tok_is(k, "[")) {
-                while (i < n && !cckey_tok_is(&t[i], "]")) i++;
-                arrays++;
-            } else if (cckey_tok_is(k, "::")) {
-                return *why = "a qualified type name", -1;
-            } else if (cckey_tok_is(k, "<")) {
-                return *why = "a template type", -1;
-            } else if (cckey_tok_is(k, "(")) {
-                return *why = "a function pointer or parenthesised declarator", -1;
-            } else {
-                return *why = "an unexpected token in a parameter", -1;
-            }
-            continue;
-        }
-        if (k->kind != CCKEY_TOK_IDENT) return *why = "an unexpected token in a parameter", -1;
-        unsigned char q = word(k, "const") ? CCKEY_Q_CONST : word(k, "volatile") ? CCKEY_Q_VOLATILE : 0;
-        bool restrict_word = word(k, "__restrict__") || word(k, "__restrict") || word(k, "restrict");
-        if (q || restrict_word) {
-            if (restrict_word) q = CCKEY_Q_RESTRICT;
-            if (out->nptr) out->quals[out->nptr] |= q;
-            else if (!restrict_word) lead_quals |= q;
-            continue;
-        }
-        if (word(k, "__grid_constant__") || word(k, "register") || word(k, "struct") || word(k, "class") ||
-            word(k, "union") || word(k, "enum") || word(k, "typename"))
-            continue;
-        if (word(k, "signed")) n_signed++;
-        else if (word(k, "unsigned")) n_unsigned++;
-        else if (word(k, "short")) n_short++;
-        else if (word(k, "long")) n_long++;
-        else if (word(k, "int")) n_int++;
-        else if (word(k, "char")) n_char++;
-        else if (word(k, "void") || word(k, "bool") || word(k, "float") || word(k, "double") ||
-                 word(k, "wchar_t") || word(k, "char16_t") || word(k, "char32_t") || word(k, "__int128"))
-            n_other++, other = k->p;
-        else {
-            bool have_base = have_named || n_signed || n_unsigned || n_short || n_long || n_int || n_char || n_other;
-            if (!have_base) {
-                cckey_ctype named;
-                if (!(lookup && lookup(user, k->p, k->len, &named)) && !cckey_known_type(k->p, k->len, &named))
-                    return *why = "a type name not defined in this file", -1;
-                *out = named;
-                base_ptrs = named.nptr;
-                have_named = true;
-            } else if (!*name) {
-                *name = k->p, *name_len = k->len;
-            } else {
-                return *why = "an unexpected word in a parameter", -1;
-            }
-        }
+    *d->why = why;
+    return -1;
+}
+
+/* A punctuator at t[*i] (an array's brackets are skipped): 0 or -1. */
+static int decl_punct(decl *d, const cckey_token *t, size_t n, size_t *i)
+{
+    const cckey_token *k = &t[*i];
+    cckey_ctype *out = d->out;
+    if (cckey_tok_is(k, "*")) {
+        if (*d->name || out->ref || d->arrays) return refuse(d, "a declarator this scanner does not model");
+        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return refuse(d, "too many pointer levels");
+        out->nptr++;
+    } else if (cckey_tok_is(k, "&")) {
+        if (out->ref == 2 || *d->name) return refuse(d, "a declarator this scanner does not model");
+        out->ref++;
+    } else if (cckey_tok_is(k, "[")) {
+        while (*i < n && !cckey_tok_is(&t[*i], "]")) (*i)++;
+        d->arrays++;
+    } else {
+        return refuse(d, cckey_tok_is(k, "::")  ? "a qualified type name"
+                         : cckey_tok_is(k, "<") ? "a template type"
+                         : cckey_tok_is(k, "(") ? "a function pointer or parenthesised declarator"
+                                                : "an unexpected token in a parameter");
     }
-    if (arrays > 1) return *why = "a multi-dimensional array parameter", -1;
-    if (n_other > 1 || (n_other && (n_short || n_char || (n_long && !(other && !strncmp(other, "double", 6))))))
-        return *why = "an unusual combination of type words", -1;
-    if (!have_named) {
-        const char *code;
-        if (n_other) {
-            code = !strncmp(other, "void", 4)     ? "v"
-                   : !strncmp(other, "bool", 4)   ? "b"
-                   : !strncmp(other, "float", 5)  ? "f"
-                   : !strncmp(other, "double", 6) ? (n_long ? "e" : "d")
-                   : !strncmp(other, "wchar_t", 7) ? "w"
-                   : !strncmp(other, "char16_t", 8) ? "Ds"
-                   : !strncmp(other, "char32_t", 8) ? "Di"
-                                                    : (n_unsigned ? "o" : "n");
-        } else if (n_char) {
-            code = n_unsigned ? "h" : n_signed ? "a" : "c";
-        } else if (n_short) {
-            code = n_unsigned ? "t" : "s";
-        } else if (n_long >= 2) {
-            code = n_unsigned ? "y" : "x";
-        } else if (n_long) {
-            code = n_unsigned ? "m" : "l";
-        } else if (n_int || n_signed || n_unsigned) {
-            code = n_unsigned ? "j" : "i";
-        } else {
-            return *why = "no type", -1;
-        }
+    return 0;
+}
+
+/* const, volatile, restrict and the words that change nothing: true when
+ * k is one of them. */
+static bool decl_qualifier(decl *d, const cckey_token *k)
+{
+    unsigned char q = word(k, "const") ? CCKEY_Q_CONST : word(k, "volatile") ? CCKEY_Q_VOLATILE : 0;
+    bool restrict_word = word(k, "__restrict__") || word(k, "__restrict") || word(k, "restrict");
+    if (q || restrict_word) {
+        if (restrict_word) q = CCKEY_Q_RESTRICT;
+        if (d->out->nptr) d->out->quals[d->out->nptr] |= q;
+        else if (!restrict_word) d->lead_quals |= q;
+        return true;
+    }
+    return word(k, "__grid_constant__") || word(k, "register") || word(k, "struct") || word(k, "class") ||
+           word(k, "union") || word(k, "enum") || word(k, "typename");
+}
+
+/* A builtin type word: true when k is one (and counted). */
+static bool decl_builtin_word(decl *d, const cckey_token *k)
+{
+    if (word(k, "signed")) d->n_signed++;
+    else if (word(k, "unsigned")) d->n_unsigned++;
+    else if (word(k, "short")) d->n_short++;
+    else if (word(k, "long")) d->n_long++;
+    else if (word(k, "int")) d->n_int++;
+    else if (word(k, "char")) d->n_char++;
+    else if (word(k, "void") || word(k, "bool") || word(k, "float") || word(k, "double") || word(k, "wchar_t") ||
+             word(k, "char16_t") || word(k, "char32_t") || word(k, "__int128"))
+        d->n_other++, d->other = k->p;
+    else return false;
+    return true;
+}
+
+/* Another word: the type's name (a typedef or class) before any base, the
+ * declarator's name after it. 0 or -1. */
+static int decl_other_word(decl *d, const cckey_token *k)
+{
+    bool have_base = d->have_named || d->n_signed || d->n_unsigned || d->n_short || d->n_long || d->n_int ||
+                     d->n_char || d->n_other;
+    if (!have_base) {
+        cckey_ctype named;
+        if (!(d->lookup && d->lookup(d->user, k->p, k->len, &named)) && !cckey_known_type(k->p, k->len, &named))
+            return refuse(d, "a type name not defined in this file");
+        *d->out = named;
+        d->base_ptrs = named.nptr;
+        d->have_named = true;
+    } else if (!*d->name) {
+        *d->name = k->p, *d->name_len = k->len;
+    } else {
+        return refuse(d, "an unexpected word in a parameter");
+    }
+    return 0;
+}
+
+/* The Itanium code of the builtin the counted words spell, or NULL. */
+static const char *builtin_code(const decl *d)
+{
+    if (d->n_other) {
+        const char *o = d->other;
+        return !strncmp(o, "void", 4)       ? "v"
+               : !strncmp(o, "bool", 4)     ? "b"
+               : !strncmp(o, "float", 5)    ? "f"
+               : !strncmp(o, "double", 6)   ? (d->n_long ? "e" : "d")
+               : !strncmp(o, "wchar_t", 7)  ? "w"
+               : !strncmp(o, "char16_t", 8) ? "Ds"
+               : !strncmp(o, "char32_t", 8) ? "Di"
+                                            : (d->n_unsigned ? "o" : "n");
+    }
+    if (d->n_char) return d->n_unsigned ? "h" : d->n_signed ? "a" : "c";
+    if (d->n_short) return d->n_unsigned ? "t" : "s";
+    if (d->n_long >= 2) return d->n_unsigned ? "y" : "x";
+    if (d->n_long) return d->n_unsigned ? "m" : "l";
+    if (d->n_int || d->n_signed || d->n_unsigned) return d->n_unsigned ? "j" : "i";
+    return NULL;
+}
+
+/* After the words: the builtin, qualifiers, array decay. 0, 1 (void) or -1. */
+static int decl_finish(decl *d)
+{
+    cckey_ctype *out = d->out;
+    if (d->arrays > 1) return refuse(d, "a multi-dimensional array parameter");
+    bool long_double = d->other && !strncmp(d->other, "double", 6);
+    if (d->n_other > 1 || (d->n_other && (d->n_short || d->n_char || (d->n_long && !long_double))))
+        return refuse(d, "an unusual combination of type words");
+    if (!d->have_named) {
+        const char *code = builtin_code(d);
+        if (!code) return refuse(d, "no type");
         snprintf(out->builtin, sizeof out->builtin, "%s", code);
     }
     /* The base's qualifiers: on the typedef's outermost pointer when it
      * brought pointers ("const fptr" is a const pointer). */
-    out->quals[base_ptrs] |= lead_quals;
-    if (arrays) {
-        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return *why = "too many pointer levels", -1;
+    out->quals[d->base_ptrs] |= d->lead_quals;
+    if (d->arrays) {
+        if (out->nptr == CCKEY_CTYPE_MAX_PTR) return refuse(d, "too many pointer levels");
         out->nptr++;
     }
     if (!out->ref) {   /* top-level qualifiers are not part of a parameter's type */
@@ -168,8 +245,27 @@ int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, v
         out->quals[out->nptr] = 0;
     }
     bool is_void = !out->nptr && !out->ref && !strcmp(out->builtin, "v");
-    if (is_void && *name) return *why = "a void parameter", -1;
+    if (is_void && *d->name) return refuse(d, "a void parameter");
     return is_void ? 1 : 0;
+}
+
+int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
+                     const char **name, size_t *name_len, const char **why)
+{
+    memset(out, 0, sizeof *out);
+    *name = NULL, *name_len = 0;
+    decl d = {.out = out, .name = name, .name_len = name_len, .why = why, .lookup = lookup, .user = user};
+    if (n == 3 && cckey_tok_is(&t[0], ".") && cckey_tok_is(&t[1], ".") && cckey_tok_is(&t[2], ".")) return 2;
+    for (size_t i = 0; i < n; i++) {
+        const cckey_token *k = &t[i];
+        if (cckey_tok_is(k, "=")) break;   /* a default argument */
+        int r = 0;
+        if (k->kind == CCKEY_TOK_PUNCT) r = decl_punct(&d, t, n, &i);
+        else if (k->kind != CCKEY_TOK_IDENT) r = refuse(&d, "an unexpected token in a parameter");
+        else if (!decl_qualifier(&d, k) && !decl_builtin_word(&d, k)) r = decl_other_word(&d, k);
+        if (r != 0) return r;
+    }
+    return decl_finish(&d);
 }
 
 /* ---- emission with substitutions ---------------------------------------- */
@@ -297,6 +393,10 @@ static void key_of(const cckey_ctype *t, unsigned k, bool quals, char *buf, size
         snprintf(q, sizeof q, "Q%u(", t->quals[k]);
         key_of(t, k, false, inner, sizeof inner);
         cat3(buf, cap, q, inner, ")");
+    } else if (k == 0 && t->tparam) {
+        char num[16];
+        snprintf(num, sizeof num, "%u", t->tparam);
+        cat3(buf, cap, "T:", num, "");
     } else if (k == 0) {
         cat3(buf, cap, t->builtin[0] ? "B" : "N:", t->builtin[0] ? t->builtin : t->cls, "");
     } else {
@@ -316,6 +416,13 @@ static void put_level(emitter *e, const cckey_ctype *t, unsigned k, bool quals)
         if (q & CCKEY_Q_VOLATILE) put(e, "V");
         if (q & CCKEY_Q_CONST) put(e, "K");
         put_level(e, t, k, false);
+        add(e, key);
+    } else if (k == 0 && t->tparam) {
+        if (substitute(e, key)) return;
+        char buf[16];
+        if (t->tparam == 1) snprintf(buf, sizeof buf, "T_");
+        else snprintf(buf, sizeof buf, "T%u_", t->tparam - 2);
+        put(e, buf);
         add(e, key);
     } else if (k == 0) {
         if (t->builtin[0]) put(e, t->builtin);
@@ -343,16 +450,76 @@ static void put_param(emitter *e, const cckey_ctype *t)
     add(e, key);
 }
 
-bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                  const cckey_ctype *params, size_t n)
+static void put_targs(emitter *e, const cckey_targ *args, size_t n)
+{
+    put(e, "I");
+    for (size_t i = 0; i < n; i++) {
+        if (args[i].is_type) {
+            put_param(e, &args[i].type);
+            continue;
+        }
+        char buf[40];
+        long long v = args[i].value;
+        /* a negative number: n and its magnitude */
+        if (v < 0) snprintf(buf, sizeof buf, "L%sn%llu", args[i].code, 0ull - (unsigned long long)v);
+        else snprintf(buf, sizeof buf, "L%s%lld", args[i].code, v);
+        put(e, buf);
+        put(e, "E");
+    }
+    put(e, "E");
+}
+
+/* The name, its namespaces and (for a template instance) its arguments;
+ * the function's own name is a substitution candidate only as a template's
+ * name. */
+static void put_name(emitter *e, const char *const *ns, size_t n_ns, const char *name, const cckey_targ *args,
+                     size_t n_args, bool templated)
+{
+    if (!n_ns) {
+        put_source_name(e, name, strlen(name));
+        if (templated) {
+            char key[300];
+            snprintf(key, sizeof key, "N:%s", name);
+            add(e, key);
+            put_targs(e, args, n_args);
+        }
+        return;
+    }
+    if (!templated) {
+        put_nested(e, ns, n_ns, name, false);
+        return;
+    }
+    /* N prefix name I args E E: put_nested writes the closing E, so the
+     * arguments go in before it. */
+    put_nested(e, ns, n_ns, name, true);
+    e->len--;
+    e->out[e->len] = '\0';
+    put_targs(e, args, n_args);
+    put(e, "E");
+}
+
+static bool mangle_any(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                       const cckey_targ *args, size_t n_args, bool templated, const cckey_ctype *params, size_t n)
 {
     emitter e = {.out = out, .cap = cap};
     if (cap) out[0] = '\0';
     put(&e, "_Z");
-    if (n_ns) put_nested(&e, ns, n_ns, name, false);
-    else put_source_name(&e, name, strlen(name));
+    put_name(&e, ns, n_ns, name, args, n_args, templated);
+    if (templated) put(&e, "v");   /* a template instance's name has its return type */
     if (n == 0) put(&e, "v");
     for (size_t i = 0; i < n; i++) put_param(&e, &params[i]);
     for (size_t i = 0; i < e.n_subs; i++) free(e.subs[i]);
     return !e.overflow;
+}
+
+bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                  const cckey_ctype *params, size_t n)
+{
+    return mangle_any(out, cap, ns, n_ns, name, NULL, 0, false, params, n);
+}
+
+bool cckey_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                           const cckey_targ *args, size_t n_args, const cckey_ctype *params, size_t n)
+{
+    return mangle_any(out, cap, ns, n_ns, name, args, n_args, true, params, n);
 }

@@ -1,10 +1,12 @@
 /* Itanium C++ names of CUDA kernels with simple signatures: builtin
  * arithmetic types (and the usual typedefs of them: size_t, int32_t, ...),
- * CUDA's vector and half types, classes and enums named in the same file,
- * pointers and references to those with const/volatile/__restrict__, and
- * arrays (which decay to pointers). Anything else (templates, function
- * pointers, qualified names, std::) is reported as unsupported, and the
- * caller falls back to the source name. */
+ * CUDA's vector, half and library types (cuRAND states, cuFFT and cuComplex
+ * numbers, cudaExtent, stream, event and graph handles, ...), classes and
+ * enums of the unit, template parameters, pointers and references to those
+ * with const/volatile/__restrict__, and arrays (which decay to pointers);
+ * and the names of function template instances (template arguments that
+ * are such types or integers). Anything else (function pointers, class
+ * template instances, std::) is reported as unsupported. */
 #ifndef CCKEY_SCAN_MANGLE_H
 #define CCKEY_SCAN_MANGLE_H
 
@@ -27,7 +29,18 @@ typedef struct cckey_ctype {
      * not part of its type, but a typedef's are (typedef volatile int vint;
      * vint *p is a pointer to volatile int). */
     unsigned char top_quals;
+    /* k + 1: the base is the function template's k-th template parameter
+     * (mangled T_, T0_, ...); 0: builtin or cls. */
+    unsigned short tparam;
 } cckey_ctype;
+
+/* A template argument: a type, or an integer of its parameter's type. */
+typedef struct cckey_targ {
+    bool is_type;
+    cckey_ctype type;   /* is_type */
+    char code[4];       /* an integer: its parameter's builtin code ("i", "j", "b", "m") */
+    long long value;
+} cckey_targ;
 
 /* Resolves a type name written in a parameter: fills out and returns true
  * for a known typedef or class. */
@@ -48,5 +61,9 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out);
  * false when it does not fit. */
 bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
                   const cckey_ctype *params, size_t n);
+/* The same for the instance name<args...> of a function template returning
+ * void, whose parameters may name its template parameters. */
+bool cckey_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                           const cckey_targ *args, size_t n_args, const cckey_ctype *params, size_t n);
 
 #endif

@@ -165,7 +165,27 @@ static cl_program compile(cl_state *s, int dev, const char *src, size_t len, con
     return p;
 }
 
-/* CL_PROGRAM_KERNEL_NAMES is "a;b;c": the names each ended by '\n'. */
+/* CL_PROGRAM_KERNEL_NAMES ("a;b;c") into a zeroed buffer of n + 2 bytes;
+ * NULL with out->error set. A program with no kernels is asked for no names
+ * at all: some runtimes (PoCL) report a size of 1 for it and write nothing,
+ * and the buffer's byte is not a name. */
+static char *kernel_names(cl_state *s, cl_program p, size_t *n, cckey_build *out)
+{
+    size_t count = 0;
+    *n = 0;
+    cl_int err = s->cl->GetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof count, &count, NULL);
+    if (err == CL_SUCCESS && count) err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, n);
+    char *names = err == CL_SUCCESS ? calloc(*n + 2, 1) : NULL;
+    if (err == CL_SUCCESS && !names) err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS && count) err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, *n, names, NULL);
+    if (err == CL_SUCCESS) return names;
+    free(names);
+    snprintf(out->error, sizeof out->error, "clGetProgramInfo(%s): %s",
+             count ? "CL_PROGRAM_KERNEL_NAMES" : "CL_PROGRAM_NUM_KERNELS", status_name(err));
+    return NULL;
+}
+
+/* The entry names each ended by '\n'. */
 static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
                    cckey_build *out)
 {
@@ -173,25 +193,16 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
     cl_state *s = impl;
     cl_program p = compile(s, dev, src, len, flags, out);
     if (!p) return -1;
-    size_t n = 0;
-    cl_int err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n);
-    char *names = err == CL_SUCCESS ? malloc(n + 2) : NULL;
-    if (err == CL_SUCCESS && !names) err = CL_OUT_OF_HOST_MEMORY;
-    if (err == CL_SUCCESS) err = s->cl->GetProgramInfo(p, CL_PROGRAM_KERNEL_NAMES, n, names, NULL);
+    size_t n;
+    char *names = kernel_names(s, p, &n, out);
     s->cl->ReleaseProgram(p);
-    if (err != CL_SUCCESS) {
-        free(names);
-        snprintf(out->error, sizeof out->error, "clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES): %s",
-                 status_name(err));
-        return -1;
-    }
-    names[n] = '\0';
+    if (!names) return -1;
     size_t w = 0;   /* in place: w never passes i */
-    for (size_t i = 0; names[i]; i++) {
+    for (size_t i = 0; i < n && names[i]; i++) {
         if (names[i] != ';') names[w++] = names[i];
         else if (w && names[w - 1] != '\n') names[w++] = '\n';
     }
-    if (w && names[w - 1] != '\n') names[w++] = '\n';
+    if (w && names[w - 1] != '\n') names[w++] = '\n';   /* n + 2 bytes: room for it and the NUL */
     names[w] = '\0';
     out->binary = names;
     out->binary_len = w;
