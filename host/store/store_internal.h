@@ -189,6 +189,9 @@ cckey_status cckey_variants_merge(cckey_store *s, const char *key, const uint8_t
                                   const void *data, size_t len, cckey_merged *out);
 /* The number of VARIANT records in a record section. */
 uint32_t cckey_variants_count(const uint8_t *rec, uint32_t len);
+/* Where a trailing SIGNATURE record starts in a record section (it belongs
+ * to the entry as a whole, not to a build), or len when there is none. */
+uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len);
 
 /* Entry file name: the key with ':' -> '-'. Temporary files start with this. */
 #define CCKEY_TEMP_PREFIX ".tmp-"

@@ -39,8 +39,7 @@ static bool has_record(const uint8_t *rec, uint32_t len, unsigned want)
     return false;
 }
 
-/* Where a trailing SIGNATURE record starts, or len when there is none. */
-static uint32_t signature_at(const uint8_t *rec, uint32_t len)
+uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len)
 {
     uint32_t off = 0, at = len, before;
     unsigned type;
@@ -81,7 +80,7 @@ static cckey_status split_groups(const uint8_t *rec, uint32_t end, uint32_t coun
 cckey_status cckey_variants_split(const cckey_records *r, uint64_t plen, cckey_variant **out, uint32_t *n)
 {
     *out = NULL, *n = 0;
-    uint32_t end = signature_at(r->bytes, r->len), count = r->version >= 4 ? r->variants : 0;
+    uint32_t end = cckey_records_signature_at(r->bytes, r->len), count = r->version >= 4 ? r->variants : 0;
     if (count > CCKEY_VARIANTS_READ_MAX) return cckey_fail(CCKEY_ERR_CORRUPT, "%u builds under one key", count);
     if (count == 0 && r->version >= 4 && cckey_variants_count(r->bytes, end))
         return cckey_fail(CCKEY_ERR_CORRUPT, "build records in an entry whose header counts none");
