@@ -603,12 +603,25 @@ CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
  * key with each ':' replaced by '-' and xy is the first byte, in hex, of
  * md5(key) (the key's own prefix is the device digest, so a one-device cache
  * would otherwise fall into one folder). An entry is a 192-byte header (magic,
- * format version 3, full key, payload length, a checksum over the whole
- * entry: MD5 over the header, the records and the MD5s of the payload's 4 KiB
- * pieces), a section of typed records (what the build read: see
- * cckey_store_put_meta) and the payload. Entries of format version 2 (one
- * MD5 over the payload) are still read; version 1 entries are misses. Puts
- * write version 3.
+ * format version 4, full key, payload length, the number of builds it holds,
+ * a checksum over the whole entry: MD5 over the header, the records and the
+ * MD5s of the payload's 4 KiB pieces), a section of typed records (what each
+ * build read: see cckey_store_put_meta) and the payload. Entries of format
+ * versions 3 and 2 (one build; version 2 with one MD5 over the payload) are
+ * still read; version 1 entries are misses. Puts write version 4.
+ *
+ * Builds (variants, as ccache's manifests): one key may hold several builds,
+ * each with the headers and toolchain it was built with, newest first. A
+ * checked look-up serves the newest build whose records match, so editing a
+ * header, warming, and restoring it hits the first build again. A put with
+ * records (cckey_store_put_meta, cckey_store_put_ex) adds its build in front
+ * of the ones it does not replace (a build with exactly the same records is
+ * replaced), keeping at most 8 builds and, under a size limit, the older ones
+ * only while the entry stays within an eighth of the limit: the oldest go
+ * first. A put without records (cckey_store_put) replaces every build. Two
+ * processes adding builds to one key at once may lose one of the two builds
+ * (a later miss), never mix them. Remotes and bundles move whole entries,
+ * every build with them.
  *
  * Many threads and processes may use one folder at once: a write goes to a
  * temporary file in the entry's folder, is fsync'ed and renamed over the
@@ -687,8 +700,9 @@ CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char 
 CCKEY_API void cckey_store_close(cckey_store *s);
 
 /**
- * Read the payload stored under key, checking every byte of the entry, and
- * mark the entry as just used.
+ * Read the payload stored under key (of a key with several builds, the
+ * newest build's), checking every byte of the entry, and mark the entry as
+ * just used.
  * @param key  a key as cckey_make_key writes it (CCKEY_KEY_LEN characters,
  *             NUL-terminated); anything else is CCKEY_ERR_INVALID_ARG.
  * @param buf  receives a new buffer (free it with cckey_store_free_buffer);
@@ -734,6 +748,23 @@ typedef int (*cckey_store_entry_fn)(void *user, const char *key, uint64_t bytes,
  *  other processes add or remove meanwhile may or may not be seen).
  *  @return CCKEY_OK (also when fn stopped the walk), CCKEY_ERR_IO. */
 CCKEY_API cckey_status cckey_store_list(cckey_store *s, cckey_store_entry_fn fn, void *user);
+
+/** One entry as cckey_store_list_info sees it (from its header alone). */
+typedef struct cckey_store_entry_info {
+    const char *key;       /**< NUL-terminated; valid during the call */
+    uint64_t bytes;        /**< the entry file's size */
+    int64_t used;          /**< last used, seconds since 1970 */
+    uint32_t variants;     /**< the builds it holds; 0 when its header cannot be read */
+    uint32_t version;      /**< its format version; 0 when its header cannot be read */
+    uint64_t reserved[4];  /**< 0 */
+} cckey_store_entry_info;
+typedef int (*cckey_store_info_fn)(void *user, const cckey_store_entry_info *e);
+
+/** cckey_store_list that also reads each entry's 192-byte header (no
+ *  checksum: see cckey_store_verify) for its format version and the number
+ *  of builds it holds. Non-zero from fn stops the walk.
+ *  @return CCKEY_OK, CCKEY_ERR_IO. */
+CCKEY_API cckey_status cckey_store_list_info(cckey_store *s, cckey_store_info_fn fn, void *user);
 
 /**
  * Parse a size as cckey.conf's max_size and the CLI's sizes are written: a
@@ -845,12 +876,19 @@ CCKEY_API cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes
  * edit invalidates exactly the entries whose builds read it.
  *
  * Paths are recorded relative to roots, folders the caller names both when it
- * records and when it looks up: roots[0] is the source's own folder, then the
- * include folders in the order the compiler searches them. `#include "f"`
- * searches the including file's folder, then the roots; `#include <f>` the
- * roots only; a file found in none is the compiler's own (covered by its
- * version). So absolute paths never decide a hit; contents do, and a suite
- * moved to another folder or machine still hits.
+ * records and when it looks up: the folders the compiler searches, in its
+ * order. roots[0] is the folder of the source itself (what `#include "f"` in
+ * the source searches first: for a program built from memory, as OpenCL and
+ * NVRTC build, the process's working folder, which both search first), then
+ * the include folders. `cckey warm` passes its working folder, the source
+ * file's folder, then the -I (-iquote, -isystem, -idirafter) folders in the
+ * order the compiler searches them. `#include "f"` searches the including
+ * file's folder, then the roots; `#include <f>` the roots only;
+ * `#include_next` the roots after the one the including file was found in;
+ * `__has_include` probes as `#include` does; a file found in none is the
+ * compiler's own (covered by its version). So absolute paths never decide a
+ * hit; contents do, and a suite moved to another folder or machine still
+ * hits.
  *
  * Content digests are remembered per run in a cckey_dep_memo, keyed by path,
  * size, modification time and inode, so re-checking a large suite reads each
@@ -914,7 +952,7 @@ typedef struct cckey_lookup {
  * recursively) through roots, as described above, and list every file read
  * and every probe that missed. Lines in conditional groups are followed too
  * (a superset is safe: it can only cause a miss); `#include MACRO` is not
- * followed. memo may be NULL.
+ * followed (cckey_deps_find says when that happened). memo may be NULL.
  * @param deps  receives a new array (free with cckey_deps_free).
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
  *         CCKEY_ERR_IO when a found file cannot be read.
@@ -923,16 +961,93 @@ CCKEY_API cckey_status cckey_deps_scan(const void *source, size_t len, const cha
                                        cckey_dep_memo *memo, cckey_dep **deps, size_t *n);
 CCKEY_API void cckey_deps_free(cckey_dep *deps, size_t n);
 
+/** One include directive as a real preprocessor processed it, its macros
+ *  expanded (`clang -E -dI` prints them): what a text scan cannot know. */
+typedef struct cckey_include {
+    const char *from;   /**< the including file, as the preprocessor named it
+                             (absolute, or relative to the working folder);
+                             NULL: the source itself */
+    const char *name;   /**< the name it asked for, after expansion */
+    int angled;         /**< 1 for <name>, 0 for "name" */
+    int next;           /**< 1 for #include_next */
+} cckey_include;
+
+/** What cckey_deps_find is asked. Zero what you do not use. */
+typedef struct cckey_deps_request {
+    const void *source;
+    size_t len;
+    const char *const *roots;         /**< as described above */
+    size_t n_roots;
+    const char *const *pre_includes;  /**< -include / --pre-include files, in order:
+                                           each as `#include "f"` before the source */
+    size_t n_pre_includes;
+    const cckey_include *includes;    /**< a preprocessor's directives (may be NULL):
+                                           followed as the text's own */
+    size_t n_includes;
+    const char *const *read;          /**< the files the preprocessor read (may be
+                                           NULL): each one not reached through the
+                                           roots is recorded by absolute path */
+    size_t n_read;
+    int preprocessed;                 /**< 1: includes holds every directive a preprocessor
+                                           processed for this build (even none) */
+    const char *source_name;          /**< the source in messages; NULL: "source" */
+    cckey_dep_memo *memo;             /**< may be NULL */
+    uint64_t reserved[4];             /**< 0 */
+} cckey_deps_request;
+
+/** What cckey_deps_find found. */
+typedef struct cckey_deps_result {
+    cckey_dep *deps;      /**< free with cckey_deps_result_free */
+    size_t n;
+    int complete;         /**< 1: every include, __has_include and pre-include was
+                               resolved; 0: some were not (a macro the text cannot
+                               expand and no preprocessor directive given for it) */
+    char why[512];        /**< when not complete: the first, "FILE:LINE: #include HDR" */
+    uint64_t reserved[4];
+} cckey_deps_result;
+
 /**
- * cckey_store_put, recording meta (NULL: nothing) with the entry.
+ * cckey_deps_scan with pre-includes, `#include_next`, `__has_include`, and a
+ * preprocessor's view: rq->includes are followed from the file that holds
+ * them exactly as text directives are, so a computed include (`#define H
+ * "m.h"` then `#include H`) is recorded with every probe of its search. Where
+ * the text holds `#include MACRO` (or `__has_include(MACRO)`) and no
+ * directive from rq->includes resolves it, out->complete is 0, and the
+ * string literals of the `#define` lines seen are probed as names besides (a
+ * superset). Every file in rq->read ends up in out->deps.
+ * @return as cckey_deps_scan; out is zeroed on failure.
+ */
+CCKEY_API cckey_status cckey_deps_find(const cckey_deps_request *rq, cckey_deps_result *out);
+CCKEY_API void cckey_deps_result_free(cckey_deps_result *r);
+
+/**
+ * cckey_store_put, recording meta (NULL: nothing) with the entry: a build
+ * added to the key's builds (see the store's description above).
  */
 CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
                                             const cckey_entry_meta *meta);
 
+/** More for a put (cckey_store_put_ex). Zero what you do not use. */
+typedef struct cckey_put_options {
+    /** Not NULL: the build's dependency list is known to be incomplete (the
+     *  text says why, e.g. "k.cl:2: #include HDR"). The build is stored with
+     *  an UNVERIFIED record, and a checked look-up never serves it
+     *  (CCKEY_MISS_UNVERIFIED), so it is compiled again rather than trusted. */
+    const char *unverified;
+    uint32_t variants;      /**< out: the builds the entry holds after the put */
+    uint32_t reserved32;
+    uint64_t reserved[6];   /**< 0 */
+} cckey_put_options;
+
+/** cckey_store_put_meta with options (NULL: none). */
+CCKEY_API cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const void *data, size_t len,
+                                          const cckey_entry_meta *meta, cckey_put_options *opt);
+
 /**
- * cckey_store_get that serves the entry only when its records match lk
- * (NULL: no check, as cckey_store_get). An entry with a critical record of a
- * kind this library does not know is a miss too.
+ * cckey_store_get that serves the newest of the key's builds whose records
+ * match lk (NULL: no check, as cckey_store_get). A build with a critical
+ * record of a kind this library does not know, or marked unverified
+ * (cckey_put_options), never matches.
  * @return as cckey_store_get, plus CCKEY_ERR_STALE (a miss; the detail
  *         names the first difference in cckey_last_error()) and
  *         CCKEY_ERR_COLLISION (lk->tuple given and the entry's fingerprint
@@ -956,8 +1071,10 @@ typedef enum cckey_miss {
     CCKEY_MISS_UNKNOWN_RECORD = 5, /**< a critical record this cckey does not know
                                         (written by a newer one) */
     CCKEY_MISS_ERROR = 6,       /**< the look-up failed: see the status returned */
-    CCKEY_MISS_COLLISION = 7    /**< the entry's tuple fingerprint differs or is missing
+    CCKEY_MISS_COLLISION = 7,   /**< the entry's tuple fingerprint differs or is missing
                                      (CCKEY_ERR_COLLISION; removed, unless read-only) */
+    CCKEY_MISS_UNVERIFIED = 8   /**< the build's dependency list was incomplete when it
+                                     was stored (cckey_put_options.unverified) */
 } cckey_miss;
 
 /**
@@ -969,6 +1086,25 @@ typedef enum cckey_miss {
  */
 CCKEY_API cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
                                                  size_t *len, cckey_miss *why);
+
+/** What a look-up found (cckey_store_get_info). */
+typedef struct cckey_lookup_info {
+    cckey_miss why;        /**< as cckey_store_get_explained */
+    uint32_t variants;     /**< the builds the entry held; 0 when no entry was read */
+    uint32_t variant;      /**< on a hit, the build served: 0 is the newest */
+    uint32_t reserved32;
+    uint64_t reserved[4];
+} cckey_lookup_info;
+
+/**
+ * cckey_store_get_explained that also says which of the key's builds was
+ * served (or, on a miss, how many there were; the reason given is the
+ * newest build's).
+ * @param info  receives the answer; may be NULL.
+ * @return as cckey_store_get_checked.
+ */
+CCKEY_API cckey_status cckey_store_get_info(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                            size_t *len, cckey_lookup_info *info);
 
 /* ------------------------------------------------------------------------ */
 /* Remote caches layered under a store                                        */

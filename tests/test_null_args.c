@@ -358,6 +358,16 @@ static void w_store_put_meta(void)
     cckey_store_close(s);
 }
 
+static void w_store_put_ex(void)
+{
+    cckey_store *s = store();
+    cckey_put_options opt = {0};
+    INVALID(cckey_store_put_ex(NULL, KEY, "x", 1, NULL, &opt));
+    INVALID(cckey_store_put_ex(s, NULL, "x", 1, NULL, &opt));
+    INVALID(cckey_store_put_ex(s, KEY, NULL, 1, NULL, &opt));
+    cckey_store_close(s);
+}
+
 static void w_store_get_checked(void)
 {
     cckey_store *s = store();
@@ -381,6 +391,28 @@ static void w_store_get_explained(void)
     INVALID(cckey_store_get_explained(s, KEY, NULL, NULL, &len, &why));
     INVALID(cckey_store_get_explained(s, KEY, NULL, &buf, NULL, &why));
     EXPECT(cckey_store_get_explained(s, KEY, NULL, &buf, &len, NULL), CCKEY_ERR_NOT_FOUND);
+    cckey_store_close(s);
+}
+
+static void w_store_get_info(void)
+{
+    cckey_store *s = store();
+    void *buf;
+    size_t len;
+    cckey_lookup_info info;
+    INVALID(cckey_store_get_info(NULL, KEY, NULL, &buf, &len, &info));
+    INVALID(cckey_store_get_info(s, NULL, NULL, &buf, &len, &info));
+    INVALID(cckey_store_get_info(s, KEY, NULL, NULL, &len, &info));
+    INVALID(cckey_store_get_info(s, KEY, NULL, &buf, NULL, &info));
+    EXPECT(cckey_store_get_info(s, KEY, NULL, &buf, &len, NULL), CCKEY_ERR_NOT_FOUND);
+    cckey_store_close(s);
+}
+
+static void w_store_list_info(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_list_info(NULL, NULL, NULL));
+    INVALID(cckey_store_list_info(s, NULL, NULL));
     cckey_store_close(s);
 }
 
@@ -474,6 +506,36 @@ static void w_deps_scan(void)
     INVALID(cckey_deps_scan("x", 1, roots, 1, NULL, &deps, NULL));
 }
 
+static void w_deps_result_free(void) { cckey_deps_result_free(NULL); }
+
+static void w_deps_find(void)
+{
+    const char *roots[] = {dir}, *none[] = {NULL};
+    cckey_deps_result r;
+    cckey_deps_request ok = {.source = "x", .len = 1, .roots = roots, .n_roots = 1};
+    INVALID(cckey_deps_find(NULL, &r));
+    INVALID(cckey_deps_find(&ok, NULL));
+    cckey_deps_request rq = ok;
+    rq.source = NULL;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.roots = NULL;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.roots = none;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.n_pre_includes = 1;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.pre_includes = none, rq.n_pre_includes = 1;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.n_includes = 1;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.n_read = 1;
+    INVALID(cckey_deps_find(&rq, &r));
+    rq = ok, rq.read = none, rq.n_read = 1;
+    INVALID(cckey_deps_find(&rq, &r));
+    EXPECT(cckey_deps_find(&ok, &r), CCKEY_OK);
+    cckey_deps_result_free(&r);
+}
+
 #define W(fn, walk) {#fn, walk}
 static const struct walk {
     const char *name;
@@ -513,6 +575,9 @@ static const struct walk {
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
+    W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
+    W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
+    W(cckey_store_list_info, w_store_list_info),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -66,7 +66,7 @@ Test(store, round_trip_and_format)
         uint8_t *file = read_file(path, &flen);
         cr_assert_eq(flen, 192 + sizes[t]);
         cr_assert_eq(memcmp(file, "CCKEYBIN", 8), 0);
-        cr_assert_eq(le(file + 8, 4), 3);
+        cr_assert_eq(le(file + 8, 4), 4);
         cr_assert_eq(le(file + 12, 4), 192);
         cr_assert_eq(le(file + 16, 8), sizes[t]);
         cr_assert_eq(memcmp(file + 40, key, CCKEY_KEY_LEN), 0);

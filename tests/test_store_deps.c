@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -133,12 +134,19 @@ Test(deps, records_follow_the_documented_layout)
     size_t len;
     uint8_t *f = (uint8_t *)cckey_test_read_file(entry_file(key), &len);
     cr_assert_not_null(f);
-    cr_assert_eq(le32(f + 8), 3);
+    cr_assert_eq(le32(f + 8), 4);
+    cr_assert_eq(le32(f + 176), 1, "one build");
     uint32_t r = le32(f + 172);
     cr_assert_eq(len, 192 + r + 3);
     cr_assert_eq(memcmp(f + 192 + r, "BIN", 3), 0);
-    /* The records, in order: compiler, version, options, the dependency. */
+    /* The records, in order: the build (its binary at 0, 3 bytes, built
+     * now), then its compiler, version, options, the dependency. */
     const uint8_t *p = f + 192;
+    cr_assert_eq(le16(p), 7); cr_assert_eq(le16(p + 2), 1); cr_assert_eq(le32(p + 4), 24);
+    cr_assert_eq(le32(p + 8), 0); cr_assert_eq(le32(p + 16), 3);
+    uint64_t built = le32(p + 24) | (uint64_t)le32(p + 28) << 32;
+    cr_assert(built / 1000000000u + 60 > (uint64_t)time(NULL) && built / 1000000000u <= (uint64_t)time(NULL));
+    p += 8 + 24;
     cr_assert_eq(le16(p), 1); cr_assert_eq(le16(p + 2), 0); cr_assert_eq(le32(p + 4), 6);
     cr_assert_eq(memcmp(p + 8, "OpenCL", 6), 0);
     p += 8 + 6;

@@ -34,17 +34,19 @@ typedef struct list_out {
     size_t n;
 } list_out;
 
-static int list_one(void *user, const char *key, uint64_t bytes, int64_t used)
+static int list_one(void *user, const cckey_store_entry_info *e)
 {
     list_out *o = user;
     char when[32];
-    time_t t = (time_t)used;
+    time_t t = (time_t)e->used;
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-    if (o->fmt == CLI_TEXT) printf("%s %llu %s\n", key, (unsigned long long)bytes, when);
+    if (o->fmt == CLI_TEXT)
+        printf("%s %llu %s %u\n", e->key, (unsigned long long)e->bytes, when, e->variants);
     else
-        printf("%s{\"key\": \"%s\", \"bytes\": %llu, \"last_used\": \"%s\"}%s", o->fmt == CLI_JSON ? (o->n ? ",\n  " : "[\n  ") : "",
-               key, (unsigned long long)bytes, when, o->fmt == CLI_JSON ? "" : "\n");
+        printf("%s{\"key\": \"%s\", \"bytes\": %llu, \"last_used\": \"%s\", \"variants\": %u}%s",
+               o->fmt == CLI_JSON ? (o->n ? ",\n  " : "[\n  ") : "", e->key, (unsigned long long)e->bytes, when,
+               e->variants, o->fmt == CLI_JSON ? "" : "\n");
     o->n++;
     return 0;
 }
@@ -52,7 +54,7 @@ static int list_one(void *user, const char *key, uint64_t bytes, int64_t used)
 static int do_list(cckey_store *s, cli_format fmt)
 {
     list_out o = {fmt, 0};
-    if (cckey_store_list(s, list_one, &o) != CCKEY_OK) {
+    if (cckey_store_list_info(s, list_one, &o) != CCKEY_OK) {
         cli_error("cache list: %s", cckey_last_error());
         return CLI_FAIL;
     }

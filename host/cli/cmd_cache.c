@@ -20,10 +20,12 @@ static void usage(FILE *f)
           "       cckey cache export [MANIFEST] -o BUNDLE [--cache-dir DIR]\n"
           "       cckey cache import BUNDLE [--cache-dir DIR] [--remote URL]... [--sign-unsigned]\n"
           "\n"
-          "  stats    count entries and unfinished writes (no checks), the size limit,\n"
-          "           the look-ups that hit and missed (every process, every run), and the\n"
+          "  stats    count entries, the builds they hold and unfinished writes (no\n"
+          "           checks), the size limit, the look-ups that hit and missed (every\n"
+          "           process, every run), and the\n"
           "           remote caches' traffic (hits, misses, errors, bytes) of every run\n"
-          "  list     one line per entry: KEY BYTES LAST-USED (UTC); json/jsonl objects\n"
+          "  list     one line per entry: KEY BYTES LAST-USED (UTC) BUILDS (the builds the\n"
+          "           key holds, each with its own headers); json/jsonl objects\n"
           "  put      store FILE's bytes under KEY (as warm stores a compiled kernel)\n"
           "  trim     apply the size limit now: least recently used entries go first,\n"
           "           down to 90% of it\n"
@@ -31,13 +33,14 @@ static void usage(FILE *f)
           "           writer honours (warm, put, import, library users), e.g. 10G\n"
           "           (K, M, G, T: binary units); \"none\" removes it. Kept in\n"
           "           DIR/cckey.conf as max_size = SIZE\n"
-          "  verify   check every entry's header and checksum; remove the damaged ones,\n"
-          "           anything under an entry's name that is no regular file (a symlink,\n"
-          "           FIFO, folder), and the temporary files of writers that are gone;\n"
-          "           exit 1 if any entry was damaged, could not be removed or read\n"
+          "  verify   check every entry's header, checksum and builds; remove the damaged\n"
+          "           ones, anything under an entry's name that is no regular file (a\n"
+          "           symlink, FIFO, folder), and the temporary files of writers that are\n"
+          "           gone; exit 1 if any entry was damaged, could not be removed or read\n"
           "  clear    remove every entry (files the store did not name stay)\n"
-          "  get      write the payload stored under KEY (a compiled kernel) to FILE or\n"
-          "           standard output; exit 1 when there is none (remotes are asked too)\n"
+          "  get      write the payload stored under KEY (a compiled kernel; of several\n"
+          "           builds, the newest) to FILE or standard output; exit 1 when there is\n"
+          "           none (remotes are asked too)\n"
           "  export   write a bundle of the entries MANIFEST's tuples need (exit 1 when some\n"
           "           have none), or of every entry, to BUNDLE: one portable file to ship a\n"
           "           warmed cache to a deployment or a container image\n"
@@ -74,10 +77,26 @@ static void print_remote_totals(cckey_store *s)
            (unsigned long long)c.puts, (unsigned long long)c.bytes_in, (unsigned long long)c.bytes_out);
 }
 
-/* cache stats --format json|jsonl: one object. */
-static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, cli_format fmt)
+static int add_builds(void *user, const cckey_store_entry_info *e)
 {
-    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries,
+    *(uint64_t *)user += e->variants;
+    return 0;
+}
+
+/* The builds every entry holds (from the entries' headers). */
+static uint64_t count_builds(cckey_store *s)
+{
+    uint64_t n = 0;
+    cckey_store_list_info(s, add_builds, &n);
+    return n;
+}
+
+/* cache stats --format json|jsonl: one object. */
+static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, uint64_t builds,
+                             cli_format fmt)
+{
+    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries,
+                          "variants", (json_int_t)builds,
                           "bytes", (json_int_t)u->bytes, "max_bytes", (json_int_t)u->max_bytes, "hits",
                           (json_int_t)u->hits, "misses", (json_int_t)u->misses, "temp_files",
                           (json_int_t)u->temp_files, "temp_bytes", (json_int_t)u->temp_bytes);
@@ -262,9 +281,10 @@ static int run_action(int argc, char **argv, const char *dir, const cache_opts *
             cli_error("cache stats: %s", cckey_last_error());
             rc = CLI_FAIL;
         } else if (fmt != CLI_TEXT) {
-            print_stats_json(s, dir, &u, fmt);
+            print_stats_json(s, dir, &u, count_builds(s), fmt);
         } else {
-            printf("entries: %llu\nbytes: %llu\n", (unsigned long long)u.entries, (unsigned long long)u.bytes);
+            printf("entries: %llu\nbuilds: %llu\nbytes: %llu\n", (unsigned long long)u.entries,
+                   (unsigned long long)count_builds(s), (unsigned long long)u.bytes);
             if (u.max_bytes) printf("max size: %llu\n", (unsigned long long)u.max_bytes);
             else printf("max size: none\n");
             uint64_t looked = u.hits + u.misses;

@@ -7,6 +7,7 @@
 #include "shard.h"
 #include "scan/scan.h"
 #include "warm/warm.h"
+#include "warm/warm_deps.h"
 #include "warm/warm_vulkan.h"
 
 #include <getopt.h>
@@ -19,116 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void usage(FILE *f)
-{
-    fputs("usage: cckey warm [OPTIONS] MANIFEST --cache-dir DIR\n"
-          "\n"
-          "For each tuple of a JSON Lines manifest (as cckey batch reads it, e.g. from\n"
-          "cckey scan) whose key is not in the store DIR yet, compile its source for its\n"
-          "device and store the binary under the key:\n"
-          "  OpenCL: the program is built on the device whose CL_DEVICE_NAME|CL_DRIVER_VERSION\n"
-          "          equals \"device\"; the binary stored is CL_PROGRAM_BINARIES. PoCL's own\n"
-          "          kernel cache is switched off for the run (POCL_KERNEL_CACHE=0, unless\n"
-          "          set), so each binary is not stored twice.\n"
-          "  CUDA:   NVRTC (libnvrtc.so, loaded at run time) compiles to a cubin for the\n"
-          "          compute capability of the CUDA device named by \"device\", or for the\n"
-          "          architecture in the options ([\"arch\",\"sm_90\"]; PTX for compute_XY).\n"
-          "          With the architecture given, no driver or GPU is needed: a device\n"
-          "          identity (\"NAME|DRIVER\") that is not here is compiled by NVRTC alone.\n"
-          "  GLSL, HLSL (Vulkan): shaderc (linked in) compiles the compute shader to SPIR-V\n"
-          "          for the Vulkan version of the device named by \"device\"\n"
-          "          (NAME|DRIVER_VERSION|PIPELINE_CACHE_UUID, as cckey devices prints it),\n"
-          "          which must then make a compute pipeline of it; the SPIR-V is stored.\n"
-          "          GLSL's entry is main; an HLSL tuple's name is the function compiled.\n"
-          "          Flags are glslc's: -D, -I, -O0/-Os/-O, -g, -w, -Werror,\n"
-          "          --target-env=vulkan1.N, --target-spv=spv1.N, -std=, -fhlsl-*,\n"
-          "          -fauto-*; others fail the tuple. An identity not here compiles\n"
-          "          without a pipeline when the options give --target-env.\n"
-          "The language is the line's \"language\" member (cckey scan writes it: opencl,\n"
-          "cuda, hip, metal, glsl, hlsl), else the source_file's extension, else OpenCL.\n"
-          "Metal (MSL to metallib) needs macOS's xcrun metal and is not built here.\n"
-          "Every build also checks that the binary holds the tuple's entry point (\"name\").\n"
-          "\n"
-          "Options become compiler flags in canonical order (sorted by key as in the key;\n"
-          "equal keys keep their order): [K, \"\"] -> K; [K ending in '=', V] and [\"-X\"\n"
-          "(one letter), V] -> KV (-DN=4, -I/a, -O3); CUDA [\"arch\", V] ->\n"
-          "--gpu-architecture=V; OpenCL [\"-isystem\", D] (and -include, -x, ...) ->\n"
-          "-isystem D; any other [K, V] -> K=V. A flag missing its argument ([\"-I\", \"\"]),\n"
-          "or flags the sort would swap ([\"-U\",\"X\"] before [\"-D\",\"X\"]; [\"-Izz\",\"\"]\n"
-          "before [\"-Iaa\",\"\"]), fail the tuple. OpenCL gets the flags joined by spaces,\n"
-          "so flags with spaces or quotes are refused there. NVRTC also searches the\n"
-          "CUDA toolkit's include folders (beside libnvrtc, else $CUDA_HOME or\n"
-          "$CUDA_PATH), after the options' own; --format jsonl names them.\n"
-          "The source's folder is passed as the first include folder.\n"
-          "\n"
-          "Headers: each entry records the files its build included (path relative to\n"
-          "the source's folder or an -I folder, and content digest) and the toolchain\n"
-          "(compiler, version, flags). A cached entry counts only while those still\n"
-          "match: an edited, removed or newly shadowing header, or another compiler\n"
-          "version, makes that entry (and only that one) compile again.\n"
-          "\n"
-          "A tuple whose device matches no device here, or whose build fails, fails alone;\n"
-          "the others go on. The summary counts compiled, already cached and failed tuples\n"
-          "(with the compiler's log for each failed build). Failures are not remembered:\n"
-          "the next warm retries every tuple that is not cached.\n"
-          "\n"
-          "      --cache-dir DIR  the store (default: $CCKEY_CACHE_DIR, else\n"
-          "                       $XDG_CACHE_HOME/cckey, else ~/.cache/cckey)\n"
-          "      --max-size SIZE  keep the store under SIZE bytes for this run (K, M, G, T\n"
-          "                       suffixes; least recently used entries go first); default:\n"
-          "                       the folder's own limit (cckey cache config max-size).\n"
-          "                       When the warmed set does not fit, the summary counts the\n"
-          "                       entries evicted again and the exit status is 1\n"
-          "  -j, --jobs N         builds (and remote look-ups) at once (default: the number\n"
-          "                       of cores)\n"
-          "      --shard K/N      take only shard K (0..N-1) of N: builds are dealt out by\n"
-          "                       estimated cost (source size), deterministically, so N\n"
-          "                       workers given the same manifest split it exactly\n"
-          "      --shard auto     K and N from a Slurm array (the task's rank among\n"
-          "                       SLURM_ARRAY_TASK_MIN.._MAX by _STEP, of _COUNT: any\n"
-          "                       --array=A-B[:S][%L]) or a Kubernetes indexed Job\n"
-          "                       (JOB_COMPLETION_INDEX, with --shards N)\n"
-          "      --shards N       the number of shards, for --shard auto\n"
-          "      --check          compile nothing and write nothing (locally or remotely):\n"
-          "                       list the tuples that would be compiled and why, and exit\n"
-          "                       3 when there are any (0 when every tuple is cached), so CI\n"
-          "                       can demand a warm cache\n"
-          "      --force          compile every tuple again, cached or not; each new entry\n"
-          "                       replaces the old one atomically (and is sent to writable\n"
-          "                       remotes)\n"
-          CLI_REMOTE_HELP
-          "      --max-line SIZE  refuse manifest lines longer than SIZE bytes (default 1G)\n"
-          "  -q, --quiet          no progress bar and no warnings\n"
-          "  -v, --verbose        list every failure (else the first 50, then a count)\n"
-          "      --format FMT     text (default); json: the summary as one object {\"tuples\",\n"
-          "                       \"distinct_keys\", \"compiled\", \"builds\", \"cached\", \"failed\",\n"
-          "                       \"evicted\"} (with --check: {\"tuples\", \"distinct_keys\",\n"
-          "                       \"cached\", \"uncached\", \"would_compile\": [TUPLE...]});\n"
-          "                       jsonl: one TUPLE a line, in manifest order:\n"
-          "                       {\"line\", \"name\", \"device\", \"key\", \"status\": hit|miss,\n"
-          "                       \"reason\" (of a miss): absent|header_changed|\n"
-          "                       toolchain_changed|corrupt|unknown_record|collision|error,\n"
-          "                       \"detail\" (which header, which version...), \"result\":\n"
-          "                       cached|compiled|failed|evicted|not_compiled, \"error\"\n"
-          "                       (failed), \"toolkit_include\" (CUDA: NVRTC's toolkit\n"
-          "                       folders)}.\n"
-          "                       With --force, status and reason say what the local store\n"
-          "                       held (remotes are not asked). Failures still go to\n"
-          "                       standard error\n"
-          "      --json           the same as --format json\n"
-          "  -h, --help           show this help\n"
-          "\n"
-          "A remote cache that cannot be reached or fails is a warning: the run goes on\n"
-          "with the local store. Remote hits are copied into the store (and checked for\n"
-          "their headers and toolchain like local entries); compiled binaries go to the\n"
-          "store and to every writable remote.\n"
-          "\n"
-          "Exit status: 0 when every tuple is cached at the end, 1 when any failed or\n"
-          "was evicted, 2 for bad usage or a bad manifest line (nothing is compiled then),\n"
-          "3 with --check when any tuple is not cached.\n",
-          f);
-}
 
 enum { T_PENDING, T_CACHED, T_COMPILED, T_FAILED, T_DUPLICATE, T_EVICTED };
 
@@ -146,6 +37,9 @@ typedef struct tuple {
     size_t dup_of;        /* that one */
     cckey_miss miss;      /* what the look-up found (CCKEY_MISS_NONE: a hit) */
     char *miss_detail;    /* its detail, for a miss other than absent */
+    uint32_t variants;    /* the builds its entry holds (after the put, when compiled) */
+    uint32_t variant;     /* the build a hit served: 0 the newest */
+    const char *deps_how; /* compiled: how its headers were found (warm_deps.h) */
     size_t group;         /* 1 + the index of its build group; 0 for none */
 } tuple;
 
@@ -172,6 +66,7 @@ typedef struct warm {
     atomic_size_t next_group, groups_done, tuples_done, n_compiled, n_failed;
     atomic_uint_fast64_t bytes_done;
     cckey_dep_memo *memo;     /* header digests, shared by look-ups and builds */
+    warm_deps_cfg deps;       /* how builds' headers are found (--deps, --preprocessor) */
     uint64_t max_bytes;
     size_t n_cached;          /* found in the store (checked) before building */
     bool verbose;
@@ -183,14 +78,15 @@ typedef struct warm {
     bool force;           /* --force: compile every tuple, cached or not */
     cckey_store *probe;   /* where look-ups go: store, a read-only handle of its
                              folder (--force --format jsonl), or NULL (none) */
+    warm_deps_mode deps_mode;   /* --deps */
+    const char *pp;             /* --preprocessor, NULL: clang on PATH */
 } warm;
 
 /* Exit status of --check when any tuple is not cached. */
 enum { WARM_NOT_WARM = 3 };
 
 /* What a tuple's build reads and is checked against: the toolchain (when
- * its compiler and device are here), the flags and the include roots. */
-#define MAX_ROOTS 64
+ * its compiler and device are here), the flags and the folders searched. */
 typedef struct toolchain {
     cckey_compiler *c;
     int dev;
@@ -198,8 +94,7 @@ typedef struct toolchain {
     cckey_flags flags;
     bool flags_ok;
     char flags_why[512];
-    const char *roots[MAX_ROOTS];
-    size_t n_roots;
+    warm_search search;
 } toolchain;
 
 static void fail(tuple *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -354,6 +249,16 @@ static cckey_compiler *compiler_for(warm *w, cckey_lang lang, const char **why)
     return NULL;
 }
 
+/* shaderc searches as glslc does: beside the including file, then the -I
+ * folders (the source's first), never warm's working folder; and no other
+ * preprocessor stands in for its. */
+static void shader_search(warm_search *s)
+{
+    memmove(s->roots, s->roots + 1, (s->n_roots - 1) * sizeof *s->roots);   /* roots[0]: the working folder */
+    s->n_roots--;
+    s->text_only = true;
+}
+
 /* t's toolchain. Not thread-safe while compilers are still being loaded
  * (the look-ups run before the builds start). */
 static void toolchain_make(warm *w, const tuple *t, toolchain *k)
@@ -366,8 +271,12 @@ static void toolchain_make(warm *w, const tuple *t, toolchain *k)
     const cckey_tuple *tp = &t->item.tuple;
     k->flags_ok = cckey_flags_make(tp->options, tp->n_options, t->lang == CCKEY_LANG_CUDA, &k->flags, k->flags_why,
                                    sizeof k->flags_why) == 0;
-    k->roots[k->n_roots++] = t->root;
-    if (k->flags_ok) k->n_roots += cckey_flags_include_dirs(&k->flags, k->roots + 1, MAX_ROOTS - 1);
+    if (k->flags_ok && warm_search_make(&w->deps, &k->flags, t->root, &k->search, k->flags_why,
+                                        sizeof k->flags_why) != 0) {
+        cckey_flags_free(&k->flags);
+        k->flags_ok = false;
+    }
+    if (k->flags_ok && (t->lang == CCKEY_LANG_GLSL || t->lang == CCKEY_LANG_HLSL)) shader_search(&k->search);
 }
 
 /* The look-up that serves an entry only when its headers and toolchain are
@@ -377,7 +286,8 @@ static cckey_lookup toolchain_lookup(const toolchain *k, cckey_dep_memo *memo)
     bool here = k->c && k->dev >= 0;
     return (cckey_lookup){.compiler = here ? k->c->tool : NULL, .version = here ? k->version : NULL,
                           .options = k->flags_ok ? (const char *const *)k->flags.argv : NULL,
-                          .n_options = k->flags.argc, .roots = k->roots, .n_roots = k->n_roots, .memo = memo};
+                          .n_options = k->flags.argc, .roots = k->search.roots, .n_roots = k->search.n_roots,
+                          .memo = memo};
 }
 
 static void toolchain_free(toolchain *k)
@@ -469,9 +379,8 @@ static void run_group(warm *w, group *g)
     toolchain k;
     toolchain_make(w, first, &k);
     cckey_flags flags = {0};
-    cckey_dep *deps = NULL;
-    size_t n_deps = 0;
-    char why[512];
+    warm_deps deps = {0};
+    char why[1024];
     const char **names = calloc(g->n, sizeof *names);
     bool *present = calloc(g->n, sizeof *present);
     char **owned = calloc(g->n, sizeof *owned);
@@ -483,8 +392,12 @@ static void run_group(warm *w, group *g)
         fail_group(w, g, "options: ", why);
         goto out;
     }
-    if (cckey_deps_scan(tp->source.ptr, tp->source.len, k.roots, k.n_roots, w->memo, &deps, &n_deps) != CCKEY_OK) {
-        fail_group(w, g, "reading its includes: ", cckey_last_error());
+    char name[1024];
+    warm_source_name(name, sizeof name, first->item.source_file.ptr, first->item.source_file.len, w->manifest,
+                     first->item.line);
+    if (warm_deps_find(&w->deps, &k.search, &flags, cuda, k.version, tp->source.ptr ? tp->source.ptr : "",
+                       tp->source.len, name, w->memo, &deps, why, sizeof why) != 0) {
+        fail_group(w, g, "reading its includes: ", why);
         goto out;
     }
     if (!names || !present || !owned) {
@@ -500,7 +413,9 @@ static void run_group(warm *w, group *g)
     if (build(first, g, &flags, names, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
-        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps, n_deps, NULL};
+        cckey_entry_meta meta = {k.c->tool, k.version, (const char *const *)k.flags.argv, k.flags.argc, deps.r.deps,
+                                 deps.r.n, NULL};
+        cckey_put_options put = {.unverified = deps.unverified[0] ? deps.unverified : NULL};
         for (size_t i = 0; i < g->n; i++) {
             tuple *t = &w->t[g->members[i]];
             if (!owned[i] || strlen(owned[i]) != t->item.tuple.name.len) {
@@ -508,10 +423,11 @@ static void run_group(warm *w, group *g)
             } else if (!present[i]) {
                 fail(t, "the built program has no entry point \"%s\"", names[i]);
             } else if ((meta.tuple = &t->item.tuple,
-                        cckey_store_put_meta(w->store, t->key, b.binary, b.binary_len, &meta)) != CCKEY_OK) {
+                        cckey_store_put_ex(w->store, t->key, b.binary, b.binary_len, &meta, &put)) != CCKEY_OK) {
                 fail(t, "storing the binary: %s", cckey_last_error());
             } else {
                 t->state = T_COMPILED;
+                t->variants = put.variants, t->variant = 0, t->deps_how = deps.how;
             }
         }
     }
@@ -525,7 +441,7 @@ out:
     }
     for (size_t i = 0; owned && i < g->n; i++) free(owned[i]);
     free(owned), free(names), free(present);
-    cckey_deps_free(deps, n_deps);
+    warm_deps_free(&deps);
     cckey_flags_free(&flags);
     toolchain_free(&k);
 }
@@ -591,7 +507,9 @@ static void look_up(void *arg, size_t i)
     }
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
     lk.tuple = &t->item.tuple;
-    cckey_status st = cckey_store_get_explained(w->probe, t->key, &lk, &buf, &len, &t->miss);
+    cckey_lookup_info info;
+    cckey_status st = cckey_store_get_info(w->probe, t->key, &lk, &buf, &len, &info);
+    t->miss = info.why, t->variants = info.variants, t->variant = info.variant;
     if (st == CCKEY_OK) {
         if (!w->force) t->state = T_CACHED;
         cckey_store_free_buffer(buf);
@@ -664,12 +582,13 @@ static const tuple *rep_of(const warm *w, const tuple *t) { return t->is_dup ? &
 
 /* Reasons for a miss, indexed by cckey_miss: as JSON, and in words. */
 static const char *const miss_json[] = {"hit", "absent", "header_changed", "toolchain_changed", "corrupt",
-                                        "unknown_record", "error", "collision"};
+                                        "unknown_record", "error", "collision", "unverified"};
 static const char *const miss_words[] = {"cached", "not in the store", "a header changed", "the toolchain changed",
                                          "the entry is corrupt", "the entry needs a newer cckey",
-                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)"};
-_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
-_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_COLLISION + 1, "a reason for every cckey_miss");
+                                         "the look-up failed", "the entry is for another tuple (MD5 collision?)",
+                                         "its headers were not all known when it was built"};
+_Static_assert(sizeof miss_json / sizeof *miss_json == CCKEY_MISS_UNVERIFIED + 1, "a reason for every cckey_miss");
+_Static_assert(sizeof miss_words / sizeof *miss_words == CCKEY_MISS_UNVERIFIED + 1, "a reason for every cckey_miss");
 
 static const char *result_of(const warm *w, const tuple *t)
 {
@@ -702,6 +621,8 @@ static void put_tuple_json(const warm *w, const tuple *t, const char *end)
     }
     const char *result = result_of(w, t);
     printf(", \"result\": \"%s\"", result);
+    warm_json_builds(r->variants, r->state != T_COMPILED && r->miss == CCKEY_MISS_NONE, r->variant,
+                     r->state == T_COMPILED ? r->deps_how : NULL);
     const char *err = t->why ? t->why : r->why;
     if (strcmp(result, "failed") == 0 && err) {
         fputs(", \"error\": ", stdout);
@@ -783,6 +704,7 @@ static int summary(warm *w)
         if (w->shard.n)
             printf(",%s\"shard\": {\"index\": %u, \"count\": %u, \"manifest_tuples\": %zu}", sep, w->shard.k,
                    w->shard.n, w->n_manifest);
+        warm_deps_json(&w->deps, sep);
         printf("%s}\n", end);
         fflush(stdout);
         return failed || evicted ? CLI_FAIL : CLI_OK;
@@ -893,6 +815,8 @@ static int run(warm *w, unsigned jobs, bool quiet)
         if (w->t[i].state == T_DUPLICATE && rep->state == T_FAILED) fail(&w->t[i], "%s", rep->why ? rep->why : "failed");
     }
     mark_evicted(w);
+    char note_buf[1400];
+    if (warm_deps_report(&w->deps, note_buf, sizeof note_buf)) cli_warn("%s", note_buf);
     rc = summary(w);
 out:
     for (size_t i = 0; i < w->n; i++) {
@@ -913,6 +837,11 @@ out:
  * folder only) through a read-only one, to say what it replaces. */
 static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes *remotes)
 {
+    char why[512];
+    if (warm_deps_init(&w->deps, w->deps_mode, w->pp, why, sizeof why) != 0) {
+        cli_error("warm: %s", why);
+        return CLI_USAGE;
+    }
     cckey_status st = w->check ? cckey_store_open_read_only(&w->store, dir) : cckey_store_open(&w->store, dir, max_bytes);
     if (st == CCKEY_OK && w->force && w->fmt == CLI_JSONL) st = cckey_store_open_read_only(&w->probe, dir);
     else if (!w->force) w->probe = w->store;
@@ -925,7 +854,7 @@ static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes 
 
 static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, unsigned jobs, bool quiet,
                  const char *shard, unsigned shards, size_t max_line, cli_remotes *remotes, cli_format fmt,
-                 bool verbose, bool check, bool force)
+                 bool verbose, bool check, bool force, const warm *deps_opts)
 {
     if (argc - optind != 1) {
         cli_error("warm: give exactly one manifest (see 'cckey warm --help')");
@@ -942,7 +871,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * driver, so the CUDA JIT cache is never touched. */
     setenv("POCL_KERNEL_CACHE", "0", 0);
     warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .have_glsl = -1,
-              .have_hlsl = -1, .fmt = fmt, .verbose = verbose, .check = check, .force = force};
+              .have_hlsl = -1, .fmt = fmt, .verbose = verbose, .check = check, .force = force,
+              .deps_mode = deps_opts->deps_mode, .pp = deps_opts->pp};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -965,6 +895,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
      * pipeline only with its device. */
     if (w.have_glsl > 0 || w.have_hlsl > 0) cckey_warm_vulkan_release();
     cckey_dep_memo_free(w.memo);
+    warm_deps_end(&w.deps);
     if (w.probe != w.store) cckey_store_close(w.probe);
     cckey_store_close(w.store);
     return rc;
@@ -972,7 +903,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
 
 int cckey_cmd_warm(int argc, char **argv)
 {
-    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE };
+    enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE,
+           OPT_DEPS, OPT_PP };
     static const struct option longopts[] = {
         {"cache-dir", required_argument, NULL, OPT_DIR}, {"max-size", required_argument, NULL, OPT_MAX},
         {"jobs", required_argument, NULL, 'j'},          {"quiet", no_argument, NULL, 'q'},
@@ -981,6 +913,7 @@ int cckey_cmd_warm(int argc, char **argv)
                 {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"check", no_argument, NULL, OPT_CHECK},         {"force", no_argument, NULL, OPT_FORCE},
         CLI_REMOTE_LONGOPTS,                             {"max-line", required_argument, NULL, OPT_MAX_LINE},
+        {"deps", required_argument, NULL, OPT_DEPS},     {"preprocessor", required_argument, NULL, OPT_PP},
         {NULL, 0, NULL, 0}};
     const char *dir = NULL;
     char default_dir[4096];
@@ -991,6 +924,7 @@ int cckey_cmd_warm(int argc, char **argv)
     const char *shard = NULL;
     unsigned long shards = 0;
     cli_remotes remotes = {0};
+    warm deps_opts = {.deps_mode = WARM_DEPS_AUTO};
     int c, taken;
     size_t max_line = MANIFEST_DEFAULT_MAX_LINE;
     optind = 1;
@@ -1040,7 +974,15 @@ int cckey_cmd_warm(int argc, char **argv)
         case OPT_JSON: fmt = CLI_JSON; break;
         case OPT_CHECK: check = true; break;
         case OPT_FORCE: force = true; break;
-        case 'h': cli_remotes_free(&remotes); usage(stdout); return CLI_OK;
+        case OPT_DEPS:
+            if (!warm_deps_mode_parse(optarg, &deps_opts.deps_mode)) {
+                cli_error("warm: --deps wants auto, text or preprocessor, not \"%s\"", optarg);
+                cli_remotes_free(&remotes);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_PP: deps_opts.pp = optarg; break;
+        case 'h': cli_remotes_free(&remotes); cckey_warm_usage(stdout); return CLI_OK;
         default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }
@@ -1051,7 +993,7 @@ int cckey_cmd_warm(int argc, char **argv)
     }
     dir = cli_cache_dir(dir, default_dir, sizeof default_dir);
     int rc = start(argc, argv, dir, max_bytes, (unsigned)jobs, quiet, shard, (unsigned)shards, max_line, &remotes,
-                   fmt, verbose, check, force);
+                   fmt, verbose, check, force, &deps_opts);
     cli_remotes_free(&remotes);
     return rc;
 }

@@ -19,15 +19,24 @@
 /* The handles of one process share its file. */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 
-cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                       size_t *len, cckey_miss *why)
+cckey_status cckey_store_get_info(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len,
+                                  cckey_lookup_info *info)
 {
-    cckey_status st = cckey_store_get_uncounted(s, key, lk, buf, len, why);
+    cckey_status st = cckey_store_get_uncounted(s, key, lk, buf, len, info);
     if (!s || s->read_only) return st;   /* a read-only handle writes no counters either */
     if (st == CCKEY_OK) atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
     else if (st == CCKEY_ERR_NOT_FOUND || st == CCKEY_ERR_CORRUPT || st == CCKEY_ERR_STALE ||
              st == CCKEY_ERR_COLLISION)
         atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+    return st;
+}
+
+cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
+                                       size_t *len, cckey_miss *why)
+{
+    cckey_lookup_info info;
+    cckey_status st = cckey_store_get_info(s, key, lk, buf, len, &info);
+    if (why) *why = info.why;
     return st;
 }
 

@@ -50,7 +50,8 @@ void cckey_store_shard_of(char shard[3], const char *key)
     shard[0] = hex[0], shard[1] = hex[1], shard[2] = '\0';
 }
 
-static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint32_t rec_len, uint64_t len)
+static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint32_t rec_len, uint64_t len,
+                          uint32_t variants)
 {
     memset(hdr, 0, CCKEY_ENTRY_HEADER);
     memcpy(hdr, CCKEY_ENTRY_MAGIC, 8);
@@ -59,9 +60,10 @@ static void header_fields(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, uint
     cckey_put_le64(hdr + 16, len);
     memcpy(hdr + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN);
     cckey_put_le32(hdr + CCKEY_ENTRY_RECLEN_AT, rec_len);
+    cckey_put_le32(hdr + CCKEY_ENTRY_VARIANTS_AT, variants);
 }
 
-/* The payload's part of the checksum (format 3): the MD5 of each
+/* The payload's part of the checksum (formats 3 and 4): the MD5 of each
  * CCKEY_ENTRY_PIECE-byte piece, in order, added to ctx. One MD5 is a single
  * dependency chain (about 600 MB/s here, slower than loopback Redis moves a
  * 100 KiB entry); independent pieces go through the multi-buffer kernels
@@ -87,7 +89,7 @@ static void sum_payload(cckey_md5_ctx *ctx, const uint8_t *p, size_t n)
 void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *records, uint32_t rec_len,
                         const void *payload, uint64_t len)
 {
-    header_fields(hdr, key, rec_len, len);
+    header_fields(hdr, key, rec_len, len, cckey_variants_count(records, rec_len));
     cckey_md5_ctx ctx;
     cckey_md5_init(&ctx);
     cckey_md5_update(&ctx, hdr, CCKEY_ENTRY_HEADER);
@@ -96,7 +98,7 @@ void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const 
     cckey_md5_final(&ctx, hdr + CCKEY_ENTRY_SUM_AT);
 }
 
-/* Whether an entry's checksum takes its payload as piece digests (format 3)
+/* Whether an entry's checksum takes its payload as piece digests (format 3 on)
  * or whole (format 2, still read). */
 static bool payload_in_pieces(const uint8_t hdr[CCKEY_ENTRY_HEADER]) { return cckey_get_le32(hdr + 8) >= 3; }
 
@@ -172,8 +174,10 @@ static cckey_status start_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], const ch
     cckey_status s = check_header(hdr, key, size, rlen, plen);
     if (s != CCKEY_OK) return s;
     uint8_t want[CCKEY_ENTRY_HEADER];
-    header_fields(want, key, *rlen, *plen);
-    cckey_put_le32(want + 8, cckey_get_le32(hdr + 8));   /* a version 2 entry is checked as written */
+    uint32_t version = cckey_get_le32(hdr + 8);
+    /* Versions 2 and 3 are checked as written: no build count. */
+    header_fields(want, key, *rlen, *plen, version >= 4 ? cckey_get_le32(hdr + CCKEY_ENTRY_VARIANTS_AT) : 0);
+    cckey_put_le32(want + 8, version);
     memcpy(want + CCKEY_ENTRY_SUM_AT, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST);
     if (memcmp(want, hdr, CCKEY_ENTRY_HEADER) != 0) return cckey_fail(CCKEY_ERR_CORRUPT, "header padding is not zero");
     memset(want + CCKEY_ENTRY_SUM_AT, 0, CCKEY_MD5_DIGEST);
@@ -193,7 +197,14 @@ cckey_status cckey_entry_check_head(const uint8_t hdr[CCKEY_ENTRY_HEADER], const
     return start_checks(hdr, key, *total, &rlen, &plen, &unused);
 }
 
-/* The checksum finished and compared, then the records' form. */
+/* The records as the header describes them. */
+static cckey_records records_of(const uint8_t hdr[CCKEY_ENTRY_HEADER], uint8_t *records, uint32_t rlen)
+{
+    return (cckey_records){records, rlen, cckey_get_le32(hdr + 8), cckey_get_le32(hdr + CCKEY_ENTRY_VARIANTS_AT)};
+}
+
+/* The checksum finished and compared, then the records' form and the
+ * builds they describe. */
 static cckey_status finish_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], cckey_md5_ctx *ctx, const uint8_t *records,
                                   uint32_t rlen)
 {
@@ -201,7 +212,14 @@ static cckey_status finish_checks(const uint8_t hdr[CCKEY_ENTRY_HEADER], cckey_m
     cckey_md5_final(ctx, sum);
     if (memcmp(sum, hdr + CCKEY_ENTRY_SUM_AT, CCKEY_MD5_DIGEST) != 0)
         return cckey_fail(CCKEY_ERR_CORRUPT, "checksum mismatch");
-    return cckey_records_check_form(records, rlen);
+    cckey_status st = cckey_records_check_form(records, rlen);
+    if (st != CCKEY_OK) return st;
+    cckey_records r = records_of(hdr, (uint8_t *)records, rlen);
+    cckey_variant *v;
+    uint32_t n;
+    st = cckey_variants_split(&r, cckey_get_le64(hdr + 16), &v, &n);
+    free(v);
+    return st;
 }
 
 cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *len, cckey_records *rec)
@@ -242,7 +260,7 @@ cckey_status cckey_entry_read(int fd, const char *key, void **payload, size_t *l
     }
     if (payload) *payload = out;
     if (len) *len = (size_t)plen;
-    if (rec) *rec = (cckey_records){records, rlen};
+    if (rec) *rec = records_of(hdr, records, rlen);
     else free(records);
     return CCKEY_OK;
 }
@@ -265,7 +283,9 @@ cckey_status cckey_entry_check_parts(const cckey_entry_got *e, const char *key, 
     if (payload_in_pieces(e->front)) sum_payload(&ctx, payload, (size_t)plen);
     else cckey_md5_update(&ctx, payload, (size_t)plen);
     s = finish_checks(e->front, &ctx, rec, rlen);
-    if (s == CCKEY_OK && out) *out = (cckey_entry_view){rec, rlen, payload, (size_t)plen};
+    if (s == CCKEY_OK && out)
+        *out = (cckey_entry_view){rec, rlen, payload, (size_t)plen, cckey_get_le32(e->front + 8),
+                                  cckey_get_le32(e->front + CCKEY_ENTRY_VARIANTS_AT)};
     return s;
 }
 

@@ -139,6 +139,7 @@ static bool keep_hit(cckey_remote_hit *hit, const cckey_entry_view *v, uint8_t *
 {
     hit->len = v->len;
     hit->rec.len = v->rec_len;
+    hit->rec.version = v->version, hit->rec.variants = v->variants;
     hit->rec.bytes = malloc(v->rec_len ? v->rec_len : 1);
     if (*payload) hit->payload = *payload, *payload = NULL;
     else if ((hit->payload = malloc(v->len ? v->len : 1)) && v->len) memcpy(hit->payload, v->payload, v->len);

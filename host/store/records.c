@@ -54,10 +54,13 @@ static void text(sink *k, uint16_t type, const char *s)
     bytes(k, s, strlen(s));
 }
 
-cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len)
+cckey_status cckey_records_encode(const cckey_entry_meta *meta, const char *unverified, uint8_t **out,
+                                  uint32_t *len)
 {
     *out = NULL, *len = 0;
-    if (!meta) return CCKEY_OK;
+    static const cckey_entry_meta none;
+    if (!meta && !unverified) return CCKEY_OK;
+    if (!meta) meta = &none;
     sink k = {.ok = true};
     text(&k, CCKEY_REC_TOOL_COMPILER, meta->compiler);
     text(&k, CCKEY_REC_TOOL_VERSION, meta->version);
@@ -105,6 +108,10 @@ cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, u
         return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this cckey was built without libcrypto: no tuple fingerprints");
     }
 #endif
+    if (unverified) {
+        head(&k, CCKEY_REC_UNVERIFIED, CCKEY_REC_CRITICAL, strlen(unverified));
+        bytes(&k, unverified, strlen(unverified));
+    }
     if (!k.ok || k.len > CCKEY_ENTRY_MAX_RECORDS) {
         free(k.p);
         return k.ok ? cckey_fail(CCKEY_ERR_INVALID_ARG, "records larger than %u bytes", CCKEY_ENTRY_MAX_RECORDS)
@@ -141,6 +148,8 @@ cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len)
             return cckey_fail(CCKEY_ERR_CORRUPT, "a record of type %u with flags %#x", type, flags);
         if (type == CCKEY_REC_DEPENDENCY && vlen < CCKEY_DEP_FIXED)
             return cckey_fail(CCKEY_ERR_CORRUPT, "a dependency record of %u bytes", vlen);
+        if (type == CCKEY_REC_VARIANT && vlen != CCKEY_VARIANT_FIXED)
+            return cckey_fail(CCKEY_ERR_CORRUPT, "a build record of %u bytes", vlen);
     }
     return CCKEY_OK;
 }
@@ -161,14 +170,20 @@ static bool same_options(const uint8_t *val, uint32_t vlen, const cckey_lookup *
     return at == vlen;
 }
 
-/* One dependency record against the file system now. */
-static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk)
+/* One dependency record against the file system now. legacy: the entry
+ * predates format 4. */
+static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_lookup *lk, bool legacy)
 {
     uint32_t root = cckey_get_le32(val);
     bool present = val[4] == 1;
     uint64_t size = cckey_get_le64(val + 8);
     int plen = (int)(vlen - CCKEY_DEP_FIXED);
     const char *rel = (const char *)val + CCKEY_DEP_FIXED;
+    /* Before format 4 an #include "/abs/h.h" was recorded as "abs/h.h",
+     * absent, whatever the file did: such a build cannot be checked. */
+    if (legacy && root == CCKEY_DEP_ABSOLUTE && (plen == 0 || rel[0] != '/'))
+        return cckey_fail(CCKEY_ERR_STALE, "%.*s was recorded by an earlier cckey without its folder: built again",
+                          plen, rel);
     if (root != CCKEY_DEP_ABSOLUTE && root >= lk->n_roots)
         return cckey_fail(CCKEY_ERR_STALE, "%.*s was found in include folder %u; this look-up names %zu", plen, rel,
                           root, lk->n_roots);
@@ -176,10 +191,14 @@ static cckey_status match_dep(const uint8_t *val, uint32_t vlen, const cckey_loo
     cckey_status st = cckey_dep_digest(lk->memo, root == CCKEY_DEP_ABSOLUTE ? NULL : lk->roots[root], rel,
                                        (size_t)plen, &now);
     if (st != CCKEY_OK) return st;
-    if (!present && now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s appeared since the build", plen, rel);
-    if (present && !now.exists) return cckey_fail(CCKEY_ERR_STALE, "%.*s is gone", plen, rel);
+    /* Named as the look-up finds it: which folder matters (a header that
+     * appeared in the working folder shadows the source's own). */
+    const char *base = root == CCKEY_DEP_ABSOLUTE ? "" : lk->roots[root], *sep = root == CCKEY_DEP_ABSOLUTE ? "" : "/";
+    if (!present && now.exists)
+        return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s appeared since the build", base, sep, plen, rel);
+    if (present && !now.exists) return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s is gone", base, sep, plen, rel);
     if (present && (now.size != size || memcmp(now.md5, val + 16, 16) != 0))
-        return cckey_fail(CCKEY_ERR_STALE, "%.*s changed since the build", plen, rel);
+        return cckey_fail(CCKEY_ERR_STALE, "%s%s%.*s changed since the build", base, sep, plen, rel);
     return CCKEY_OK;
 }
 
@@ -212,7 +231,8 @@ static cckey_status match_fingerprint(const uint8_t *rec, uint32_t len, const cc
 /* The first difference, with its kind in *why. */
 #define STALE(kind, ...) (*why = (kind), cckey_fail(CCKEY_ERR_STALE, __VA_ARGS__))
 
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why)
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, uint32_t version,
+                                 cckey_miss *why)
 {
 #ifdef CCKEY_WITH_CRYPTO
     if (lk->tuple) {
@@ -251,13 +271,16 @@ cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_l
                 return STALE(CCKEY_MISS_TOOLCHAIN, "built with other compiler flags");
             break;
         case CCKEY_REC_DEPENDENCY: {
-            cckey_status st = match_dep(val, vlen, lk);
+            cckey_status st = match_dep(val, vlen, lk, version < 4);
             if (st != CCKEY_OK) {
                 *why = st == CCKEY_ERR_STALE ? CCKEY_MISS_HEADERS : CCKEY_MISS_ERROR;
                 return st;
             }
             break;
         }
+        case CCKEY_REC_UNVERIFIED:
+            return STALE(CCKEY_MISS_UNVERIFIED, "built without knowing every header it read (%.*s): not served "
+                         "until built again with them all known", (int)vlen, (const char *)val);
         default:
             if (flags & CCKEY_REC_CRITICAL)
                 return STALE(CCKEY_MISS_UNKNOWN_RECORD, "a critical record of type %u, unknown to this cckey", type);

@@ -21,24 +21,11 @@ typedef struct parts {
     uint32_t sig_at;   /* offset of a trailing SIGNATURE record in rec, or rec_len when none */
 } parts;
 
-/* Where a trailing SIGNATURE record starts in well-formed records, or
- * rec_len when there is none. */
-static uint32_t signature_at(const uint8_t *rec, uint32_t rec_len)
-{
-    uint32_t at = rec_len;
-    for (uint32_t off = 0; off < rec_len;) {
-        uint32_t len = cckey_get_le32(rec + off + 4);
-        if (cckey_get_le16(rec + off) == CCKEY_REC_SIGNATURE && off + CCKEY_REC_HEAD + len == rec_len) at = off;
-        off += CCKEY_REC_HEAD + len;
-    }
-    return at;
-}
-
 static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
 {
     if (n < CCKEY_ENTRY_HEADER || memcmp(e, CCKEY_ENTRY_MAGIC, 8) != 0 ||
         !cckey_entry_version_read(cckey_get_le32(e + 8)))
-        return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry of format 2 or %u", CCKEY_ENTRY_VERSION);
+        return cckey_fail(CCKEY_ERR_CORRUPT, "not an entry of format 2 to %u", CCKEY_ENTRY_VERSION);
     if (memcmp(e + CCKEY_ENTRY_KEY_AT, key, CCKEY_KEY_LEN) != 0)
         return cckey_fail(CCKEY_ERR_CORRUPT, "entry holds another key");
     p->rec_len = cckey_get_le32(e + CCKEY_ENTRY_RECLEN_AT);
@@ -48,7 +35,7 @@ static cckey_status split(const uint8_t *e, size_t n, const char *key, parts *p)
     p->rec = e + CCKEY_ENTRY_HEADER;
     p->payload = p->rec + p->rec_len;
     if (cckey_records_check_form(p->rec, p->rec_len) != CCKEY_OK) return CCKEY_ERR_CORRUPT;
-    p->sig_at = signature_at(p->rec, p->rec_len);
+    p->sig_at = cckey_records_signature_at(p->rec, p->rec_len);
     return CCKEY_OK;
 }
 
@@ -82,7 +69,7 @@ cckey_status cckey_records_check_signature(const char *key, const uint8_t *rec, 
                                            uint64_t len, const void *secret, size_t secret_len)
 {
     if (cckey_records_check_form(rec, rec_len) != CCKEY_OK) return CCKEY_ERR_CORRUPT;
-    uint32_t sig_at = signature_at(rec, rec_len);
+    uint32_t sig_at = cckey_records_signature_at(rec, rec_len);
     if (sig_at == rec_len) return cckey_fail(CCKEY_ERR_CORRUPT, "unsigned entry (a signature is required)");
     const uint8_t *sig = rec + sig_at;
     if (cckey_get_le32(sig + 4) != CCKEY_MAC_LEN) return cckey_fail(CCKEY_ERR_CORRUPT, "malformed signature record");

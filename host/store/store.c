@@ -165,25 +165,41 @@ static bool absent(int fd)
     return fd == CCKEY_ENTRY_NOT_REGULAR || errno == ENOENT || errno == ENOTDIR || errno == ESTALE;
 }
 
-/* The entry open on fd, checked, then its records against lk. path: the
+/* The build of an entry (records rec, payload *buf of *len bytes) that lk
+ * may be served, its binary moved to the front of *buf; on a miss *buf is
+ * freed and NULL. */
+static cckey_status serve_build(const cckey_records *rec, const cckey_lookup *lk, void **buf, size_t *len,
+                                cckey_lookup_info *info)
+{
+    cckey_variant v;
+    cckey_status st = cckey_variants_choose(rec, *len, lk, &v, &info->variant, &info->variants, &info->why);
+    if (st != CCKEY_OK) {
+        free(*buf);   /* stale: a miss; the entry stays for the next put to replace or add to */
+        *buf = NULL;
+        info->variant = 0;
+        return st;
+    }
+    if (v.at) memmove(*buf, (uint8_t *)*buf + v.at, (size_t)v.len);
+    *len = (size_t)v.len;
+    return CCKEY_OK;
+}
+
+/* The entry open on fd, checked, then its builds against lk. path: the
  * folder's file, which a writable handle removes when corrupt and marks
  * used on a hit. */
 static cckey_status check_entry(cckey_store *s, int fd, const char *path, const char *key, const cckey_lookup *lk,
-                                void **buf, size_t *len, cckey_miss *why)
+                                void **buf, size_t *len, cckey_lookup_info *info)
 {
     cckey_records rec;
     cckey_status st = cckey_entry_read(fd, key, buf, len, &rec);
     if (st == CCKEY_ERR_IO && errno == ESTALE) {
         /* The entry was replaced or removed on the server while we read
          * it (NFS): a miss, not a failure. */
-        *why = CCKEY_MISS_ABSENT;
+        info->why = CCKEY_MISS_ABSENT;
         return cckey_fail(CCKEY_ERR_NOT_FOUND, "entry went stale while read");
     }
-    *why = st == CCKEY_OK ? CCKEY_MISS_NONE : st == CCKEY_ERR_CORRUPT ? CCKEY_MISS_CORRUPT : CCKEY_MISS_ERROR;
-    if (st == CCKEY_OK && lk && (st = cckey_records_match(rec.bytes, rec.len, lk, why)) != CCKEY_OK) {
-        free(*buf);   /* stale: a miss; the entry stays for the next put to replace */
-        *buf = NULL;
-    }
+    info->why = st == CCKEY_OK ? CCKEY_MISS_NONE : st == CCKEY_ERR_CORRUPT ? CCKEY_MISS_CORRUPT : CCKEY_MISS_ERROR;
+    if (st == CCKEY_OK) st = serve_build(&rec, lk, buf, len, info);
     free(rec.bytes);
     if (s->read_only) return st;
     /* A fingerprint mismatch may be a planted binary: removed, so that a
@@ -200,17 +216,15 @@ static cckey_status check_entry(cckey_store *s, int fd, const char *path, const 
 }
 
 /* A remote hit, checked and now in the folder at path (NULL: a read-only
- * handle's, checked in memory and not kept): its records against lk, as
+ * handle's, checked in memory and not kept): its builds against lk, as
  * check_entry does for a file (the bytes are not read again). */
 static cckey_status remote_hit(const char *path, const cckey_lookup *lk, cckey_remote_hit *hit, void **buf,
-                               size_t *len, cckey_miss *why)
+                               size_t *len, cckey_lookup_info *info)
 {
-    cckey_status st = lk ? cckey_records_match(hit->rec.bytes, hit->rec.len, lk, why) : CCKEY_OK;
-    if (st == CCKEY_OK) {
-        *why = CCKEY_MISS_NONE;
-        *buf = hit->payload, *len = hit->len;
-        hit->payload = NULL;
-    } else if (st == CCKEY_ERR_COLLISION && path) {
+    *buf = hit->payload, *len = hit->len;
+    hit->payload = NULL;
+    cckey_status st = serve_build(&hit->rec, lk, buf, len, info);
+    if (st == CCKEY_ERR_COLLISION && path) {
         cckey_store_unlink_same(path, &hit->seen);   /* as check_entry: never served later without the tuple */
     }
     cckey_store_remote_hit_free(hit);
@@ -218,11 +232,11 @@ static cckey_status remote_hit(const char *path, const cckey_lookup *lk, cckey_r
 }
 
 cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf, size_t *len,
-                                       cckey_miss *why)
+                                       cckey_lookup_info *info)
 {
-    cckey_miss unused;
-    if (!why) why = &unused;
-    *why = CCKEY_MISS_ERROR;
+    cckey_lookup_info unused;
+    if (!info) info = &unused;
+    *info = (cckey_lookup_info){.why = CCKEY_MISS_ERROR};
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
@@ -231,14 +245,14 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
     int fd = cckey_store_open_entry(path);
     if (fd < 0 && absent(fd)) {
-        *why = CCKEY_MISS_ABSENT;
+        info->why = CCKEY_MISS_ABSENT;
         cckey_remote_hit hit;
         if (!s->remotes || !cckey_store_fetch_remote(s, key, &hit))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
-        return remote_hit(s->read_only ? NULL : path, lk, &hit, buf, len, why);
+        return remote_hit(s->read_only ? NULL : path, lk, &hit, buf, len, info);
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));
-    cckey_status st = check_entry(s, fd, path, key, lk, buf, len, why);
+    cckey_status st = check_entry(s, fd, path, key, lk, buf, len, info);
     close(fd);
     return st;
 }
@@ -311,7 +325,7 @@ static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *hdr
 
 cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len)
 {
-    return cckey_store_put_meta(s, key, data, len, NULL);
+    return cckey_store_put_ex(s, key, data, len, NULL, NULL);
 }
 
 /* The new entry, written to a temporary file and renamed over the old. */
@@ -321,16 +335,32 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
 cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
                                   const cckey_entry_meta *meta)
 {
+    return cckey_store_put_ex(s, key, data, len, meta, NULL);
+}
+
+cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const void *data, size_t len,
+                                const cckey_entry_meta *meta, cckey_put_options *opt)
+{
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
     if (s->read_only) return cckey_store_writable(s, "put");
     if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
     if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    const char *unverified = opt ? opt->unverified : NULL;
+    if (opt) opt->variants = 0;
     uint8_t *rec;
     uint32_t rec_len;
-    cckey_status st = cckey_records_encode(meta, &rec, &rec_len);
+    cckey_status st = cckey_records_encode(meta, unverified, &rec, &rec_len);
     if (st != CCKEY_OK) return st;
-    st = write_entry(s, key, rec, rec_len, data, len);
-    free(rec);
+    /* A build with records joins the key's other builds; one without
+     * (a plain put) replaces them all. */
+    cckey_merged m = {rec, rec_len, NULL, len, 1};
+    if (meta || unverified) {
+        st = cckey_variants_merge(s, key, rec, rec_len, data, len, &m);
+        free(rec);
+    }
+    if (st == CCKEY_OK) st = write_entry(s, key, m.rec, m.rec_len, m.payload ? m.payload : data, m.len);
+    if (st == CCKEY_OK && opt) opt->variants = m.variants;
+    free(m.rec), free(m.payload);
     return st;
 }
 

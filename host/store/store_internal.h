@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* Entry format, version 3. All integers little-endian. An entry file is the
+/* Entry format, version 4. All integers little-endian. An entry file is the
  * fixed header, then the record section, then the payload:
  *   0   8  magic "CCKEYBIN"
- *   8   4  format version (3)
+ *   8   4  format version (4)
  *   12  4  header size (CCKEY_ENTRY_HEADER, 192)
  *   16  8  payload length P
  *   24  16 checksum: MD5 of the header (this field zeroed), the records and
@@ -24,12 +24,25 @@
  *   40  131 the key
  *   171 1  zero
  *   172 4  record section length R (at most CCKEY_ENTRY_MAX_RECORDS)
- *   176 16 zeros (reserved)
+ *   176 4  the number of builds (variants) the entry holds, V (0: one build
+ *          and no VARIANT records, as in version 3)
+ *   180 12 zeros (reserved)
  *   192 R  records
  *   192+R P payload
  * The checksum covers everything, so a flipped byte anywhere is caught. The
  * pieces are hashed side by side (multi-buffer MD5), several times faster
  * than one MD5 over the payload, which bounded every remote transfer.
+ *
+ * Variants (new in version 4; ccache's manifests): one key can have several
+ * builds, each read its own headers (edit a header, warm, restore it: the
+ * first build is still there). Each build is a VARIANT record followed by
+ * that build's own records (toolchain, dependencies, fingerprint), newest
+ * build first; the payload is the builds' binaries back to back in the same
+ * order. A look-up serves the newest build whose records match. A put with
+ * records (cckey_store_put_meta) adds its build in front and keeps the older
+ * ones it does not replace (the same records byte for byte), at most
+ * CCKEY_MAX_VARIANTS, and, under a size limit, only while the entry stays
+ * within an eighth of it: the oldest go first.
  *
  * Records are typed and self-delimiting (type-length-value), back to back,
  * with no padding:
@@ -47,9 +60,8 @@
  *   2 TOOL_VERSION   its version as it reports it, UTF-8
  *   3 TOOL_OPTIONS   the flags as passed to it, each followed by a NUL
  *   4 DEPENDENCY     a file the build read besides the source (critical):
- *                      0 4 root: index into the look-up's roots (0 = the
- *                          source's folder, then the include folders), or
- *                          0xFFFFFFFF for an absolute path
+ *                      0 4 root: index into the look-up's roots (see
+ *                          cckey.h), or 0xFFFFFFFF for an absolute path
  *                      4 1 1 = the file existed with this content,
  *                          0 = it did not exist (a search-path probe that
  *                          missed: if it appears, the build would differ)
@@ -57,26 +69,43 @@
  *                      8 8 its size (0 when absent)
  *                      16 16 MD5 of its content (zeros when absent)
  *                      32 .. its path relative to the root, no NUL
- *   5 FINGERPRINT    SHA-256 of the whole tuple (see store/fingerprint.h):
- *                    a look-up that has the tuple serves the entry only when
- *                    it matches (else CCKEY_ERR_COLLISION)
+ *   5 FINGERPRINT    SHA-256 of the whole tuple and the build's DEPENDENCY
+ *                    records (see store/fingerprint.h): a look-up that has
+ *                    the tuple serves the build only when it matches (else
+ *                    CCKEY_ERR_COLLISION)
  *   6 SIGNATURE      HMAC-SHA-256 under a remote's shared secret, always the
- *                    last record (see store/sign.c)
- *   7..  free; the next kind of record takes the next number.
- * Version 2 entries (the same layout, the checksum one MD5 over the header,
- * records and whole payload) are still read, so a cache warmed by an earlier
- * release keeps its hits; puts always write version 3. Version 1 entries (a
- * 192-byte header with no record section) are misses: a look-up removes them
- * like any entry that fails its checks, and the next put writes version 3. */
+ *                    last record, of the entry as a whole (see store/sign.c)
+ *   7 VARIANT        starts a build (critical), 24 bytes:
+ *                      0 8 where its binary starts in the payload
+ *                      8 8 its length
+ *                      16 8 when it was built (ns since 1970, UTC)
+ *                    The first record of a version 4 entry with V > 0; the
+ *                    binaries are back to back, the first at 0, the last
+ *                    ending at P.
+ *   8 UNVERIFIED     the build's dependency list is incomplete (critical):
+ *                    an include no text scan or preprocessor resolved,
+ *                    UTF-8, e.g. "k.cl:2: #include HDR". A checked look-up
+ *                    never serves such a build (CCKEY_MISS_UNVERIFIED).
+ *   9..  free; the next kind of record takes the next number.
+ * Version 3 and 2 entries (no variants: the records and the payload are one
+ * build; version 2's checksum one MD5 over the header, records and whole
+ * payload) are still read, so a cache warmed by an earlier release keeps its
+ * hits; a put keeps such a build as an older variant. Puts write version 4.
+ * Version 1 entries (a 192-byte header with no record section) are misses: a
+ * look-up removes them like any entry that fails its checks. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
-#define CCKEY_ENTRY_VERSION 3u
-/* The versions a read accepts: the current one and version 2. */
-static inline bool cckey_entry_version_read(uint32_t v) { return v == 2u || v == CCKEY_ENTRY_VERSION; }
+#define CCKEY_ENTRY_VERSION 4u
+/* The versions a read accepts: the current one, 3 and 2. */
+static inline bool cckey_entry_version_read(uint32_t v) { return v >= 2u && v <= CCKEY_ENTRY_VERSION; }
 #define CCKEY_ENTRY_PIECE 4096u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
 #define CCKEY_ENTRY_KEY_AT 40u
 #define CCKEY_ENTRY_RECLEN_AT 172u
+#define CCKEY_ENTRY_VARIANTS_AT 176u
+#define CCKEY_MAX_VARIANTS 8u           /* the builds a put keeps under one key */
+#define CCKEY_VARIANTS_READ_MAX 1024u   /* the most a read accepts (a later release may keep more) */
+#define CCKEY_VARIANT_FIXED 24u
 #define CCKEY_ENTRY_MAX_RECORDS (64u << 20)
 
 enum {
@@ -86,6 +115,8 @@ enum {
     CCKEY_REC_DEPENDENCY = 4,
     CCKEY_REC_FINGERPRINT = 5,   /* SHA-256 of the tuple (store/fingerprint.h) */
     CCKEY_REC_SIGNATURE = 6,     /* HMAC-SHA-256 for a shared remote, always last (store/sign.c) */
+    CCKEY_REC_VARIANT = 7,       /* starts one build of the key (version 4) */
+    CCKEY_REC_UNVERIFIED = 8,    /* the build's dependency list is incomplete */
 };
 #define CCKEY_REC_CRITICAL 1u
 #define CCKEY_REC_HEAD 8u
@@ -105,20 +136,62 @@ cckey_status cckey_dep_read(cckey_dep_memo *m, const char *root, const char *rel
                             cckey_file_digest *out, char **content);
 #define cckey_dep_digest(m, root, rel, rel_len, out) cckey_dep_read(m, root, rel, rel_len, out, NULL)
 
-/* An entry's record section, as read (malloc'ed bytes). */
+/* An entry's record section, as read (malloc'ed bytes), with the header
+ * fields that say how to split it into builds. */
 typedef struct cckey_records {
     uint8_t *bytes;
     uint32_t len;
+    uint32_t version;    /* the entry's format version */
+    uint32_t variants;   /* its header's build count (0 before version 4) */
 } cckey_records;
 
 /* Records are well formed: each fits, no type 0, no unknown flag bits. */
 cckey_status cckey_records_check_form(const uint8_t *rec, uint32_t len);
-/* Encode meta (may be NULL: no records) into a malloc'ed section. */
-cckey_status cckey_records_encode(const cckey_entry_meta *meta, uint8_t **out, uint32_t *len);
+/* Encode meta (may be NULL: no records) into a malloc'ed section; then an
+ * UNVERIFIED record holding unverified, when that is not NULL. */
+cckey_status cckey_records_encode(const cckey_entry_meta *meta, const char *unverified, uint8_t **out,
+                                  uint32_t *len);
 /* CCKEY_OK when the records match the look-up (toolchain and every
  * dependency); CCKEY_ERR_STALE with the first difference otherwise, and in
  * *why (not NULL) which kind of record differed. */
-cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, cckey_miss *why);
+cckey_status cckey_records_match(const uint8_t *rec, uint32_t len, const cckey_lookup *lk, uint32_t version,
+                                 cckey_miss *why);
+
+/* One build of an entry (variants.c). */
+typedef struct cckey_variant {
+    uint32_t rec_at, rec_len;   /* its records (after its VARIANT record) in the section */
+    uint64_t at, len;           /* its binary in the payload */
+    int64_t built_ns;           /* when it was built; 0 when not recorded (versions 2, 3) */
+} cckey_variant;
+/* The builds of an entry whose records r were read and whose payload is plen
+ * bytes, newest first (*out malloc'ed, *n at least 1); a trailing SIGNATURE
+ * belongs to the entry, not to a build. CCKEY_ERR_CORRUPT when the VARIANT
+ * records do not add up. */
+cckey_status cckey_variants_split(const cckey_records *r, uint64_t plen, cckey_variant **out, uint32_t *n);
+/* The build a look-up serves: the newest whose records match lk (lk NULL:
+ * the newest). CCKEY_OK with *v, *index and *n (the builds held); else the
+ * newest build's miss, in *why and cckey_last_error(); a collision or an
+ * error in any build checked is returned as it is. */
+cckey_status cckey_variants_choose(const cckey_records *r, uint64_t plen, const cckey_lookup *lk, cckey_variant *v,
+                                   uint32_t *index, uint32_t *n, cckey_miss *why);
+/* A put's entry: the new build (records rec, binary data) in front of the
+ * builds already held under key that it does not replace, within the limits
+ * (see the format above). *rec_out and *payload_out are malloc'ed, or
+ * *payload_out is NULL when data alone is the payload. */
+typedef struct cckey_merged {
+    uint8_t *rec;
+    uint32_t rec_len;
+    uint8_t *payload;
+    size_t len;
+    uint32_t variants;
+} cckey_merged;
+cckey_status cckey_variants_merge(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
+                                  const void *data, size_t len, cckey_merged *out);
+/* The number of VARIANT records in a record section. */
+uint32_t cckey_variants_count(const uint8_t *rec, uint32_t len);
+/* Where a trailing SIGNATURE record starts in a record section (it belongs
+ * to the entry as a whole, not to a build), or len when there is none. */
+uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len);
 
 /* Entry file name: the key with ':' -> '-'. Temporary files start with this. */
 #define CCKEY_TEMP_PREFIX ".tmp-"
@@ -140,7 +213,7 @@ struct cckey_store {
 /* Hit and miss counters (counters.c): cckey_store_get counts around this;
  * close flushes to DIR/stats; reading sums the folder's and this handle's. */
 cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                       size_t *len, cckey_miss *why);
+                                       size_t *len, cckey_lookup_info *info);
 /* CCKEY_OK, or CCKEY_ERR_INVALID_ARG when s is read-only (who: the call). */
 cckey_status cckey_store_writable(const cckey_store *s, const char *who);
 void cckey_store_flush_counters(cckey_store *s);
@@ -190,6 +263,7 @@ typedef struct cckey_entry_view {
     uint32_t rec_len;
     const uint8_t *payload;
     size_t len;
+    uint32_t version, variants;   /* as cckey_records */
 } cckey_entry_view;
 /* An entry as a remote's get receives it, each byte read once into its
  * final place: the header and records in front, the payload in a buffer of

@@ -69,6 +69,44 @@ cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
     return CCKEY_OK;
 }
 
+/* An entry file's format version and build count, from its header alone;
+ * zeros when it cannot be read or is no entry. */
+static void header_info(const char *path, cckey_store_entry_info *e)
+{
+    int fd = cckey_store_open_entry(path);
+    uint8_t hdr[CCKEY_ENTRY_HEADER];
+    if (fd < 0) return;
+    ssize_t n = pread(fd, hdr, sizeof hdr, 0);
+    close(fd);
+    if (n != (ssize_t)sizeof hdr || memcmp(hdr, CCKEY_ENTRY_MAGIC, 8) != 0) return;
+    e->version = cckey_get_le32(hdr + 8);
+    uint32_t v = e->version >= 4 ? cckey_get_le32(hdr + CCKEY_ENTRY_VARIANTS_AT) : 0;
+    e->variants = v ? v : 1;
+}
+
+typedef struct info_walk {
+    cckey_store_info_fn fn;
+    void *user;
+} info_walk;
+
+static int info_one(void *user, int kind, const char *path, const char *name, const struct stat *st)
+{
+    info_walk *w = user;
+    char key[CCKEY_KEY_LEN + 1];
+    if (kind != CCKEY_WALK_ENTRY || !cckey_store_name_to_key(key, name)) return 0;
+    cckey_store_entry_info e = {.key = key, .bytes = (uint64_t)st->st_size, .used = (int64_t)st->st_mtim.tv_sec};
+    header_info(path, &e);
+    return w->fn(w->user, &e) != 0;
+}
+
+cckey_status cckey_store_list_info(cckey_store *s, cckey_store_info_fn fn, void *user)
+{
+    if (!s || !fn) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or function");
+    info_walk w = {fn, user};
+    if (cckey_store_walk(s, info_one, &w) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
+    return CCKEY_OK;
+}
+
 /* Remove what sits under an entry's name but is no regular file: the
  * symlink itself (never its target), a FIFO, an empty folder. */
 static bool remove_odd(const char *path, const struct stat *st)

@@ -74,10 +74,11 @@ def entry_path(store, key):
 
 
 def parse_entry(data):
-    """(key, [(type, flags, value)], payload) of a version 3 entry."""
+    """(key, [(type, flags, value)], payload) of a version 4 entry: every
+    build's records (each build's VARIANT record first) and the payload."""
     assert data[:8] == b"CCKEYBIN"
     version, hsize, plen = struct.unpack_from("<IIQ", data, 8)
-    assert (version, hsize) == (3, 192)
+    assert (version, hsize) == (4, 192)
     rlen = struct.unpack_from("<I", data, 172)[0]
     recs, off = [], 192
     while off < 192 + rlen:
@@ -92,9 +93,9 @@ def build_entry(key, recs, payload):
     rec = b"".join(struct.pack("<HHI", t, f, len(v)) + v for t, f, v in recs)
     hdr = bytearray(192)
     hdr[0:8] = b"CCKEYBIN"
-    struct.pack_into("<IIQ", hdr, 8, 3, 192, len(payload))
+    struct.pack_into("<IIQ", hdr, 8, 4, 192, len(payload))
     hdr[40:171] = key.encode()
-    struct.pack_into("<I", hdr, 172, len(rec))
+    struct.pack_into("<II", hdr, 172, len(rec), sum(1 for t, _, _ in recs if t == 7))
     pieces = b"".join(hashlib.md5(payload[i:i + 4096]).digest() for i in range(0, len(payload), 4096))
     hdr[24:40] = hashlib.md5(bytes(hdr) + rec + pieces).digest()
     return bytes(hdr) + rec + payload

@@ -82,7 +82,7 @@ def nvrtc_cubin(lib, src, opts):
 
 def entries(store):
     """Every entry of a store: {key: (records, payload)}, parsed by the
-    documented layout (v2: 192-byte header, record section, payload)."""
+    documented layout (v4: 192-byte header, record section, payload)."""
     out = {}
     for shard in os.listdir(store):
         sd = os.path.join(store, shard)
@@ -94,7 +94,7 @@ def entries(store):
             data = readb(os.path.join(sd, name))
             assert data[:8] == b"CCKEYBIN"
             version, hsize, plen = struct.unpack_from("<IIQ", data, 8)
-            assert version == 3 and hsize == 192
+            assert version == 4 and hsize == 192
             rlen = struct.unpack_from("<I", data, 172)[0]
             assert len(data) == 192 + rlen + plen
             # Format 3: the payload enters the checksum as its 4 KiB pieces' MD5s.
@@ -163,14 +163,17 @@ class Headers(unittest.TestCase):
         self.assertEqual(self.warm(), (2, 0, 0))
         self.assertEqual(self.warm(), (0, 2, 0))
         # The entry of a.cl records both headers by content, relative to the
-        # source's folder; b.cl's records none.
+        # source's folder (root 1; root 0 is warm's working folder, searched
+        # first and found empty); b.cl's records none.
         ents = entries(os.path.join(self.tmp, "store"))
-        by_deps = sorted((len(deps_of(r)), r) for r, _ in ents.values())
+        present = lambda recs: {k: v for k, v in deps_of(recs).items() if v[0]}
+        by_deps = sorted((len(present(r)), r) for r, _ in ents.values())
         self.assertEqual([n for n, _ in by_deps], [0, 2])
         deps = deps_of(by_deps[1][1])
         for rel in ("hdr.h", "sub/inner.h"):
             body = readb(os.path.join(self.k, rel))
-            self.assertEqual(deps[(0, rel)], (1, len(body), hashlib.md5(body).hexdigest()))
+            self.assertEqual(deps[(1, rel)], (1, len(body), hashlib.md5(body).hexdigest()))
+        self.assertEqual(deps[(0, "hdr.h")], (0, 0, "0" * 32), "the working folder was searched first")
         for rtype, _, v in by_deps[1][1]:
             if rtype == 1:
                 self.assertEqual(v, b"OpenCL")

@@ -630,9 +630,9 @@ class BundleTests(Base):
             redis.stop()
 
 
-# Entry files of format 3, read and rewritten here from the documented
+# Entry files of format 4, read and rewritten here from the documented
 # layout (host/store/store_internal.h), to craft what an attacker could.
-REC_FINGERPRINT, REC_SIGNATURE = 5, 6
+REC_FINGERPRINT, REC_SIGNATURE, REC_VARIANT = 5, 6, 7
 
 
 def parse_entry(raw):
@@ -651,10 +651,13 @@ def build_entry(head, recs, payload):
     the MD5s of the payload's 4096-byte pieces): well formed, whatever it says."""
     import hashlib
     import struct
+    # One build: its VARIANT record says the binary is the whole payload.
+    recs = [[t, f, struct.pack("<QQ", 0, len(payload)) + v[16:] if t == REC_VARIANT else v] for t, f, v in recs]
+    assert sum(1 for r in recs if r[0] == REC_VARIANT) <= 1
     rec = b"".join(struct.pack("<HHI", t, f, len(v)) + v for t, f, v in recs)
     h = bytearray(head)
     struct.pack_into("<Q", h, 16, len(payload))
-    struct.pack_into("<I", h, 172, len(rec))
+    struct.pack_into("<II", h, 172, len(rec), sum(1 for r in recs if r[0] == REC_VARIANT))
     h[24:40] = bytes(16)
     pieces = b"".join(hashlib.md5(payload[i:i + 4096]).digest() for i in range(0, len(payload), 4096))
     h[24:40] = hashlib.md5(bytes(h) + rec + pieces).digest()
