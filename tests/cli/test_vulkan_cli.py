@@ -135,7 +135,13 @@ class Vulkan(unittest.TestCase):
         rc, out, err = run(["warm", "vk.jsonl", "--cache-dir", self.store, "--format", "json"], cwd=self.dir)
         summary = json.loads(out)
         self.assertEqual((rc, summary["compiled"], summary["builds"], summary["cached"]), (0, 0, 0, 3), err)
-        # An include edit recompiles exactly the shader that includes it.
+        # An include edit recompiles exactly the shader that includes it; a
+        # same-named file in warm's working folder is no header of it (shaderc
+        # searches as glslc does), so its presence changes nothing.
+        with open(os.path.join(self.dir, "mix.glsl"), "w") as f:
+            f.write("uint mix32(uint x) { return 0u; }\n")
+        rc, out, err = run(["warm", "vk.jsonl", "--cache-dir", self.store, "--format", "json"], cwd=self.dir)
+        self.assertEqual((rc, json.loads(out)["compiled"]), (0, 0), err)
         with open(os.path.join(self.suite, "inc", "mix.glsl"), "a") as f:
             f.write("// edited\n")
         rc, res, err = self.warm("vk.jsonl")
