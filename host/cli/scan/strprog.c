@@ -527,6 +527,7 @@ static int add_program(programs *pg, outbuf *o, cckey_lang lang, unsigned first_
     free(r.entries);
     for (size_t k = 0; k < r.n_warnings; k++) free(r.warnings[k]);
     free(r.warnings);
+    free(o->line);   /* the line map served original_line above; the text itself moves */
     o->t = NULL, o->line = NULL, o->n = o->cap = 0;   /* the text now belongs to out */
     return 0;
 }
