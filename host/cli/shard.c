@@ -24,59 +24,6 @@ static int env_index(const char *name, unsigned long lo, unsigned long *out, cha
     return -1;
 }
 
-/* The array's size: SLURM_ARRAY_TASK_COUNT, or --shards N; both must agree
- * (a larger N would leave shards no task runs). */
-static int slurm_count(unsigned shards, unsigned long *count, char *why, size_t why_len)
-{
-    int has = env_index("SLURM_ARRAY_TASK_COUNT", 1, count, why, why_len);
-    if (has < 0) return -1;
-    if (!has && !shards) {
-        snprintf(why, why_len, "--shard auto: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT "
-                               "(give --shards N)");
-        return -1;
-    }
-    if (has && shards && *count != shards) {
-        snprintf(why, why_len, "--shard auto: --shards %u disagrees with SLURM_ARRAY_TASK_COUNT %lu", shards, *count);
-        return -1;
-    }
-    if (!has) *count = shards;
-    if (*count > SHARDS_MAX) {
-        snprintf(why, why_len, "--shard auto: an array of %lu tasks is more than %lu shards", *count, SHARDS_MAX);
-        return -1;
-    }
-    return 0;
-}
-
-/* A Slurm array task's shard: its rank among MIN, MIN + STEP, ..., MAX
- * (--array=0-10:2 runs tasks 0, 2, ..., 10: shards 0 to 5 of 6; --array=5-9
- * tasks 5 to 9: shards 0 to 4; a %limit changes neither). Without _STEP (old
- * Slurm) the step is what MIN, MAX and COUNT imply. An array of listed
- * indices (--array=1,2,7) is no such range: refused, not guessed. */
-static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *why, size_t why_len)
-{
-    unsigned long count, min = 0, max = 0, step = 1;
-    if (slurm_count(shards, &count, why, why_len) != 0) return -1;
-    int has_min = env_index("SLURM_ARRAY_TASK_MIN", 0, &min, why, why_len);
-    int has_max = has_min < 0 ? -1 : env_index("SLURM_ARRAY_TASK_MAX", 0, &max, why, why_len);
-    int has_step = has_max < 0 ? -1 : env_index("SLURM_ARRAY_TASK_STEP", 1, &step, why, why_len);
-    if (has_step < 0) return -1;
-    if (!has_step && has_max && count > 1 && max > min && (max - min) % (count - 1) == 0)
-        step = (max - min) / (count - 1);
-    if (has_max && (max < min || (max - min) / step != count - 1)) {
-        snprintf(why, why_len, "--shard auto: the Slurm array %lu-%lu:%lu does not hold SLURM_ARRAY_TASK_COUNT "
-                 "%lu tasks (an array of listed indices has no shard order: give each task --shard K/N)",
-                 min, max, step, count);
-        return -1;
-    }
-    if (id < min || (id - min) % step || (id - min) / step >= count) {
-        snprintf(why, why_len, "--shard auto: task %lu is not in the array %lu-%lu:%lu", id, min,
-                 min + step * (count - 1), step);
-        return -1;
-    }
-    out->k = (unsigned)((id - min) / step), out->n = (unsigned)count;
-    return 0;
-}
-
 /* Schedulers and CI systems that say which of N parallel jobs this is, in
  * the order --shard auto asks them. A NULL total takes N from --shards (a
  * Kubernetes Indexed Job tells its pods no count); base is the first index
@@ -85,7 +32,7 @@ static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *
 static const struct index_source {
     const char *index, *total;
     unsigned long base;
-} index_sources[] = {
+} slurm_source = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", 0}, index_sources[] = {
     {"JOB_COMPLETION_INDEX", NULL, 0},                            /* Kubernetes Indexed Job */
     {"CCKEY_SHARD_INDEX", "CCKEY_SHARD_COUNT", 0},                /* GitHub Actions matrix, by hand */
     {"CI_NODE_INDEX", "CI_NODE_TOTAL", 1},                        /* GitLab CI parallel: */
@@ -114,6 +61,36 @@ static int source_count(const struct index_source *s, unsigned shards, unsigned 
         snprintf(why, why_len, "--shard auto: %lu jobs is more than %lu shards", *count, SHARDS_MAX);
         return -1;
     }
+    return 0;
+}
+
+/* A Slurm array task's shard: its rank among MIN, MIN + STEP, ..., MAX
+ * (--array=0-10:2 runs tasks 0, 2, ..., 10: shards 0 to 5 of 6; --array=5-9
+ * tasks 5 to 9: shards 0 to 4; a %limit changes neither). Without _STEP (old
+ * Slurm) the step is what MIN, MAX and COUNT imply. An array of listed
+ * indices (--array=1,2,7) is no such range: refused, not guessed. */
+static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *why, size_t why_len)
+{
+    unsigned long count, min = 0, max = 0, step = 1;
+    if (source_count(&slurm_source, shards, &count, why, why_len) != 0) return -1;
+    int has_min = env_index("SLURM_ARRAY_TASK_MIN", 0, &min, why, why_len);
+    int has_max = has_min < 0 ? -1 : env_index("SLURM_ARRAY_TASK_MAX", 0, &max, why, why_len);
+    int has_step = has_max < 0 ? -1 : env_index("SLURM_ARRAY_TASK_STEP", 1, &step, why, why_len);
+    if (has_step < 0) return -1;
+    if (!has_step && has_max && count > 1 && max > min && (max - min) % (count - 1) == 0)
+        step = (max - min) / (count - 1);
+    if (has_max && (max < min || (max - min) / step != count - 1)) {
+        snprintf(why, why_len, "--shard auto: the Slurm array %lu-%lu:%lu does not hold SLURM_ARRAY_TASK_COUNT "
+                 "%lu tasks (an array of listed indices has no shard order: give each task --shard K/N)",
+                 min, max, step, count);
+        return -1;
+    }
+    if (id < min || (id - min) % step || (id - min) / step >= count) {
+        snprintf(why, why_len, "--shard auto: task %lu is not in the array %lu-%lu:%lu", id, min,
+                 min + step * (count - 1), step);
+        return -1;
+    }
+    out->k = (unsigned)((id - min) / step), out->n = (unsigned)count;
     return 0;
 }
 
