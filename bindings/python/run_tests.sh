@@ -25,5 +25,6 @@ mkdir -p "$work"
 cp -r "$here/pyproject.toml" "$here/setup.py" "$here/README.md" "$here/src" "$here/ext" "$work/"
 CCKEY_BUILD_DIR=$build "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --force-reinstall --no-deps "$work"
+warm_spirv "$build/bindings/python-spirv"
 cd "$here"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
