@@ -4,7 +4,7 @@
 #ifndef CCKEY_REMOTE_H
 #define CCKEY_REMOTE_H
 
-#include "cckey.h"
+#include "cckey_store.h"
 #include "../store/store_internal.h"
 
 #include <stdatomic.h>

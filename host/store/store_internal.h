@@ -2,7 +2,7 @@
 #ifndef CCKEY_STORE_INTERNAL_H
 #define CCKEY_STORE_INTERNAL_H
 
-#include "cckey.h"
+#include "cckey_store.h"
 #include "../md5/md5.h"
 
 #include <pthread.h>
