@@ -635,18 +635,86 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static void show_failure(warm *w, tuple *t)
+/* One line for n tuples that failed alike, t the first of them. */
+static void show_failure(warm *w, tuple *t, size_t n)
 {
-    fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line,
-            (int)(t->item.tuple.name.len > 200 ? 200 : t->item.tuple.name.len), (const char *)t->item.tuple.name.ptr,
-            (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len),
-            (const char *)t->item.tuple.device.ptr, t->why ? t->why : "failed");
+    int nl = (int)(t->item.tuple.name.len > 200 ? 200 : t->item.tuple.name.len);
+    int dl = (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len);
+    const char *why = t->why ? t->why : "failed";
+    if (n > 1)
+        fprintf(stderr, "cckey: warm: %zu tuples: %s (first: %s:%zu: %.*s on \"%.*s\")\n", n, why, w->manifest,
+                t->item.line, nl, (const char *)t->item.tuple.name.ptr, dl, (const char *)t->item.tuple.device.ptr);
+    else
+        fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line, nl,
+                (const char *)t->item.tuple.name.ptr, dl, (const char *)t->item.tuple.device.ptr, why);
     group *g = t->group ? &w->g[t->group - 1] : NULL;
     if (g && !g->log_shown && g->log && *g->log) {
         fprintf(stderr, "    compiler log:\n");
         cli_put_log(g->log);
         g->log_shown = true;
     }
+}
+
+/* Tuples fail alike when their reasons are the same text and, for a
+ * compiler's error, they were one build: its log is shown once, and two
+ * builds' logs are never folded into one. */
+static size_t log_of(const warm *w, const tuple *t)
+{
+    const group *g = t->group ? &w->g[t->group - 1] : NULL;
+    return g && g->log && *g->log ? t->group : 0;
+}
+
+static int alike(const warm *w, const tuple *x, const tuple *y)
+{
+    int c = strcmp(x->why ? x->why : "", y->why ? y->why : "");
+    size_t a = log_of(w, x), b = log_of(w, y);
+    return c ? c : (a > b) - (a < b);
+}
+
+static int by_reason(const void *a, const void *b, void *arg)
+{
+    const warm *w = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = alike(w, &w->t[x], &w->t[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    size_t x = ((const size_t *)a)[0], y = ((const size_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* The failures: one line for each reason, in the order of their first
+ * tuples ("30 tuples: no OpenCL device here is ..."), SHOWN_FAILURES lines
+ * at most; -v lists every tuple on its own line, --format jsonl has each
+ * too. Returns how many failed. */
+static size_t show_failures(warm *w)
+{
+    size_t n = 0, runs = 0, shown = 0;
+    for (size_t i = 0; i < w->n; i++) n += w->t[i].state == T_FAILED;
+    size_t *f = malloc((n ? n : 1) * sizeof *f), (*run)[2] = malloc((n ? n : 1) * sizeof *run);
+    if (!f || !run) {
+        free(f), free(run);
+        if (n) cli_error("warm: %zu tuples failed (out of memory listing them)", n);
+        return n;
+    }
+    for (size_t i = 0, k = 0; i < w->n; i++)
+        if (w->t[i].state == T_FAILED) f[k++] = i;
+    if (!w->verbose) qsort_r(f, n, sizeof *f, by_reason, w);
+    for (size_t i = 0; i < n; i++) {
+        if (w->verbose || !i || alike(w, &w->t[f[i]], &w->t[f[i - 1]])) run[runs][0] = f[i], run[runs++][1] = 0;
+        run[runs - 1][1]++;
+    }
+    qsort(run, runs, sizeof *run, by_first);
+    for (size_t r = 0; r < runs && (r < SHOWN_FAILURES || w->verbose); r++) {
+        show_failure(w, &w->t[run[r][0]], run[r][1]);
+        shown += run[r][1];
+    }
+    if (shown < n)
+        fprintf(stderr, "cckey: warm: ... and %zu more failed tuples (-v lists them all)\n", n - shown);
+    free(f), free(run);
+    return n;
 }
 
 /* --max-size smaller than what was warmed: later puts evicted earlier
@@ -776,15 +844,8 @@ static int report_check(warm *w)
 static int summary(warm *w)
 {
     size_t compiled = atomic_load(&w->n_compiled), cached = w->n_cached + atomic_load(&w->n_elsewhere);
-    size_t failed = 0, dup = 0, evicted = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        tuple *t = &w->t[i];
-        dup += t->state == T_DUPLICATE, evicted += t->state == T_EVICTED;
-        if (t->state != T_FAILED) continue;
-        if (failed++ < SHOWN_FAILURES || w->verbose) show_failure(w, t);
-    }
-    if (failed > SHOWN_FAILURES && !w->verbose)
-        fprintf(stderr, "cckey: warm: ... and %zu more failed tuples (-v lists them all)\n", failed - SHOWN_FAILURES);
+    size_t failed = show_failures(w), dup = 0, evicted = 0;
+    for (size_t i = 0; i < w->n; i++) dup += w->t[i].state == T_DUPLICATE, evicted += w->t[i].state == T_EVICTED;
     if (evicted)
         fprintf(stderr, "cckey: warm: the size limit of %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
                 "found in this run %s evicted again (a partial result; raise --max-size or the folder's max-size)\n",
@@ -888,6 +949,10 @@ static int run(warm *w, unsigned jobs, bool quiet)
      * start, since they write the states of the tuples they build. */
     size_t failed_early = 0;
     for (size_t i = 0; i < w->n; i++) failed_early += w->t[i].state == T_FAILED;
+    /* Tuples settled before any build (cached, duplicates, failed early),
+     * counted before the workers change the groups. */
+    size_t settled = w->n;
+    for (size_t i = 0; i < w->n_groups; i++) settled -= w->g[i].n;
     w->deferred = malloc((w->n_groups ? w->n_groups : 1) * sizeof *w->deferred);
     pthread_t *th = w->deferred ? calloc(jobs ? jobs : 1, sizeof *th) : NULL;
     unsigned started = 0;
@@ -897,14 +962,16 @@ static int run(warm *w, unsigned jobs, bool quiet)
     cli_progress bar;
     cli_progress_init(&bar, "warm");
     if (quiet) bar.enabled = false;
-    char note[128];
-    bar.note = note;
+    char note[160];
+    bar.note = note, bar.unit = "tuples", bar.items_total = w->n;
     while (started && atomic_load(&w->groups_done) < w->n_groups) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        snprintf(note, sizeof note, "%zu compiled, %zu cached, %zu failed", atomic_load(&w->n_compiled),
-                 w->n_cached + atomic_load(&w->n_elsewhere), failed_early + atomic_load(&w->n_failed));
-        cli_progress_update(&bar, atomic_load(&w->bytes_done), total_bytes, atomic_load(&w->tuples_done));
+        snprintf(note, sizeof note, "%zu building, %zu compiled, %zu cached, %zu failed", atomic_load(&w->building),
+                 atomic_load(&w->n_compiled), w->n_cached + atomic_load(&w->n_elsewhere),
+                 failed_early + atomic_load(&w->n_failed));
+        cli_progress_update(&bar, atomic_load(&w->bytes_done), total_bytes,
+                            settled + atomic_load(&w->tuples_done) + atomic_load(&w->n_elsewhere));
     }
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
