@@ -2,7 +2,7 @@
 """Concurrent warms of one cache folder: P `cckey warm` processes started at
 once on one manifest and one fresh folder, for each binary given (so two
 builds of cckey, before and after a change, run in one sitting, alternated
-round by round). Prints, per binary, the builds all processes compiled
+round by round). Prints, per binary, the tuples all processes compiled
 together (their --format json "compiled" members) and the wall time until
 the last process ended (best and median of the rounds).
 
@@ -38,6 +38,17 @@ def one_round(cckey, manifest, procs, jobs):
     return compiled, failed, wall
 
 
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("manifest")
@@ -53,11 +64,11 @@ def main():
     with open(a.manifest) as f:
         tuples = sum(1 for line in f if line.strip())
     print("- machine: %s, %d online CPUs; date: %s; load average at the end: %s" % (
-        platform.processor() or platform.machine(), os.cpu_count(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        cpu_name(), os.cpu_count(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         " ".join("%.2f" % x for x in os.getloadavg())))
     print("- %s: %d tuples; %d processes at once, -j %d each; %d rounds\n" % (a.manifest, tuples, a.procs, a.jobs,
                                                                                a.rounds))
-    print("| cckey | builds compiled (all processes) | failed | wall s best | wall s median | rounds |")
+    print("| cckey | tuples compiled (all processes, each round) | failed | wall s best | wall s median | rounds |")
     print("| --- | --- | --- | --- | --- | --- |")
     for c, rs in res.items():
         walls = [w for _, _, w in rs]
