@@ -21,7 +21,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* pthread_setname_np */
 #endif
-#include "cckey.h"
+#include "cckey_store.h"
 
 #include <pthread.h>
 #include <stdbool.h>

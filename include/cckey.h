@@ -1,29 +1,44 @@
 /*
  * cckey — standardized compile-cache keys for GPU kernels.
  *
+ * THE KEY (format 1, frozen)
+ *
  * A key names one compiled kernel: the device it was built for, the entry
  * point, the source it came from and the build options. It is
  *
  *   hex(md5(device)) ":" hex(md5(name)) ":" hex(md5(source)) ":" hex(md5(canon(options)))
  *
- * where hex() is lowercase hexadecimal (32 characters) and canon(options)
- * sorts the option pairs stably by key (keys compared as unsigned bytes, a
- * proper prefix first), writes each pair as hex(md5(k)) "=" hex(md5(v)) and
- * joins the pairs with ",".  No options gives the empty string.
+ * where md5 is RFC 1321, hex() is lowercase hexadecimal (32 characters) and
+ * canon(options) sorts the option pairs stably by key (keys compared as
+ * unsigned bytes, a proper prefix first), writes each pair as
+ * hex(md5(k)) "=" hex(md5(v)) and joins the pairs with ",". No options
+ * gives the empty string, so the last field is md5("").
  *
- * Guarantees, in plain words:
+ * Guarantees:
  *  - Every key is exactly CCKEY_KEY_LEN (131) bytes plus a NUL terminator.
  *  - Every field is arbitrary bytes: NUL, ':', ',', '=' and invalid UTF-8 are
  *    all fine; per-field digests make the join unambiguous.
  *  - Identical output on every platform, every backend (CPU scalar, CPU
  *    SIMD, OpenCL, CUDA) and every entry point (cckey_make_key,
  *    cckey_source_key, cckey_make_keys): byte for byte the same key as the
- *    OCaml reference implementation.
- *  - No function here crashes on bad arguments it can detect: NULL outputs,
+ *    OCaml reference implementation (Spoc_framework.Compile_cache.make_key).
+ *  - No function crashes on bad arguments it can detect: NULL outputs,
  *    {NULL, n > 0} byte strings and NULL option arrays with a non-zero count
  *    return CCKEY_ERR_INVALID_ARG.
  *  - Every function is safe to call from many threads at once, on distinct
- *    or shared objects, unless its comment says otherwise.
+ *    or shared objects, unless its contract says otherwise.
+ *
+ * THE HEADERS
+ *
+ *   cckey.h           this file: keys, sources and their memo, batches,
+ *                     configs, devices, errors, versions. Stable.
+ *   cckey_store.h     a store of compiled kernels addressed by key, with
+ *                     dependency records, remote caches and bundles. Stable.
+ *   cckey_advanced.h  device tuning, driver doors, engine checks. MAY CHANGE
+ *                     BEFORE 1.0.
+ * How the library computes what these promise (its tables, block sizes,
+ * sample sizes, memory per tuple) is in docs/IMPLEMENTATION.md: figures
+ * there may change in any release; the contracts here do not.
  *
  * Stability promise. The key format is frozen: it is format 1
  * (CCKEY_KEY_FORMAT), and every release of cckey, on every platform and
@@ -37,12 +52,10 @@
  * version (libcckey.so.0.MINOR): a minor release may change the ABI, a patch
  * release never does, and the CMake package accepts only the same minor
  * version. From 1.0 on the SONAME is the major version. Structs the library
- * fills (cckey_store_usage, cckey_store_report, cckey_remote_counters) and
- * cckey_remote_settings end in reserved fields, set
- * to 0, that later releases may give a meaning without changing their size.
- * The input structs cckey_bytes, cckey_option and cckey_tuple describe the
- * frozen key fields and keep their layout. Names outside this header are
- * not exported.
+ * fills end in reserved fields, set to 0, that later releases may give a
+ * meaning without changing their size. The input structs cckey_bytes,
+ * cckey_option and cckey_tuple describe the frozen key fields and keep their
+ * layout. Names outside the three headers are not exported.
  *
  * Errors: every fallible function returns a cckey_status. cckey_strerror()
  * names the status; cckey_last_error() gives the detail of the most recent
@@ -79,6 +92,10 @@ extern "C" {
 #define CCKEY_KEY_LEN 131
 /** Length of one hex digest inside a key. */
 #define CCKEY_HEX_LEN 32
+/** Length of one binary (MD5) digest. */
+#define CCKEY_DIGEST_LEN 16
+/** Length of a binary key: the four field digests, in key order. */
+#define CCKEY_KEY_BIN_LEN 64
 
 /** A byte string. {NULL, 0} is the empty string; {NULL, n > 0} is an error. */
 typedef struct cckey_bytes {
@@ -110,6 +127,10 @@ typedef enum cckey_status {
                                       possible MD5 collision (a miss) */
 } cckey_status;
 
+/* ------------------------------------------------------------------------ */
+/* Errors and versions                                                       */
+/* ------------------------------------------------------------------------ */
+
 /**
  * Name a status in plain words.
  * @return a static, NUL-terminated string; never NULL (unknown codes give
@@ -125,12 +146,21 @@ CCKEY_API const char *cckey_strerror(cckey_status status);
  */
 CCKEY_API const char *cckey_last_error(void);
 
-/** The library's version string, e.g. "0.1.0". */
+/**
+ * The library's version string, e.g. "0.1.0".
+ * @return a static string; never NULL.
+ */
 CCKEY_API const char *cckey_version(void);
 
-/** The version of the library loaded at run time as CCKEY_VERSION_NUMBER
- *  gives it; compare it with the header's to catch a mismatched library. */
+/**
+ * The version of the library loaded at run time, as CCKEY_VERSION_NUMBER
+ * gives it; compare it with the header's to catch a mismatched library.
+ */
 CCKEY_API unsigned cckey_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* One key                                                                   */
+/* ------------------------------------------------------------------------ */
 
 /**
  * Compute one key.
@@ -146,8 +176,76 @@ CCKEY_API cckey_status cckey_make_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes d
                                       cckey_bytes name, cckey_bytes source,
                                       const cckey_option *options, size_t n_options);
 
+/**
+ * cckey_make_key for NUL-terminated strings (a source or option holding a
+ * NUL byte needs cckey_make_key).
+ * @param options  n_options pairs as 2 * n_options strings: key, value,
+ *                 key, value, ...; may be NULL when n_options is 0.
+ * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for a NULL string.
+ */
+CCKEY_API cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device, const char *name,
+                                          const char *source, const char *const *options, size_t n_options);
+
+/**
+ * The canonical order of options, the one a key digests them in: stable by
+ * key, keys compared as unsigned bytes, a proper prefix first (for turning
+ * options into compiler flags in the key's order, as `cckey warm` does).
+ * @param order  receives n option indices; may be NULL only when n is 0.
+ * @return CCKEY_OK; CCKEY_ERR_NO_MEMORY (a large n needs scratch space);
+ *         CCKEY_ERR_INVALID_ARG for NULL arrays with n > 0.
+ */
+CCKEY_API cckey_status cckey_option_order(const cckey_option *options, size_t n, size_t *order);
+
+/**
+ * Check a key and split it into its four binary field digests (device,
+ * name, source, options). A key is exactly CCKEY_KEY_LEN bytes: four groups
+ * of 32 lowercase hex digits joined by ':'.
+ * @param key  len bytes, need not be NUL-terminated.
+ * @param out  receives the digests; may be NULL to only check the key.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG naming the first bad byte in
+ *         cckey_last_error() (out is then untouched).
+ */
+CCKEY_API cckey_status cckey_key_parse(const char *key, size_t len, unsigned char out[4][CCKEY_DIGEST_LEN]);
+
 /* ------------------------------------------------------------------------ */
-/* Memoised keys for one source                                              */
+/* Digests in pieces                                                         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An MD5 digest computed in pieces, for a source that arrives in parts or
+ * is too large to hold. The state lives in the caller's memory (no
+ * allocation, nothing to free); its contents are private. A digest that
+ * was not initialised, or is already final, is refused
+ * (CCKEY_ERR_INVALID_ARG). One digest is not for several threads at once.
+ */
+typedef struct cckey_digest {
+    uint64_t opaque[16];
+} cckey_digest;
+
+/**
+ * Start (or restart) a digest.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG for a NULL d.
+ */
+CCKEY_API cckey_status cckey_digest_init(cckey_digest *d);
+
+/**
+ * Add len bytes to an initialised digest.
+ * @param data  may be NULL only when len is 0.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG.
+ */
+CCKEY_API cckey_status cckey_digest_update(cckey_digest *d, const void *data, size_t len);
+
+/**
+ * Finish a digest. d must be initialised again before further use.
+ * @param hex  receives 32 hex characters and a NUL; may be NULL.
+ * @param bin  receives the 16 bytes; may be NULL, but not with hex NULL.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG.
+ */
+CCKEY_API cckey_status cckey_digest_final(cckey_digest *d, char hex[CCKEY_HEX_LEN + 1],
+                                          unsigned char bin[CCKEY_DIGEST_LEN]);
+
+/* ------------------------------------------------------------------------ */
+/* Sources and their memo                                                    */
 /* ------------------------------------------------------------------------ */
 
 /** A source and its memo. Opaque; owns its memory. */
@@ -163,25 +261,38 @@ typedef struct cckey_source cckey_source;
 #define CCKEY_MEMO_ENTRIES 64
 /** Largest (device, name, options) material, in bytes, that is memoised.
  *  The material is the fields, 8 bytes of length per field and 8 bytes for
- *  the option count. Larger
- *  tuples still get correct keys, computed without the memo. */
+ *  the option count. Larger tuples still get correct keys, computed without
+ *  the memo. */
 #define CCKEY_MEMO_MAX_MATERIAL 448
 
 /**
  * Create a source handle. The source is digested here, once; no later call
- * on this handle digests it again.
- *
- * Memo bound: at most CCKEY_MEMO_ENTRIES keys per handle (about 40 KiB,
- * allocated on the first cckey_source_key). The memo is 4-way set
- * associative; a full set evicts an entry not used since the set's clock hand
- * last passed it (approximate least-recently-used).
- *
+ * on this handle digests it again. The memo holds at most
+ * CCKEY_MEMO_ENTRIES keys, allocated on the first cckey_source_key, and
+ * evicts approximately the least recently used.
  * @param out    receives the handle; not NULL.
  * @param source the source bytes.
  * @param flags  CCKEY_SOURCE_COPY or CCKEY_SOURCE_BORROW.
  * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG or CCKEY_ERR_NO_MEMORY.
  */
 CCKEY_API cckey_status cckey_source_new(cckey_source **out, cckey_bytes source, unsigned flags);
+
+/**
+ * A source handle from a source's digest (cckey_digest_final's bin): keys
+ * and memo as if cckey_source_new had been given the source itself.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG or CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new_digest(cckey_source **out, const unsigned char digest[CCKEY_DIGEST_LEN]);
+
+/**
+ * A source handle from everything fd gives until end of file (a file, a
+ * pipe, a socket), read in pieces and digested as it arrives; no copy is
+ * kept. fd stays open, and is left at end of file. Interrupted reads are
+ * retried.
+ * @return CCKEY_OK; CCKEY_ERR_IO when a read fails (cckey_last_error says
+ *         why; out is untouched); CCKEY_ERR_INVALID_ARG; CCKEY_ERR_NO_MEMORY.
+ */
+CCKEY_API cckey_status cckey_source_new_fd(cckey_source **out, int fd);
 
 /** Free a handle and its memo. NULL is a no-op. No other thread may be using it. */
 CCKEY_API void cckey_source_free(cckey_source *src);
@@ -196,11 +307,15 @@ CCKEY_API cckey_status cckey_source_key(char out[CCKEY_KEY_LEN + 1], cckey_sourc
                                         cckey_bytes device, cckey_bytes name,
                                         const cckey_option *options, size_t n_options);
 
-/** The hex digest of the handle's source (32 characters and a NUL). */
+/**
+ * The hex digest of the handle's source.
+ * @param out  receives 32 characters and a NUL.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG.
+ */
 CCKEY_API cckey_status cckey_source_digest(char out[CCKEY_HEX_LEN + 1], const cckey_source *src);
 
 /* ------------------------------------------------------------------------ */
-/* Batches                                                                   */
+/* Batches and their configs                                                 */
 /* ------------------------------------------------------------------------ */
 
 /** One tuple of a batch. */
@@ -209,14 +324,6 @@ typedef struct cckey_tuple {
     const cckey_option *options;
     size_t n_options;
 } cckey_tuple;
-
-/** The canonical order of options, the one a key digests them in: stable
- *  by key, keys compared as unsigned bytes, a proper prefix first.
- *  order[0..n) receives option indices (for turning options into compiler
- *  flags in the key's order, as `cckey warm` does).
- *  @return CCKEY_OK, or CCKEY_ERR_NO_MEMORY (a large n needs scratch space);
- *          CCKEY_ERR_INVALID_ARG for NULL arrays with n > 0. */
-CCKEY_API cckey_status cckey_option_order(const cckey_option *options, size_t n, size_t *order);
 
 /** Where digests are computed. */
 typedef enum cckey_backend_kind {
@@ -230,9 +337,8 @@ typedef enum cckey_backend_kind {
 typedef enum cckey_verify_mode {
     CCKEY_VERIFY_NONE = 0,
     CCKEY_VERIFY_ALL = 1,     /**< every digest */
-    CCKEY_VERIFY_SAMPLE = 2   /**< a random sample (46,052 digests drawn with
-                                   replacement); a wrong digest in it turns
-                                   the check into ALL */
+    CCKEY_VERIFY_SAMPLE = 2   /**< a random sample drawn with replacement; a
+                                   wrong digest in it turns the check into ALL */
 } cckey_verify_mode;
 
 /** Batch settings. Opaque; create with cckey_batch_config_new. */
@@ -240,78 +346,177 @@ typedef struct cckey_batch_config cckey_batch_config;
 
 /** Progress callback: done and total count work units (bytes digested). */
 typedef void (*cckey_progress_fn)(void *user, uint64_t done, uint64_t total);
+/** Progress callback that may cancel: a non-zero return stops the batch. */
+typedef int (*cckey_progress_cancel_fn)(void *user, uint64_t done, uint64_t total);
 
-/** Create a config holding the defaults: AUTO backend, all cores, no verify. */
+/**
+ * Create a config holding the defaults: AUTO backend, all cores, no verify.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG or CCKEY_ERR_NO_MEMORY.
+ */
 CCKEY_API cckey_status cckey_batch_config_new(cckey_batch_config **out);
-/** Free a config. NULL is a no-op. */
+
+/** Free a config and the tables it kept. NULL is a no-op. */
 CCKEY_API void cckey_batch_config_free(cckey_batch_config *cfg);
-/** Choose the backend. @return CCKEY_ERR_INVALID_ARG for an unknown kind. */
+
+/**
+ * Choose the backend.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG for an unknown kind.
+ */
 CCKEY_API cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind);
-/** Worker threads; 0 means one per online core. @return CCKEY_ERR_INVALID_ARG
- *  for more than 4096. */
+
+/**
+ * Worker threads; 0 means one per online core.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG for more than 4096.
+ */
 CCKEY_API cckey_status cckey_batch_config_set_threads(cckey_batch_config *cfg, unsigned threads);
-/** Verification of device digests against the CPU reference. Wrong device
- *  digests are replaced with the CPU's, so the keys are right; the batch
- *  succeeds and cckey_batch_config_warning names the device and the count.
- *  SAMPLE checks 46,052 digests drawn with replacement (all of them in a
- *  smaller batch): a device that gets a fraction f wrong escapes it with
- *  probability (1 - f)^46052, under 1% for f = 1/10,000. Its warning gives
- *  the seed. */
+
+/**
+ * Verification of device digests against the CPU reference. Wrong device
+ * digests are replaced with the CPU's, so the keys are right; the batch
+ * succeeds and cckey_batch_config_warning names the device and the count.
+ * SAMPLE draws with replacement (every digest of a small batch), enough
+ * that a device wrong on one digest in 10,000 escapes it with probability
+ * under 1%; its warning gives the seed.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG for an unknown mode.
+ */
 CCKEY_API cckey_status cckey_batch_config_set_verify(cckey_batch_config *cfg, cckey_verify_mode mode);
-/** The seed of SAMPLE's draw, to repeat a run; unset, each batch draws a
- *  fresh one. */
+
+/**
+ * The seed of SAMPLE's draw, to repeat a run; unset, each batch draws a
+ * fresh one.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG for a NULL cfg.
+ */
 CCKEY_API cckey_status cckey_batch_config_set_verify_seed(cckey_batch_config *cfg, uint64_t seed);
-/** Progress reporting, called from the calling thread; fn may be NULL. */
+
+/**
+ * Progress reporting, called from the calling thread; fn may be NULL.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG for a NULL cfg.
+ */
 CCKEY_API cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user);
-/** Which backend the last cckey_make_keys with this config used ("cpu",
- *  "opencl", "cuda", "cpu+cuda", ...); "" before the first batch. The
- *  string is owned by the config. Not thread-safe with a concurrent batch on
- *  the same config. */
+
+/**
+ * Progress reporting that can cancel, called from the calling thread (fn
+ * may be NULL; it replaces any cckey_batch_config_set_progress callback,
+ * and that one replaces it). When fn returns non-zero the batch stops:
+ * CPU threads finish the run of messages they hold, a device finishes the
+ * chunks it holds, and cckey_make_keys returns CCKEY_ERR_CANCELLED with out
+ * unspecified.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG for a NULL cfg.
+ */
+CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn,
+                                                              void *user);
+
+/**
+ * Which backend the last cckey_make_keys with this config used ("cpu",
+ * "opencl", "cuda", "cpu+cuda", ...); "" before the first batch. The
+ * string is owned by the config. Not thread-safe with a concurrent batch on
+ * the same config.
+ */
 CCKEY_API const char *cckey_batch_config_used(const cckey_batch_config *cfg);
 
-/** The warning of the last batch with this config, e.g. a device that failed
- *  in mid-batch and left the rest to the CPU; "" when there was none. */
+/**
+ * The warning of the last batch with this config, e.g. a device that failed
+ * in mid-batch and left the rest to the CPU; "" when there was none. Owned
+ * by the config, as cckey_batch_config_used.
+ */
 CCKEY_API const char *cckey_batch_config_warning(const cckey_batch_config *cfg);
 
-/** Parse a backend name ("auto", "cpu", "opencl", "cuda").
- *  @return CCKEY_ERR_INVALID_ARG for anything else. */
+/**
+ * Parse a backend name ("auto", "cpu", "opencl", "cuda").
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG for anything else.
+ */
 CCKEY_API cckey_status cckey_backend_from_name(const char *name, cckey_backend_kind *out);
-/** The name of a backend kind, or "unknown". */
+
+/** The name of a backend kind, or "unknown". A static string. */
 CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
 
-/* Device settings. The library reads no environment variable for these
- * (the cckey CLI maps CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
- * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE and CCKEY_CUDA_DEVICE onto
- * them). They change how a device backend runs a batch, never a key. */
+/**
+ * Compute the keys of n tuples. out[i] receives the key of tuples[i].
+ * Each distinct field value is digested at most once per block of tuples
+ * planned together, on all threads; fields at the same address as an
+ * earlier one (a shared device, source or options array) cost nothing more.
+ * Memory besides out is bounded per thread and does not grow with n on the
+ * CPU backend; a config keeps its tables for its next batch, so that
+ * repeated batches touch no fresh pages, and cckey_batch_config_free
+ * releases them (docs/IMPLEMENTATION.md gives the figures).
+ * n must be below 2^32 / (3 + 2 * options).
+ * @param out    n key buffers; may be NULL only when n is 0.
+ * @param tuples n tuples; may be NULL only when n is 0.
+ * @param config NULL for the defaults.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a bad tuple: cckey_last_error
+ *         names its index); CCKEY_ERR_UNAVAILABLE when an explicitly chosen
+ *         backend cannot run here; CCKEY_ERR_VERIFY; CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD; CCKEY_ERR_CANCELLED. A device failure in
+ *         mid-batch is not an error: the rest runs on the CPU and the keys
+ *         are still right. On error the contents of out are unspecified.
+ */
+CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                       size_t n, const cckey_batch_config *config);
 
-/** Packed bytes per device chunk, 64 to 1 GiB; 0 restores the default
- *  (64 MiB). Small chunks mean more launches: tests use them to get many
- *  chunks cheaply. */
-CCKEY_API cckey_status cckey_batch_config_set_chunk_bytes(cckey_batch_config *cfg, size_t bytes);
-/** The longest message a device takes, 0 to 256 MiB (default 256 KiB):
- *  longer ones are hashed on host threads, where one long message does not
- *  hold up a whole work-group. */
-CCKEY_API cckey_status cckey_batch_config_set_long_bytes(cckey_batch_config *cfg, size_t bytes);
-/** Whether host threads share a device batch (non-zero, the default: they
- *  hash from one end while the device takes chunks from the other), or
- *  leave the device everything but the long messages (0: for measuring
- *  the device alone). */
-CCKEY_API cckey_status cckey_batch_config_set_device_share(cckey_batch_config *cfg, int share);
-/** The chunk size in effect (cckey_batch_config_set_chunk_bytes); 0 for a
- *  NULL config. */
-CCKEY_API size_t cckey_batch_config_chunk_bytes(const cckey_batch_config *cfg);
-/** The long-message threshold in effect; 0 for a NULL config. */
-CCKEY_API size_t cckey_batch_config_long_bytes(const cckey_batch_config *cfg);
-/** The device a device backend (CCKEY_BACKEND_OPENCL or _CUDA) uses: NULL or
- *  "" for the best usable one (a GPU before an accelerator before a CPU
- *  device), a decimal index as cckey_devices numbers them, or a
- *  case-insensitive part of the device's or platform's name. A selector
- *  that matches no usable device makes that backend unavailable (with the
- *  reason) for batches with this config.
- *  @return CCKEY_ERR_INVALID_ARG for another kind or a selector of 128
- *          bytes or more. */
-CCKEY_API cckey_status cckey_batch_config_set_device(cckey_batch_config *cfg, cckey_backend_kind kind,
-                                                     const char *selector);
+/**
+ * cckey_make_keys, with each key as its 64 binary bytes: the four field
+ * digests that cckey_key_parse would give for the key cckey_make_keys
+ * writes, without the 131-byte text.
+ * @return as cckey_make_keys.
+ */
+CCKEY_API cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples,
+                                           size_t n, const cckey_batch_config *config);
+
+/* ------------------------------------------------------------------------ */
+/* A keying thread, for callers that hold a lock                             */
+/* ------------------------------------------------------------------------ */
+
+/** Calls that may be submitted to one keyer and not yet waited for. */
+#define CCKEY_KEYER_DEPTH 8
+/** A thread of its own for cckey_make_keys. Opaque. */
+typedef struct cckey_keyer cckey_keyer;
+
+/**
+ * Start a keyer: a thread whose cckey_make_keys calls run one at a time, in
+ * the order submitted. For a caller that must hold a lock while it prepares
+ * tuples (a language runtime's: the GIL, OCaml's runtime lock): it submits a
+ * block of tuples, converts the next blocks while this one is keyed, and
+ * waits for each in turn. The keys are exactly cckey_make_keys'. A handle
+ * is for one caller thread at a time.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (out is NULL); CCKEY_ERR_NO_MEMORY;
+ *         CCKEY_ERR_THREAD.
+ */
+CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
+
+/**
+ * Queue cckey_make_keys(out, tuples, n, config) on k's thread and return
+ * at once. Every argument, and the strings the tuples point to, must stay
+ * valid and unchanged until cckey_keyer_wait has returned this call's
+ * status. Calls that share a config run one after another, as they would on
+ * one thread.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, for a NULL
+ *         k, NULL out or tuples with n > 0, or when CCKEY_KEYER_DEPTH calls
+ *         are already waiting to be waited for.
+ */
+CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
+                                          const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
+
+/**
+ * Wait for the oldest submitted call not yet waited for.
+ * @return what its cckey_make_keys returned (CCKEY_OK when none is left;
+ *         CCKEY_ERR_INVALID_ARG for a NULL k). On error cckey_last_error,
+ *         on the waiting thread, says why.
+ */
+CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
+
+/**
+ * The warning of the call the last cckey_keyer_wait returned ("" when none):
+ * cckey_batch_config_warning(config) as that call left it, which a later
+ * queued call may have overwritten since. Valid until the next wait.
+ */
+CCKEY_API const char *cckey_keyer_warning(const cckey_keyer *k);
+
+/** Let the submitted calls finish, end the thread and free k. NULL is a no-op. */
+CCKEY_API void cckey_keyer_free(cckey_keyer *k);
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+/* ------------------------------------------------------------------------ */
 
 /** One device of a device backend (cckey_devices). */
 typedef struct cckey_device {
@@ -342,234 +547,32 @@ typedef struct cckey_device {
 CCKEY_API cckey_status cckey_devices(const cckey_batch_config *cfg, cckey_backend_kind kind, cckey_device *out,
                                      size_t max, size_t *count);
 
-/** Where a device backend loads its driver from: path (a file name dlopen
- *  searches for, or a path) replaces the default, "libOpenCL.so.1" for
- *  CCKEY_BACKEND_OPENCL and "libcuda.so.1" for CCKEY_BACKEND_CUDA; NULL or
- *  "" restores it. Process-wide, as the driver is: it is loaded once, on
- *  the backend's first use, so set the path before that. (The cckey CLI
- *  maps CCKEY_OPENCL_LIBRARY and CCKEY_CUDA_LIBRARY onto this.)
- *  @return CCKEY_OK (also when the driver was already loaded from this
- *          very path); CCKEY_ERR_INVALID_ARG for another kind, a path of
- *          4096 bytes or more, or a driver already loaded from another
- *          path; CCKEY_ERR_UNAVAILABLE when the backend is not compiled in. */
+/**
+ * The device a device backend (CCKEY_BACKEND_OPENCL or _CUDA) uses: NULL or
+ * "" for the best usable one (a GPU before an accelerator before a CPU
+ * device), a decimal index as cckey_devices numbers them, or a
+ * case-insensitive part of the device's or platform's name. A selector
+ * that matches no usable device makes that backend unavailable (with the
+ * reason) for batches with this config.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG for another kind or a selector
+ *         of 128 bytes or more.
+ */
+CCKEY_API cckey_status cckey_batch_config_set_device(cckey_batch_config *cfg, cckey_backend_kind kind,
+                                                     const char *selector);
+
+/**
+ * Where a device backend loads its driver from: path (a file name dlopen
+ * searches for, or a path) replaces the default, "libOpenCL.so.1" for
+ * CCKEY_BACKEND_OPENCL and "libcuda.so.1" for CCKEY_BACKEND_CUDA; NULL or
+ * "" restores it. Process-wide, as the driver is: it is loaded once, on
+ * the backend's first use, so set the path before that. (The cckey CLI
+ * maps CCKEY_OPENCL_LIBRARY and CCKEY_CUDA_LIBRARY onto this.)
+ * @return CCKEY_OK (also when the driver was already loaded from this
+ *         very path); CCKEY_ERR_INVALID_ARG for another kind, a path of
+ *         4096 bytes or more, or a driver already loaded from another
+ *         path; CCKEY_ERR_UNAVAILABLE when the backend is not compiled in.
+ */
 CCKEY_API cckey_status cckey_set_driver_library(cckey_backend_kind kind, const char *path);
-
-/** Advanced: the function `name` (e.g. "clBuildProgram", "cuGetErrorName")
- *  of the driver this library loads for kind, for a tool that drives the
- *  runtime itself beside the library (`cckey warm` builds OpenCL programs
- *  through it) and so shares the library's one runtime, loaded from the
- *  path cckey_set_driver_library set. Loads the driver on first use, as the
- *  backend does. Cast the address to the function's own type.
- *  @return the address; NULL with the reason in cckey_last_error when kind
- *          has no driver (CCKEY_ERR_INVALID_ARG), the backend is not
- *          compiled in, the driver does not load, or it lacks the function
- *          (CCKEY_ERR_UNAVAILABLE). */
-CCKEY_API void *cckey_driver_symbol(cckey_backend_kind kind, const char *name);
-
-/** The symbolic name of an OpenCL status code, e.g. "CL_BUILD_PROGRAM_FAILURE"
- *  for -11 (OpenCL has no call that names its own codes; CUDA's driver has,
- *  cuGetErrorName). A static string; "CL_<unknown>" for a code it does not
- *  know. */
-CCKEY_API const char *cckey_opencl_status_name(int status);
-
-/** How a backend gets its kernel, in a few words ("host code", "embedded
- *  OpenCL C source, built on first use", ...; "not compiled in"). */
-CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);
-
-/** Messages the CPU backend's MD5 hashes per call on this machine (the
- *  lanes of cckey_cpu_isa()). The CCKEY_FORCE_ISA environment variable,
- *  read once, may force a narrower instruction set: a debugging switch, and
- *  the one variable the library reads. */
-CCKEY_API unsigned cckey_cpu_lanes(void);
-/** Host threads a batch uses by default: the online cores. */
-CCKEY_API unsigned cckey_cpu_threads(void);
-
-/**
- * Compute the keys of n tuples. out[i] receives the key of tuples[i].
- * Each distinct field value is digested once across the batch (by blocks:
- * once per block, see below). Deduplication runs on all threads: fields
- * are split by hash into 256 partitions, each deduplicated alone; fields at
- * the same address as an earlier one (a shared device, source or options
- * array) skip the tables.
- * A batch on the CPU backend (CCKEY_BACKEND_CPU, or AUTO where no device
- * would be worth it) with no progress callback, more than 8,192 tuples and
- * fields under 1 KiB a tuple on average (sampled) is planned in blocks of
- * at most 8,192 tuples, each thread planning one block at a time alone:
- * its rate then does not fall as n grows. A value is digested once per
- * block it appears in, except strings of 1 KiB or more, which the blocks
- * share through a cache of 16,384 digests.
- * Memory besides out, until the call returns, for the tuples planned
- * together (a block per thread, or else the whole batch): about 104 bytes
- * per tuple, 58 per option pair (only for an options array that no earlier
- * tuple among the same 16,384 used: a shared array costs nothing per tuple)
- * and 57 per distinct string. By blocks that is about 1.2 MB per thread
- * whatever n for distinct 40-byte names that share their other fields
- * (150 bytes a tuple), 2 MB for distinct names and sources (250 bytes a
- * tuple), plus 640 KiB for the shared digests when the batch has long
- * strings. A config keeps these tables (at most 256 MiB per thread, for up
- * to 16 threads) for its next batch, so that repeated batches touch no
- * fresh pages; cckey_batch_config_free releases them. n must be below
- * 2^32 / (3 + 2 * options).
- * @param out    n key buffers; may be NULL only when n is 0.
- * @param tuples n tuples; may be NULL only when n is 0.
- * @param config NULL for the defaults.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a bad tuple: cckey_last_error
- *         names its index); CCKEY_ERR_UNAVAILABLE when an explicitly chosen
- *         backend cannot run here; CCKEY_ERR_VERIFY; CCKEY_ERR_NO_MEMORY;
- *         CCKEY_ERR_THREAD. A device failure in mid-batch is not an error:
- *         the rest runs on the CPU and the keys are still right.
- *         On error the contents of out are unspecified.
- */
-CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
-                                       size_t n, const cckey_batch_config *config);
-
-/**
- * A thread of its own for cckey_make_keys, its calls run one at a time in
- * the order submitted. For a caller that must hold a lock while it prepares
- * tuples (a language runtime's: the GIL, OCaml's runtime lock): it submits a
- * block of tuples, converts the next blocks while this one is keyed, and
- * waits for each in turn. Up to CCKEY_KEYER_DEPTH calls may be submitted and
- * not yet waited for, so that a caller whose own work comes in bursts (a
- * garbage collector's slice) leaves the thread work meanwhile. The keys are
- * exactly cckey_make_keys'. A handle is for one caller thread at a time.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (out is NULL); CCKEY_ERR_NO_MEMORY;
- *         CCKEY_ERR_THREAD.
- */
-#define CCKEY_KEYER_DEPTH 8
-typedef struct cckey_keyer cckey_keyer;
-CCKEY_API cckey_status cckey_keyer_new(cckey_keyer **out);
-/**
- * Queues cckey_make_keys(out, tuples, n, config) on k's thread and returns
- * at once. Every argument, and the strings the tuples point to, must stay
- * valid and unchanged until cckey_keyer_wait has returned this call's
- * status. Calls that share a config run one after another, as they would on
- * one thread.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG, and nothing queued, for a NULL
- *         k, NULL out or tuples with n > 0, or when CCKEY_KEYER_DEPTH calls
- *         are already waiting to be waited for.
- */
-CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_LEN + 1],
-                                          const cckey_tuple *tuples, size_t n, const cckey_batch_config *config);
-/**
- * Waits for the oldest submitted call not yet waited for and returns what
- * cckey_make_keys returned (CCKEY_OK when none is left; CCKEY_ERR_INVALID_ARG
- * for a NULL k). On error cckey_last_error, on the waiting thread, says why.
- */
-CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
-/**
- * The warning of the call the last cckey_keyer_wait returned ("" when none):
- * cckey_batch_config_warning(config) as that call left it, which a later
- * queued call may have overwritten since. Valid until the next wait.
- */
-CCKEY_API const char *cckey_keyer_warning(const cckey_keyer *k);
-/** Lets the submitted calls finish, ends the thread and frees k. NULL is a no-op. */
-CCKEY_API void cckey_keyer_free(cckey_keyer *k);
-
-/* ------------------------------------------------------------------------ */
-/* C strings, streamed sources, parsed keys, binary keys, cancelling        */
-/* ------------------------------------------------------------------------ */
-
-/** Length of one binary (MD5) digest. */
-#define CCKEY_DIGEST_LEN 16
-/** Length of a binary key: the four field digests, in key order. */
-#define CCKEY_KEY_BIN_LEN 64
-
-/**
- * The MD5 digest of each of n messages, computed on the backend cfg names
- * (CCKEY_BACKEND_CPU, _OPENCL or _CUDA, never AUTO) with cfg's threads and
- * device settings, the way cckey_make_keys digests a batch's fields, but
- * with no CPU fallback and no verification: a device failure is returned,
- * not hidden. For checking an engine against a reference (cckey selftest
- * compares with cckey_digest_*). n = 0 checks only that the backend can
- * run here.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (AUTO, NULL arguments, a
- *         {NULL, len > 0} message); CCKEY_ERR_UNAVAILABLE with the reason
- *         in cckey_last_error (not compiled in, no driver, no device);
- *         CCKEY_ERR_DEVICE; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_THREAD. On error
- *         the contents of out are unspecified.
- */
-CCKEY_API cckey_status cckey_backend_digests(const cckey_batch_config *cfg, const cckey_bytes *msgs, size_t n,
-                                             unsigned char (*out)[CCKEY_DIGEST_LEN]);
-
-/**
- * cckey_make_key for NUL-terminated strings (a source or option holding a
- * NUL byte needs cckey_make_key).
- * @param options  n_options pairs as 2 * n_options strings: key, value,
- *                 key, value, ...; may be NULL when n_options is 0.
- * @return as cckey_make_key; CCKEY_ERR_INVALID_ARG also for a NULL string.
- */
-CCKEY_API cckey_status cckey_make_key_str(char out[CCKEY_KEY_LEN + 1], const char *device, const char *name,
-                                          const char *source, const char *const *options, size_t n_options);
-
-/**
- * An MD5 digest computed in pieces, for a source that arrives in parts or
- * is too large to hold. The state lives in the caller's memory (no
- * allocation, nothing to free); its contents are private. A digest that
- * was not initialised, or is already final, is refused
- * (CCKEY_ERR_INVALID_ARG). One digest is not for several threads at once.
- */
-typedef struct cckey_digest {
-    uint64_t opaque[16];
-} cckey_digest;
-
-/** Start (or restart) a digest. */
-CCKEY_API cckey_status cckey_digest_init(cckey_digest *d);
-/** Add len bytes; data may be NULL only when len is 0. */
-CCKEY_API cckey_status cckey_digest_update(cckey_digest *d, const void *data, size_t len);
-/** Finish: the digest as 32 hex characters and a NUL (hex), and/or as 16
- *  bytes (bin); either may be NULL, not both. d must be initialised again
- *  before further use. */
-CCKEY_API cckey_status cckey_digest_final(cckey_digest *d, char hex[CCKEY_HEX_LEN + 1],
-                                          unsigned char bin[CCKEY_DIGEST_LEN]);
-
-/**
- * A source handle from a source's digest (cckey_digest_final's bin): keys
- * and memo as if cckey_source_new had been given the source itself.
- */
-CCKEY_API cckey_status cckey_source_new_digest(cckey_source **out, const unsigned char digest[CCKEY_DIGEST_LEN]);
-
-/**
- * A source handle from everything fd gives until end of file (a file, a
- * pipe, a socket), read in pieces and digested as it arrives; no copy is
- * kept. fd stays open, and is left at end of file. Interrupted reads are
- * retried.
- * @return CCKEY_OK; CCKEY_ERR_IO when a read fails (cckey_last_error says
- *         why; out is untouched); CCKEY_ERR_INVALID_ARG; CCKEY_ERR_NO_MEMORY.
- */
-CCKEY_API cckey_status cckey_source_new_fd(cckey_source **out, int fd);
-
-/**
- * Check a key and split it into its four binary field digests (device,
- * name, source, options). A key is exactly CCKEY_KEY_LEN bytes: four groups
- * of 32 lowercase hex digits joined by ':'.
- * @param key  len bytes, need not be NUL-terminated.
- * @param out  receives the digests; may be NULL to only check the key.
- * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG naming the first bad byte in
- *         cckey_last_error() (out is then untouched).
- */
-CCKEY_API cckey_status cckey_key_parse(const char *key, size_t len, unsigned char out[4][CCKEY_DIGEST_LEN]);
-
-/**
- * cckey_make_keys, with each key as its 64 binary bytes: the four field
- * digests that cckey_key_parse would give for the key cckey_make_keys
- * writes, without the 131-byte text.
- */
-CCKEY_API cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples,
-                                           size_t n, const cckey_batch_config *config);
-
-/** Progress callback that may cancel: a non-zero return stops the batch. */
-typedef int (*cckey_progress_cancel_fn)(void *user, uint64_t done, uint64_t total);
-
-/**
- * Progress reporting that can cancel, called from the calling thread (fn
- * may be NULL; it replaces any cckey_batch_config_set_progress callback,
- * and that one replaces it). When fn returns non-zero the batch stops: CPU
- * threads finish the run of messages they hold (32 to 256 messages, about
- * 2 MiB), a device finishes the chunks it holds, and cckey_make_keys returns
- * CCKEY_ERR_CANCELLED with out unspecified.
- */
-CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn,
-                                                              void *user);
 
 /* ------------------------------------------------------------------------ */
 /* This build and this machine (what `cckey --version` reports)             */
@@ -579,627 +582,34 @@ CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config
  *  "cpu opencl cuda". A static string. */
 CCKEY_API const char *cckey_build_backends(void);
 
+/** How a backend gets its kernel, in a few words ("host code", "embedded
+ *  OpenCL C source, built on first use", ...; "not compiled in"). A static
+ *  string. */
+CCKEY_API const char *cckey_backend_kernel(cckey_backend_kind kind);
+
 /** The instruction set the CPU backend's MD5 uses on this machine: "avx512",
  *  "avx2", "sse2", "neon" or "scalar". A static string. */
 CCKEY_API const char *cckey_cpu_isa(void);
 
+/** Messages the CPU backend's MD5 hashes per call on this machine (the
+ *  lanes of cckey_cpu_isa()). The CCKEY_FORCE_ISA environment variable,
+ *  read once, may force a narrower instruction set: a debugging switch, and
+ *  the one variable the library reads. */
+CCKEY_API unsigned cckey_cpu_lanes(void);
+
+/** Host threads a batch uses by default: the online cores. */
+CCKEY_API unsigned cckey_cpu_threads(void);
+
 /**
  * Whether the run-time library a backend needs loads here (OpenCL:
  * libOpenCL.so.1; CUDA: libcuda.so.1, initialised). Says nothing about
- * devices: cckey devices lists those.
+ * devices: cckey_devices lists those.
  * @return CCKEY_OK (always for CPU and AUTO); CCKEY_ERR_UNAVAILABLE when the
  *         backend is not compiled in or its library does not load
  *         (cckey_last_error() says why); CCKEY_ERR_INVALID_ARG for an
  *         unknown kind.
  */
 CCKEY_API cckey_status cckey_backend_runtime(cckey_backend_kind kind);
-
-/* ------------------------------------------------------------------------ */
-/* A store of compiled kernels on disk, addressed by key                     */
-/* ------------------------------------------------------------------------ */
-
-/*
- * One folder holds one store. Entries live in DIR/xy/NAME, where NAME is the
- * key with each ':' replaced by '-' and xy is the first byte, in hex, of
- * md5(key) (the key's own prefix is the device digest, so a one-device cache
- * would otherwise fall into one folder). An entry is a 192-byte header (magic,
- * format version 4, full key, payload length, the number of builds it holds,
- * a checksum over the whole entry: MD5 over the header, the records and the
- * MD5s of the payload's 4 KiB pieces), a section of typed records (what each
- * build read: see cckey_store_put_meta) and the payload. Entries of format
- * versions 3 and 2 (one build; version 2 with one MD5 over the payload) are
- * still read; version 1 entries are misses. Puts write version 4.
- *
- * Builds (variants, as ccache's manifests): one key may hold several builds,
- * each with the headers and toolchain it was built with, newest first. A
- * checked look-up serves the newest build whose records match, so editing a
- * header, warming, and restoring it hits the first build again. A put with
- * records (cckey_store_put_meta, cckey_store_put_ex) adds its build in front
- * of the ones it does not replace (a build with exactly the same records is
- * replaced), keeping at most 8 builds and, under a size limit, the older ones
- * only while the entry stays within an eighth of the limit: the oldest go
- * first. A put without records (cckey_store_put) replaces every build. Two
- * processes adding builds to one key at once may lose one of the two builds
- * (a later miss), never mix them. Remotes and bundles move whole entries,
- * every build with them.
- *
- * Many threads and processes may use one folder at once: a write goes to a
- * temporary file in the entry's folder, is fsync'ed and renamed over the
- * entry (then the folder is fsync'ed), so a reader sees the old entry, the
- * new one, or none, and a writer killed at any moment leaves at most a
- * temporary file that is never served. An entry that fails its checks
- * (truncated, a flipped byte, another key, another format version) is
- * never served: the look-up that finds it removes it and reports a miss.
- * Entries are opened without following symlinks or waiting on FIFOs:
- * anything under an entry's name that is no regular file is a miss too.
- * CACHEDIR.TAG (so that backup tools skip the cache) is written only into
- * a folder that cckey_store_open created itself.
- *
- * Size limit: least recently used first. A successful get sets the entry's
- * modification time to now; when a handle's puts push the folder past
- * max_bytes (the sizes of the entry files), it removes the entries with the
- * oldest modification times until the folder is at 90% of the limit. The
- * limit is soft: each handle counts its own writes between full recounts
- * (every 256 puts and whenever its count passes the limit), so writers in
- * several processes can overshoot it briefly.
- */
-
-/** A store handle. Opaque; safe to share between threads. */
-typedef struct cckey_store cckey_store;
-
-/** What a store folder holds (cckey_store_stats). */
-typedef struct cckey_store_usage {
-    uint64_t entries;     /**< entry files (not checked; see cckey_store_verify) */
-    uint64_t bytes;       /**< their total size, headers included */
-    uint64_t max_bytes;   /**< this handle's limit; 0 for none */
-    uint64_t temp_files;  /**< unfinished writes: live, or left by a killed writer */
-    uint64_t temp_bytes;  /**< their total size */
-    uint64_t hits;        /**< cckey_store_get look-ups that found an entry, by every
-                               process, since the folder's first (see below) */
-    uint64_t misses;      /**< look-ups that found none, or a damaged one */
-    uint64_t reserved[5]; /**< 0; room to grow without changing the size */
-} cckey_store_usage;
-
-/** What cckey_store_verify found. */
-typedef struct cckey_store_report {
-    uint64_t ok;             /**< entries that passed every check */
-    uint64_t removed;        /**< entries that failed a check (or were no regular
-                                  file: a symlink, FIFO, folder) and were removed */
-    uint64_t temps_removed;  /**< temporary files of dead writers removed */
-    uint64_t kept;           /**< entries that failed a check but could not be
-                                  removed (a read-only folder, say) */
-    uint64_t unreadable;     /**< entries that could not be read, so not checked */
-    uint64_t reserved[3];    /**< 0; room to grow without changing the size */
-} cckey_store_report;
-
-/**
- * Open (and create, with missing parents) the store in folder dir.
- * @param out        receives the handle; not NULL.
- * @param dir        the folder; not NULL.
- * @param max_bytes  size limit for this handle's writes; 0 for the folder's
- *                   own limit, the max_size line of DIR/cckey.conf ("max_size
- *                   = 10G"; K, M, G, T are binary units), else none.
- * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
- *         CCKEY_ERR_IO when dir cannot be created or is not a folder.
- */
-CCKEY_API cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_bytes);
-
-/**
- * Open the store in folder dir for looking only: nothing is ever written,
- * in the folder or on a remote. A missing folder is an empty store (it is
- * not created). Look-ups through this handle do not remove an entry that
- * fails its checks, do not mark entries used, count no hits or misses, and
- * check a remote's entry in memory instead of copying it into the folder.
- * Calls that would write (put, trim, verify, clear, import) fail with
- * CCKEY_ERR_INVALID_ARG. For "is this cached?" questions (cckey warm --check).
- * @return as cckey_store_open (CCKEY_ERR_IO: dir exists and is not a folder).
- */
-CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir);
-
-/** Close a handle. NULL is a no-op. No other thread may be using it. */
-CCKEY_API void cckey_store_close(cckey_store *s);
-
-/**
- * Read the payload stored under key (of a key with several builds, the
- * newest build's), checking every byte of the entry, and mark the entry as
- * just used.
- * @param key  a key as cckey_make_key writes it (CCKEY_KEY_LEN characters,
- *             NUL-terminated); anything else is CCKEY_ERR_INVALID_ARG.
- * @param buf  receives a new buffer (free it with cckey_store_free_buffer);
- *             set to NULL on any error. A 0-byte payload gives a non-NULL
- *             buffer.
- * @param len  receives the payload's length.
- * @return CCKEY_OK; CCKEY_ERR_NOT_FOUND (no entry); CCKEY_ERR_CORRUPT (an
- *         entry failed its checks and was removed: a miss too);
- *         CCKEY_ERR_IO; CCKEY_ERR_NO_MEMORY; CCKEY_ERR_INVALID_ARG.
- * Without the tuple this cannot check an entry's fingerprint: where others
- * may write the folder or its remotes, use cckey_store_get_checked with
- * cckey_lookup.tuple (below) and the README's threat model.
- */
-CCKEY_API cckey_status cckey_store_get(cckey_store *s, const char *key, void **buf, size_t *len);
-
-/** Free a buffer from cckey_store_get. NULL is a no-op. */
-CCKEY_API void cckey_store_free_buffer(void *buf);
-
-/**
- * Store len bytes under key, replacing any entry it has, atomically and
- * durably (see above). May then evict least recently used entries.
- * @param data  may be NULL only when len is 0.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a malformed key, or an entry larger
- *         than the handle's limit); CCKEY_ERR_IO (nothing was stored).
- */
-CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const void *data, size_t len);
-
-/**
- * Count the entries and temporary files of the folder (no checks), and its
- * hit and miss counters. Counters are kept without locks across processes:
- * each process adds its handles' counts to its own file, DIR/stats/HOST-PID,
- * when a handle is closed, and this sums the folder's files and this
- * handle's counts not yet written (a process killed before closing loses
- * its own counts, never another's).
- */
-CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
-
-/** Called once per entry by cckey_store_list: the key, the entry file's size
- *  and when it was last used (seconds since 1970). Non-zero stops the walk. */
-typedef int (*cckey_store_entry_fn)(void *user, const char *key, uint64_t bytes, int64_t used);
-
-/** Every entry of the folder, in no particular order (no checks; entries
- *  other processes add or remove meanwhile may or may not be seen).
- *  @return CCKEY_OK (also when fn stopped the walk), CCKEY_ERR_IO. */
-CCKEY_API cckey_status cckey_store_list(cckey_store *s, cckey_store_entry_fn fn, void *user);
-
-/** One entry as cckey_store_list_info sees it (from its header alone). */
-typedef struct cckey_store_entry_info {
-    const char *key;       /**< NUL-terminated; valid during the call */
-    uint64_t bytes;        /**< the entry file's size */
-    int64_t used;          /**< last used, seconds since 1970 */
-    uint32_t variants;     /**< the builds it holds; 0 when its header cannot be read */
-    uint32_t version;      /**< its format version; 0 when its header cannot be read */
-    uint64_t reserved[4];  /**< 0 */
-} cckey_store_entry_info;
-typedef int (*cckey_store_info_fn)(void *user, const cckey_store_entry_info *e);
-
-/** cckey_store_list that also reads each entry's 192-byte header (no
- *  checksum: see cckey_store_verify) for its format version and the number
- *  of builds it holds. Non-zero from fn stops the walk.
- *  @return CCKEY_OK, CCKEY_ERR_IO. */
-CCKEY_API cckey_status cckey_store_list_info(cckey_store *s, cckey_store_info_fn fn, void *user);
-
-/**
- * Parse a size as cckey.conf's max_size and the CLI's sizes are written: a
- * decimal count of bytes, optionally followed by K, M, G or T (binary units,
- * 2^10 to 2^40) and an optional "iB" or "B": 500M, 10G, 1TiB, 4096.
- * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG (out untouched).
- */
-CCKEY_API cckey_status cckey_size_parse(const char *text, uint64_t *out);
-
-/**
- * Apply the size limit now: remove least recently used entries until the
- * folder is at 90% of it, as a put past the limit would. removed (may be
- * NULL) receives the number of entries removed.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG when the handle has no limit.
- */
-CCKEY_API cckey_status cckey_store_trim(cckey_store *s, uint64_t *removed);
-
-/**
- * Check every entry as cckey_store_get would, removing those that fail
- * and anything under an entry's name that is no regular file (a symlink
- * itself, never its target; a FIFO; an empty folder), and remove temporary
- * files whose writer is gone (its process no longer exists, or the file is
- * over an hour old). What could not be removed or read is counted in kept
- * and unreadable. out may be NULL.
- * @return CCKEY_OK, or CCKEY_ERR_IO when the folder cannot be read.
- */
-CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *out);
-
-/**
- * Remove every entry, the temporary files of dead writers and then the
- * empty shard folders. Only files named as the store names them are
- * touched: other files in the folder stay. removed (may be NULL) receives
- * the number of entries removed.
- * @return CCKEY_OK, or CCKEY_ERR_IO when something could not be removed.
- */
-CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
-
-/*
- * Bundles: entries in one portable stream, to ship a warmed cache to a
- * deployment or a container image. A bundle holds whole entry files, each
- * checked on import exactly as cckey_store_get checks an entry, and ends in
- * a trailer (entry count, MD5 of the stream) that catches a cut or damaged
- * stream.
- */
-
-/** What cckey_store_import did. */
-typedef struct cckey_import_report {
-    uint64_t imported;     /**< entries checked and kept */
-    uint64_t refused;      /**< entries that failed their checks, not kept */
-    uint64_t foreign;      /**< not kept: signed, but not with the secret of
-                                a writable remote that signs (to remotes only) */
-    uint64_t unsigned_held; /**< kept, but not sent to a remote that signs:
-                                 unsigned, and CCKEY_IMPORT_SIGN_UNSIGNED not given */
-    uint64_t reserved[4];  /**< 0; room to grow without changing the size */
-} cckey_import_report;
-
-/** cckey_store_import's to_remotes: send the entries to the writable remotes. */
-#define CCKEY_IMPORT_TO_REMOTES 1
-/** With CCKEY_IMPORT_TO_REMOTES: sign unsigned entries for the remotes that
- *  sign, vouching for them with the secret (they are otherwise kept in the
- *  folder only). */
-#define CCKEY_IMPORT_SIGN_UNSIGNED 2
-
-/**
- * Write a bundle to fd: the entries of keys[0..n_keys), or, when keys is
- * NULL, every entry of the folder. Damaged entries are left out.
- * @param exported  receives the entries written (may be NULL).
- * @param missing   receives the keys that had no good entry (may be NULL).
- * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed key), CCKEY_ERR_IO.
- */
-CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *keys, size_t n_keys, int fd,
-                                          uint64_t *exported, uint64_t *missing);
-
-/**
- * Read a bundle from fd into the folder; with to_remotes
- * (CCKEY_IMPORT_TO_REMOTES, any non-zero value), also send each entry to
- * the writable remotes that lack it (HEAD first).
- *
- * A remote with a signing secret (cckey_remote_settings.secret) trusts what
- * it holds, so an import never launders an entry into it: an entry signed
- * with that secret is checked and sent as it is; one signed with anything
- * else (another secret, or tampered after signing) is refused whole (not
- * kept, not sent: `foreign`); an unsigned one is kept in the folder but
- * sent to such a remote only when to_remotes has CCKEY_IMPORT_SIGN_UNSIGNED
- * (`unsigned_held` otherwise): signing it vouches for bytes nobody checked,
- * a choice the caller must make.
- * @return CCKEY_OK; CCKEY_ERR_CORRUPT (not a bundle, or cut or damaged:
- *         the entries before the damage are kept, each checked); CCKEY_ERR_IO.
- */
-CCKEY_API cckey_status cckey_store_import(cckey_store *s, int fd, int to_remotes, cckey_import_report *out);
-
-/* ------------------------------------------------------------------------ */
-/* Entries that cannot serve a stale binary: headers and toolchain           */
-/* ------------------------------------------------------------------------ */
-
-/*
- * A key names the source, the device, the entry point and the options, not
- * the headers the source includes nor the compiler that built it. So an
- * entry may record what else its build read (cckey_store_put_meta): each
- * included file, by path and content digest, and the toolchain (compiler,
- * version, flags as passed). cckey_store_get_checked re-checks that list
- * before serving, as ccache's direct mode does:
- *  - a recorded header whose content changed, or that is gone, is a miss;
- *  - so is a file that now exists where the build searched and found none
- *    (a new header earlier in the search path would have been read instead);
- *  - so is another compiler, version or flag list than the one recorded.
- * Such a miss is CCKEY_ERR_STALE, for that entry alone; the entry stays until
- * the next put for its key replaces it. Other entries are untouched: a header
- * edit invalidates exactly the entries whose builds read it.
- *
- * Paths are recorded relative to roots, folders the caller names both when it
- * records and when it looks up: the folders the compiler searches, in its
- * order. roots[0] is the folder of the source itself (what `#include "f"` in
- * the source searches first: for a program built from memory, as OpenCL and
- * NVRTC build, the process's working folder, which both search first), then
- * the include folders. `cckey warm` passes its working folder, the source
- * file's folder, then the -I (-iquote, -isystem, -idirafter) folders in the
- * order the compiler searches them. `#include "f"` searches the including
- * file's folder, then the roots; `#include <f>` the roots only;
- * `#include_next` the roots after the one the including file was found in;
- * `__has_include` probes as `#include` does; a file found in none is the
- * compiler's own (covered by its version). So absolute paths never decide a
- * hit; contents do, and a suite moved to another folder or machine still
- * hits.
- *
- * Content digests are remembered per run in a cckey_dep_memo, keyed by path,
- * size, modification time and inode, so re-checking a large suite reads each
- * header once.
- */
-
-/** A file a build read (present = 1), or probed for and did not find (0). */
-typedef struct cckey_dep {
-    uint32_t root;        /**< index into the roots, or CCKEY_DEP_ABSOLUTE */
-    const char *path;     /**< relative to that root; NUL-terminated */
-    int present;          /**< 1: it existed with this size and digest; 0: it did not exist */
-    uint64_t size;        /**< 0 when absent */
-    uint8_t md5[16];      /**< MD5 of its content; zeros when absent */
-} cckey_dep;
-#define CCKEY_DEP_ABSOLUTE 0xFFFFFFFFu
-
-/** What an entry records besides its payload (cckey_store_put_meta). */
-typedef struct cckey_entry_meta {
-    const char *compiler;          /**< e.g. "NVRTC", "OpenCL"; NULL: not recorded */
-    const char *version;           /**< as the compiler reports it; NULL: not recorded */
-    const char *const *options;    /**< the flags as passed; NULL: not recorded */
-    size_t n_options;
-    const cckey_dep *deps;         /**< the files read (see cckey_deps_scan) */
-    size_t n_deps;
-    /** The tuple the key was made from, recorded as its SHA-256 fingerprint
-     *  (FINGERPRINT record: over device, name, source, the options in
-     *  canonical order and the DEPENDENCY records written from deps), which
-     *  a look-up with the tuple checks. NULL: no fingerprint (such an entry
-     *  is then a miss for every look-up that has the tuple). A library
-     *  built without libcrypto refuses a tuple: CCKEY_ERR_UNAVAILABLE. */
-    const cckey_tuple *tuple;
-} cckey_entry_meta;
-
-/** Per-run memo of file digests. Opaque; safe to share between threads. */
-typedef struct cckey_dep_memo cckey_dep_memo;
-CCKEY_API cckey_status cckey_dep_memo_new(cckey_dep_memo **out);
-CCKEY_API void cckey_dep_memo_free(cckey_dep_memo *m);
-
-/** What a checked look-up compares an entry's records with. */
-typedef struct cckey_lookup {
-    const char *compiler;          /**< the toolchain here; NULL: not checked */
-    const char *version;           /**< NULL: not checked */
-    const char *const *options;    /**< the flags that would be passed; NULL: not checked */
-    size_t n_options;
-    const char *const *roots;      /**< as described above; recorded roots past n_roots are a miss */
-    size_t n_roots;
-    cckey_dep_memo *memo;          /**< may be NULL (then every file is read) */
-    /** The tuple looked up (NULL: not checked). Its SHA-256 fingerprint is
-     *  computed here and compared with the entry's FINGERPRINT record; an
-     *  entry whose record differs, or that has none, is a miss,
-     *  CCKEY_ERR_COLLISION (its key matches by MD5 only, as a crafted
-     *  collision would), and is removed from the folder. Checked before
-     *  everything else, and for entries just copied from a remote too. A
-     *  library built without libcrypto refuses a tuple (CCKEY_ERR_UNAVAILABLE,
-     *  nothing served). */
-    const cckey_tuple *tuple;
-} cckey_lookup;
-
-/**
- * Follow the #include lines of source (and of the files they name,
- * recursively) through roots, as described above, and list every file read
- * and every probe that missed. Lines in conditional groups are followed too
- * (a superset is safe: it can only cause a miss); `#include MACRO` is not
- * followed (cckey_deps_find says when that happened). memo may be NULL.
- * @param deps  receives a new array (free with cckey_deps_free).
- * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY, or
- *         CCKEY_ERR_IO when a found file cannot be read.
- */
-CCKEY_API cckey_status cckey_deps_scan(const void *source, size_t len, const char *const *roots, size_t n_roots,
-                                       cckey_dep_memo *memo, cckey_dep **deps, size_t *n);
-CCKEY_API void cckey_deps_free(cckey_dep *deps, size_t n);
-
-/** One include directive as a real preprocessor processed it, its macros
- *  expanded (`clang -E -dI` prints them): what a text scan cannot know. */
-typedef struct cckey_include {
-    const char *from;   /**< the including file, as the preprocessor named it
-                             (absolute, or relative to the working folder);
-                             NULL: the source itself */
-    const char *name;   /**< the name it asked for, after expansion */
-    int angled;         /**< 1 for <name>, 0 for "name" */
-    int next;           /**< 1 for #include_next */
-} cckey_include;
-
-/** What cckey_deps_find is asked. Zero what you do not use. */
-typedef struct cckey_deps_request {
-    const void *source;
-    size_t len;
-    const char *const *roots;         /**< as described above */
-    size_t n_roots;
-    const char *const *pre_includes;  /**< -include / --pre-include files, in order:
-                                           each as `#include "f"` before the source */
-    size_t n_pre_includes;
-    const cckey_include *includes;    /**< a preprocessor's directives (may be NULL):
-                                           followed as the text's own */
-    size_t n_includes;
-    const char *const *read;          /**< the files the preprocessor read (may be
-                                           NULL): each one not reached through the
-                                           roots is recorded by absolute path */
-    size_t n_read;
-    int preprocessed;                 /**< 1: includes holds every directive a preprocessor
-                                           processed for this build (even none) */
-    const char *source_name;          /**< the source in messages; NULL: "source" */
-    cckey_dep_memo *memo;             /**< may be NULL */
-    uint64_t reserved[4];             /**< 0 */
-} cckey_deps_request;
-
-/** What cckey_deps_find found. */
-typedef struct cckey_deps_result {
-    cckey_dep *deps;      /**< free with cckey_deps_result_free */
-    size_t n;
-    int complete;         /**< 1: every include, __has_include and pre-include was
-                               resolved; 0: some were not (a macro the text cannot
-                               expand and no preprocessor directive given for it) */
-    char why[512];        /**< when not complete: the first, "FILE:LINE: #include HDR" */
-    uint64_t reserved[4];
-} cckey_deps_result;
-
-/**
- * cckey_deps_scan with pre-includes, `#include_next`, `__has_include`, and a
- * preprocessor's view: rq->includes are followed from the file that holds
- * them exactly as text directives are, so a computed include (`#define H
- * "m.h"` then `#include H`) is recorded with every probe of its search. Where
- * the text holds `#include MACRO` (or `__has_include(MACRO)`) and no
- * directive from rq->includes resolves it, out->complete is 0, and the
- * string literals of the `#define` lines seen are probed as names besides (a
- * superset). Every file in rq->read ends up in out->deps.
- * @return as cckey_deps_scan; out is zeroed on failure.
- */
-CCKEY_API cckey_status cckey_deps_find(const cckey_deps_request *rq, cckey_deps_result *out);
-CCKEY_API void cckey_deps_result_free(cckey_deps_result *r);
-
-/**
- * cckey_store_put, recording meta (NULL: nothing) with the entry: a build
- * added to the key's builds (see the store's description above).
- */
-CCKEY_API cckey_status cckey_store_put_meta(cckey_store *s, const char *key, const void *data, size_t len,
-                                            const cckey_entry_meta *meta);
-
-/** More for a put (cckey_store_put_ex). Zero what you do not use. */
-typedef struct cckey_put_options {
-    /** Not NULL: the build's dependency list is known to be incomplete (the
-     *  text says why, e.g. "k.cl:2: #include HDR"). The build is stored with
-     *  an UNVERIFIED record, and a checked look-up never serves it
-     *  (CCKEY_MISS_UNVERIFIED), so it is compiled again rather than trusted. */
-    const char *unverified;
-    uint32_t variants;      /**< out: the builds the entry holds after the put */
-    uint32_t reserved32;
-    uint64_t reserved[6];   /**< 0 */
-} cckey_put_options;
-
-/** cckey_store_put_meta with options (NULL: none). */
-CCKEY_API cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const void *data, size_t len,
-                                          const cckey_entry_meta *meta, cckey_put_options *opt);
-
-/**
- * cckey_store_get that serves the newest of the key's builds whose records
- * match lk (NULL: no check, as cckey_store_get). A build with a critical
- * record of a kind this library does not know, or marked unverified
- * (cckey_put_options), never matches.
- * @return as cckey_store_get, plus CCKEY_ERR_STALE (a miss; the detail
- *         names the first difference in cckey_last_error()) and
- *         CCKEY_ERR_COLLISION (lk->tuple given and the entry's fingerprint
- *         differs or is absent: a miss, the entry removed). Both count as
- *         misses in the folder's counters. CCKEY_ERR_UNAVAILABLE: lk->tuple
- *         given to a library built without libcrypto.
- */
-CCKEY_API cckey_status cckey_store_get_checked(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                               size_t *len);
-
-/** Why a look-up missed (cckey_store_get_explained). */
-typedef enum cckey_miss {
-    CCKEY_MISS_NONE = 0,        /**< a hit */
-    CCKEY_MISS_ABSENT = 1,      /**< no entry under the key, here or on a remote */
-    CCKEY_MISS_HEADERS = 2,     /**< a recorded header changed or is gone, a new one
-                                     shadows it, or the include folders differ */
-    CCKEY_MISS_TOOLCHAIN = 3,   /**< another compiler, version or flag list (or the
-                                     entry records none where the look-up checks one) */
-    CCKEY_MISS_CORRUPT = 4,     /**< the entry failed its checks (a damaged or
-                                     version 1 entry; removed, unless read-only) */
-    CCKEY_MISS_UNKNOWN_RECORD = 5, /**< a critical record this cckey does not know
-                                        (written by a newer one) */
-    CCKEY_MISS_ERROR = 6,       /**< the look-up failed: see the status returned */
-    CCKEY_MISS_COLLISION = 7,   /**< the entry's tuple fingerprint differs or is missing
-                                     (CCKEY_ERR_COLLISION; removed, unless read-only) */
-    CCKEY_MISS_UNVERIFIED = 8   /**< the build's dependency list was incomplete when it
-                                     was stored (cckey_put_options.unverified) */
-} cckey_miss;
-
-/**
- * cckey_store_get_checked that also says why it missed.
- * @param why  receives CCKEY_MISS_NONE on CCKEY_OK, else the reason (the
- *             detail, e.g. which header changed, is in cckey_last_error());
- *             may be NULL.
- * @return as cckey_store_get_checked.
- */
-CCKEY_API cckey_status cckey_store_get_explained(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                                 size_t *len, cckey_miss *why);
-
-/** What a look-up found (cckey_store_get_info). */
-typedef struct cckey_lookup_info {
-    cckey_miss why;        /**< as cckey_store_get_explained */
-    uint32_t variants;     /**< the builds the entry held; 0 when no entry was read */
-    uint32_t variant;      /**< on a hit, the build served: 0 is the newest */
-    uint32_t reserved32;
-    uint64_t reserved[4];
-} cckey_lookup_info;
-
-/**
- * cckey_store_get_explained that also says which of the key's builds was
- * served (or, on a miss, how many there were; the reason given is the
- * newest build's).
- * @param info  receives the answer; may be NULL.
- * @return as cckey_store_get_checked.
- */
-CCKEY_API cckey_status cckey_store_get_info(cckey_store *s, const char *key, const cckey_lookup *lk, void **buf,
-                                            size_t *len, cckey_lookup_info *info);
-
-/* ------------------------------------------------------------------------ */
-/* Remote caches layered under a store                                        */
-/* ------------------------------------------------------------------------ */
-
-/*
- * A store may have remote caches under it, consulted in the order added:
- *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]     whole entries as values
- *                                                   under "cckey:NAME"
- *   http://HOST[:PORT]/PATH, https://...            GET, PUT and HEAD of
- *                                                   URL/xy/NAME (xy and NAME
- *                                                   as in the local folder)
- * Attributes may follow the URL, each after a '|': ttl=SECONDS (Redis:
- * entries expire), bearer=TOKEN (HTTP: Authorization: Bearer), read-only,
- * connect-timeout=MS, timeout=MS, retries=N (HTTP). USER:PASSWORD in an
- * HTTP URL is sent as basic auth; messages never show it.
- *
- * cckey_store_get looks in the local folder first; on a miss it asks each
- * remote in turn, checks what comes back exactly as a local entry is
- * checked (in memory, from the bytes received), and keeps it in the folder
- * (renamed into place, without fsync: a copy lost in a crash fails its
- * checks and is fetched again). cckey_store_put sends the entry file to
- * every remote that is not read-only and writes the folder while they take
- * it; it returns once both are done.
- *
- * A remote never makes a store call fail. A remote that cannot be reached,
- * times out or refuses the credentials is reported once through the warning
- * callback and is not asked again by this handle; a single failed request
- * (HTTP 5xx after its retries, a Redis error reply, a bad entry served) is
- * reported and counted as an error, and the look-up goes on as a miss.
- * Connections are kept and reused, one per concurrent caller.
- */
-
-/** How to reach remote caches (cckey_store_add_remote). Zeros mean defaults. */
-typedef struct cckey_remote_settings {
-    uint32_t connect_timeout_ms;  /**< default 2000 */
-    uint32_t timeout_ms;          /**< one request, default 10000 */
-    uint32_t retries;             /**< HTTP: tries after a 5xx or a dropped connection, default 2 */
-    uint32_t ttl_s;               /**< Redis: entries expire after this; 0: never */
-    int read_only;                /**< never write to the remote */
-    /** Called (from any thread) with a one-line message; may be NULL. */
-    void (*warn)(void *user, const char *message);
-    void *warn_user;
-    /** A secret shared by the trusted writers (NULL: none). With it, every
-     *  entry sent to this remote gets a SIGNATURE record last: HMAC-SHA-256
-     *  under the secret over the key, the other records and the payload.
-     *  Every entry received from it must end in a good one, checked before
-     *  the entry is written to the folder; an unsigned, tampered or
-     *  foreign-signed entry is refused (counted as an error, reported, and
-     *  the look-up is a miss). Entries in the local folder are not checked
-     *  against it. Copied; a library built without libcrypto refuses it
-     *  (CCKEY_ERR_UNAVAILABLE). */
-    const void *secret;
-    size_t secret_len;
-    /** The largest entry file taken from a remote, in bytes; 0: the default,
-     *  CCKEY_REMOTE_MAX_ENTRY (256 MiB). The folder's own limit (max_bytes,
-     *  cckey.conf max_size) lowers it further. A larger entry is refused
-     *  from its first line or its header, before the rest is read (an error
-     *  of that remote, and a miss). */
-    uint64_t max_entry_bytes;
-    uint64_t reserved[3];         /**< 0 (start from = {0}); room to grow */
-} cckey_remote_settings;
-
-/** The default of cckey_remote_settings.max_entry_bytes. */
-#define CCKEY_REMOTE_MAX_ENTRY (256ull << 20)
-
-/** Remote traffic, counted per handle and kept per folder. */
-typedef struct cckey_remote_counters {
-    uint64_t hits;       /**< look-ups a remote answered with a good entry */
-    uint64_t misses;     /**< look-ups no remote could answer */
-    uint64_t errors;     /**< failed requests and bad entries served */
-    uint64_t puts;       /**< entries written to a remote */
-    uint64_t bytes_in;   /**< entry bytes received */
-    uint64_t bytes_out;  /**< entry bytes sent */
-    uint64_t reserved[6]; /**< 0; room to grow without changing the size */
-} cckey_remote_counters;
-
-/**
- * Add a remote cache under s (see above). Only the URL's syntax is checked
- * here; no connection is made until the first request. Not thread-safe:
- * add the remotes before the handle is shared.
- * @param settings  may be NULL for the defaults; its fields win over the
- *                  defaults, the URL's attributes win over both.
- * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (a malformed URL or attribute,
- *         said in cckey_last_error()), CCKEY_ERR_NO_MEMORY,
- *         CCKEY_ERR_UNAVAILABLE (this library was built without the
- *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
- */
-CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
-
-/**
- * Remote counters. since_open: this handle's own; otherwise the folder's
- * totals (every handle adds its counters to DIR/remote-stats when closed).
- */
-CCKEY_API cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out);
 
 #ifdef __cplusplus
 }

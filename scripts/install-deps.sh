@@ -16,6 +16,7 @@ packages=(
   bash-completion zsh     # tests: the completion scripts
   libhiredis-dev libcurl4-openssl-dev   # remote caches (Redis, HTTP) under the store
   redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
+  slurm-wlm slurmctld slurmd munge     # tests: a real single-node Slurm (tests/remote/test_slurm.py)
   ocaml-nox ocaml-dune ocaml-findlib        # OCaml binding (bindings/ocaml)
   python3-dev python3-venv python3-pip      # Python binding (bindings/python; pytest comes from pip)
   mesa-vulkan-drivers libvulkan-dev         # Vulkan: lavapipe (a CPU driver) and the loader's headers (dlopen'ed)

@@ -5,6 +5,7 @@
 #define CCKEY_TEST_SUPPORT_H
 
 #include "cckey.h"
+#include "cckey_store.h"
 
 #include <stdbool.h>
 #include <stddef.h>

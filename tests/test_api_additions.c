@@ -2,6 +2,7 @@
  * sources from a digest or a file descriptor, key parsing, binary keys and
  * cancelling from the progress callback. OpenSSL (EVP MD5 and the recipe in
  * support.c) is the oracle throughout. */
+#include "cckey_advanced.h"
 #include "support.h"
 
 #include <criterion/criterion.h>

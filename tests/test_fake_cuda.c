@@ -9,6 +9,7 @@
 #include "backends/gpu_pipeline.h"
 #include "check.h"
 #include "msg_batch.h"
+#include "cckey_advanced.h"
 #include "support.h"
 
 #include <dlfcn.h>

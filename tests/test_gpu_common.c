@@ -2,6 +2,7 @@
 #include "test_gpu_common.h"
 #include "backends/gpu_devices.h"
 #include "backends/gpu_pipeline.h"
+#include "cckey_advanced.h"
 #include "support.h"
 #include "testing/testing.h"
 

@@ -1,4 +1,5 @@
-/* Every public function of include/cckey.h, called with NULL for each
+/* Every public function of include/ (cckey.h, cckey_store.h,
+ * cckey_advanced.h), called with NULL for each
  * pointer it must not be given as NULL: the header promises
  * CCKEY_ERR_INVALID_ARG with a detail, never a crash (6f74adb's keyer
  * segfaulted). Where the header says NULL is allowed (a no-op free, a NULL
@@ -6,11 +7,14 @@
  *
  * Each function's walk runs in a child process, so a crash names the
  * function and the others still run. The walk table is checked against the
- * header itself (argv[1]): a function added to cckey.h without a walk here
- * fails this test (test_exports ties the header to the exported symbols).
+ * headers themselves (argv[1..]): a function added to a public header
+ * without a walk here fails this test (test_exports ties the headers to the
+ * exported symbols).
  *
- * usage: test_null_args PATH/TO/cckey.h */
+ * usage: test_null_args PATH/TO/cckey.h PATH/TO/cckey_store.h ... */
 #include "cckey.h"
+#include "cckey_advanced.h"
+#include "cckey_store.h"
 #include "core/internal.h"   /* cckey_clear_error: each check sees fresh detail */
 
 #include <stdio.h>
@@ -490,6 +494,29 @@ static void w_store_remote_counters(void)
     cckey_store_close(s);
 }
 
+static int no_remote(void *user, const char *remote, const cckey_remote_counters *c)
+{
+    (void)user, (void)remote, (void)c;
+    return 0;
+}
+
+static void w_store_remote_totals(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_remote_totals(NULL, no_remote, NULL));
+    INVALID(cckey_store_remote_totals(s, NULL, NULL));
+    EXPECT(cckey_store_remote_totals(s, no_remote, NULL), CCKEY_OK);
+    cckey_store_close(s);
+}
+
+static void w_store_zero_counters(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_zero_counters(NULL));
+    EXPECT(cckey_store_zero_counters(s), CCKEY_OK);
+    cckey_store_close(s);
+}
+
 /* ---- include dependencies ---- */
 static void w_dep_memo_new(void) { INVALID(cckey_dep_memo_new(NULL)); }
 static void w_dep_memo_free(void) { cckey_dep_memo_free(NULL); }
@@ -577,7 +604,8 @@ static const struct walk {
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
-    W(cckey_store_list_info, w_store_list_info),
+    W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
+    W(cckey_store_zero_counters, w_store_zero_counters),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 
@@ -591,15 +619,19 @@ static const struct walk *walk_of(const char *name, size_t len)
 /* The function name of each "CCKEY_API ... cckey_NAME(" declaration of the
  * header (the identifier before the first '(' after CCKEY_API); every one
  * must have a walk, and every walk a declaration. */
-static int check_coverage(const char *header)
+static int check_coverage(int n_headers, char **headers)
 {
-    FILE *f = fopen(header, "rb");
-    static char text[1 << 20];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f) fclose(f);
-    if (!n) {
-        fprintf(stderr, "cannot read %s\n", header);
-        return 1;
+    static char text[1 << 21];
+    size_t n = 0;
+    for (int i = 0; i < n_headers; i++) {
+        FILE *f = fopen(headers[i], "rb");
+        size_t got = f ? fread(text + n, 1, sizeof text - 1 - n, f) : 0;
+        if (f) fclose(f);
+        if (!got) {
+            fprintf(stderr, "cannot read %s\n", headers[i]);
+            return 1;
+        }
+        n += got;
     }
     text[n] = '\0';
     int bad = 0;
@@ -614,7 +646,7 @@ static int check_coverage(const char *header)
         if (end - start < 7 || memcmp(start, "cckey_", 6) != 0) continue;
         declared++;
         if (!walk_of(start, (size_t)(end - start))) {
-            fprintf(stderr, "%.*s is declared in cckey.h but has no NULL walk here\n", (int)(end - start), start);
+            fprintf(stderr, "%.*s is declared in a public header but has no NULL walk here\n", (int)(end - start), start);
             bad = 1;
         }
     }
@@ -627,12 +659,12 @@ static int check_coverage(const char *header)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PATH/TO/cckey.h\n", argv[0]);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PATH/TO/cckey.h [PATH/TO/cckey_store.h ...]\n", argv[0]);
         return 2;
     }
     if (!mkdtemp(dir)) return 1;
-    int bad = check_coverage(argv[1]);
+    int bad = check_coverage(argc - 1, argv + 1);
     for (size_t i = 0; i < N_WALKS; i++) {
         fflush(NULL);
         pid_t pid = fork();

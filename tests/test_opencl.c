@@ -4,6 +4,7 @@
 #include "backends/gpu_devices.h"
 #include "backends/gpu_pipeline.h"
 #include "backends/opencl.h"
+#include "cckey_advanced.h"
 #include "support.h"
 #include "testing/testing.h"
 #include "test_gpu_common.h"

@@ -8,4 +8,5 @@ command -v dune >/dev/null || skip "no dune (install ocaml-dune)"
 command -v ocamlfind >/dev/null || skip "no ocamlfind (install ocaml-findlib)"
 ocamlfind query threads >/dev/null 2>&1 || skip "no OCaml threads library (install ocaml-nox)"
 export CCKEY_BUILD_DIR=$build
+warm_spirv "$build/bindings/ocaml-spirv"
 exec dune build --root "$here" --build-dir "$build/bindings/ocaml" --display quiet --force @runtest

@@ -3,6 +3,7 @@
 #define CCKEY_CLI_H
 
 #include "cckey.h"
+#include "cckey_store.h"
 
 #include <stdbool.h>
 #include <stdio.h>

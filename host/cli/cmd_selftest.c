@@ -3,6 +3,7 @@
  * streaming MD5 (cckey_digest_*, the portable scalar code the SIMD and
  * device paths are checked against everywhere). Public API only. */
 #include "cli.h"
+#include "cckey_advanced.h"
 
 #include <getopt.h>
 #include <jansson.h>

@@ -2,6 +2,7 @@
  * these variables itself. A bad value is the user's mistake, named with
  * its variable. */
 #include "cli.h"
+#include "cckey_advanced.h"
 #include "warm/warm.h"
 #include "warm/warm_vulkan.h"
 

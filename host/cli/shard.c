@@ -24,24 +24,41 @@ static int env_index(const char *name, unsigned long lo, unsigned long *out, cha
     return -1;
 }
 
-/* The array's size: SLURM_ARRAY_TASK_COUNT, or --shards N; both must agree
- * (a larger N would leave shards no task runs). */
-static int slurm_count(unsigned shards, unsigned long *count, char *why, size_t why_len)
+/* Schedulers and CI systems that say which of N parallel jobs this is, in
+ * the order --shard auto asks them. A NULL total takes N from --shards (a
+ * Kubernetes Indexed Job tells its pods no count); base is the first index
+ * (GitLab counts from 1). GitHub Actions exports nothing: its workflow sets
+ * the CCKEY_ pair from strategy.job-index and strategy.job-total. */
+static const struct index_source {
+    const char *index, *total;
+    unsigned long base;
+} slurm_source = {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", 0}, index_sources[] = {
+    {"JOB_COMPLETION_INDEX", NULL, 0},                            /* Kubernetes Indexed Job */
+    {"CCKEY_SHARD_INDEX", "CCKEY_SHARD_COUNT", 0},                /* GitHub Actions matrix, by hand */
+    {"CI_NODE_INDEX", "CI_NODE_TOTAL", 1},                        /* GitLab CI parallel: */
+    {"CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0},                /* CircleCI parallelism */
+    {"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0}, /* Buildkite parallelism */
+};
+
+/* The job count of a source: its total variable, or --shards; both must
+ * agree. */
+static int source_count(const struct index_source *s, unsigned shards, unsigned long *count, char *why,
+                        size_t why_len)
 {
-    int has = env_index("SLURM_ARRAY_TASK_COUNT", 1, count, why, why_len);
+    int has = s->total ? env_index(s->total, 1, count, why, why_len) : 0;
     if (has < 0) return -1;
     if (!has && !shards) {
-        snprintf(why, why_len, "--shard auto: SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT "
-                               "(give --shards N)");
+        snprintf(why, why_len, "--shard auto with %s needs %s%s--shards N", s->index, s->total ? s->total : "",
+                 s->total ? " or " : "");
         return -1;
     }
     if (has && shards && *count != shards) {
-        snprintf(why, why_len, "--shard auto: --shards %u disagrees with SLURM_ARRAY_TASK_COUNT %lu", shards, *count);
+        snprintf(why, why_len, "--shard auto: --shards %u disagrees with %s %lu", shards, s->total, *count);
         return -1;
     }
     if (!has) *count = shards;
     if (*count > SHARDS_MAX) {
-        snprintf(why, why_len, "--shard auto: an array of %lu tasks is more than %lu shards", *count, SHARDS_MAX);
+        snprintf(why, why_len, "--shard auto: %lu jobs is more than %lu shards", *count, SHARDS_MAX);
         return -1;
     }
     return 0;
@@ -55,7 +72,7 @@ static int slurm_count(unsigned shards, unsigned long *count, char *why, size_t 
 static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *why, size_t why_len)
 {
     unsigned long count, min = 0, max = 0, step = 1;
-    if (slurm_count(shards, &count, why, why_len) != 0) return -1;
+    if (source_count(&slurm_source, shards, &count, why, why_len) != 0) return -1;
     int has_min = env_index("SLURM_ARRAY_TASK_MIN", 0, &min, why, why_len);
     int has_max = has_min < 0 ? -1 : env_index("SLURM_ARRAY_TASK_MAX", 0, &max, why, why_len);
     int has_step = has_max < 0 ? -1 : env_index("SLURM_ARRAY_TASK_STEP", 1, &step, why, why_len);
@@ -77,25 +94,31 @@ static int parse_slurm(unsigned long id, unsigned shards, cli_shard *out, char *
     return 0;
 }
 
+static int parse_source(const struct index_source *s, unsigned long id, unsigned shards, cli_shard *out, char *why,
+                        size_t why_len)
+{
+    unsigned long count;
+    if (source_count(s, shards, &count, why, why_len) != 0) return -1;
+    if (id < s->base || id - s->base >= count) {
+        snprintf(why, why_len, "--shard auto: %s %lu is not %s %lu to %lu (of %lu jobs)", s->index, id,
+                 s->base ? "from" : "in", s->base, s->base + count - 1, count);
+        return -1;
+    }
+    out->k = (unsigned)(id - s->base), out->n = (unsigned)count;
+    return 0;
+}
+
 static int parse_auto(unsigned shards, cli_shard *out, char *why, size_t why_len)
 {
     unsigned long id;
     int has = env_index("SLURM_ARRAY_TASK_ID", 0, &id, why, why_len);
     if (has) return has < 0 ? -1 : parse_slurm(id, shards, out, why, why_len);
-    if ((has = env_index("JOB_COMPLETION_INDEX", 0, &id, why, why_len)) < 0) return -1;
-    if (has) {
-        if (!shards) {
-            snprintf(why, why_len, "--shard auto with JOB_COMPLETION_INDEX needs --shards N (the Job's completions)");
-            return -1;
-        }
-        if (id >= shards) {
-            snprintf(why, why_len, "--shard auto: JOB_COMPLETION_INDEX %lu is not below --shards %u", id, shards);
-            return -1;
-        }
-        out->k = (unsigned)id, out->n = shards;
-        return 0;
+    for (size_t i = 0; i < sizeof index_sources / sizeof *index_sources; i++) {
+        if ((has = env_index(index_sources[i].index, 0, &id, why, why_len)) < 0) return -1;
+        if (has) return parse_source(&index_sources[i], id, shards, out, why, why_len);
     }
-    snprintf(why, why_len, "--shard auto: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set");
+    snprintf(why, why_len, "--shard auto: no job index is set (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, "
+                           "CCKEY_SHARD_INDEX, CI_NODE_INDEX, CIRCLE_NODE_INDEX or BUILDKITE_PARALLEL_JOB)");
     return -1;
 }
 

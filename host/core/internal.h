@@ -3,6 +3,7 @@
 #define CCKEY_INTERNAL_H
 
 #include "cckey.h"
+#include "cckey_advanced.h"
 #include "../md5/md5.h"
 
 #include <stdbool.h>

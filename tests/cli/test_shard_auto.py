@@ -20,7 +20,14 @@ import unittest
 
 CCKEY = None
 SLURM_VARS = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
-              "SLURM_ARRAY_TASK_COUNT", "JOB_COMPLETION_INDEX")
+              "SLURM_ARRAY_TASK_COUNT", "JOB_COMPLETION_INDEX", "CCKEY_SHARD_INDEX", "CCKEY_SHARD_COUNT",
+              "CI_NODE_INDEX", "CI_NODE_TOTAL", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", "BUILDKITE_PARALLEL_JOB",
+              "BUILDKITE_PARALLEL_JOB_COUNT")
+# CI systems' parallel jobs: (index variable, count variable, first index),
+# as each documents them; GitHub Actions' pair is the one its workflow sets.
+CI_PAIRS = (("CCKEY_SHARD_INDEX", "CCKEY_SHARD_COUNT", 0), ("CI_NODE_INDEX", "CI_NODE_TOTAL", 1),
+            ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),
+            ("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0))
 
 
 def slurm_indices(spec):
@@ -110,7 +117,7 @@ class ShardAuto(unittest.TestCase):
             with self.subTest(task_id=bad):
                 err = self.refused(dict(slurm_env("0-3", 0), SLURM_ARRAY_TASK_ID=bad))
                 self.assertIn('SLURM_ARRAY_TASK_ID is "%s"' % bad, err)
-                self.assertNotIn("neither", err)
+                self.assertNotIn("no job index", err)
         for name in ("SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP"):
             with self.subTest(name=name):
                 err = self.refused(dict(slurm_env("0-3", 0), **{name: "abc"}))
@@ -120,7 +127,7 @@ class ShardAuto(unittest.TestCase):
                 self.assertIn("SLURM_ARRAY_TASK_STEP", self.refused(dict(slurm_env("0-3", 0), SLURM_ARRAY_TASK_STEP=bad)))
         err = self.refused({"JOB_COMPLETION_INDEX": "-1"}, ["--shards", "2"])
         self.assertIn('JOB_COMPLETION_INDEX is "-1"', err)
-        self.assertIn("neither", self.refused({}))
+        self.assertIn("no job index is set", self.refused({}))
 
     def test_arrays_that_give_no_rank_are_refused(self):
         # A task off the range's grid, or outside it.
@@ -132,6 +139,30 @@ class ShardAuto(unittest.TestCase):
         self.assertIn("listed indices", self.refused(env))
         # --shards larger than the array would leave shards no task runs.
         self.assertIn("disagrees", self.refused(slurm_env("0-3", 0), ["--shards", "6"]))
+
+    def test_ci_parallel_jobs_cover_each_tuple_once(self):
+        for index, total, base in CI_PAIRS:
+            for n in (1, 4):
+                with self.subTest(index=index, n=n):
+                    self.assert_exactly_once([self.shard_lines({index: str(base + k), total: str(n)})
+                                              for k in range(n)])
+        # Without the count variable, --shards N gives it.
+        self.assert_exactly_once([self.shard_lines({"CI_NODE_INDEX": str(k)}, ["--shards", "3"]) for k in (1, 2, 3)])
+
+    def test_ci_indices_out_of_range_are_refused(self):
+        for index, total, base in CI_PAIRS:
+            with self.subTest(index=index):
+                err = self.refused({index: str(base + 3), total: "3"})
+                self.assertIn("%s %d is not" % (index, base + 3), err)
+                self.assertIn('%s is "x"' % total, self.refused({index: str(base), total: "x"}))
+                self.assertIn("%s needs %s or --shards N" % (index, total), self.refused({index: str(base)}))
+                self.assertIn("disagrees with %s 3" % total, self.refused({index: str(base), total: "3"},
+                                                                          ["--shards", "4"]))
+                self.assertIn('%s is "0"' % total, self.refused({index: str(base), total: "0"}))
+        self.assertIn("CI_NODE_INDEX 0 is not from 1 to 2", self.refused({"CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "2"}))
+        # A Slurm array task inside a CI job: Slurm's index wins.
+        env = dict(slurm_env("0-1", 1), CI_NODE_INDEX="1", CI_NODE_TOTAL="2")
+        self.assertEqual(self.shard_lines(env), self.shard_lines(slurm_env("0-1", 1)))
 
     def test_blanks_around_a_shard_are_refused_alike(self):
         for arg in (" 1/2", "1/2 ", "1 /2", "1/ 2", "\t1/2"):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The CLI is a client of the public API (README, "Layout").
+"""The CLI is a client of the public API (ARCHITECTURE.md, "Folders").
 
-Every file under host/cli/ may include system headers, cckey.h, and headers
-of host/cli/ itself; nothing else of the project. A quoted include is
+Every file under host/cli/ may include system headers, the public headers
+(cckey.h, cckey_store.h, cckey_advanced.h), and headers of host/cli/ itself; nothing else of the project. A quoted include is
 resolved as the compiler resolves it: beside the including file first, then
 on the include path, which for the CLI is include/ alone. Conditional
 includes count too (a test-build-only include is still an include).
@@ -17,6 +17,8 @@ Exit 0 when clean, 1 with one line per violation.
 """
 import os
 import re
+
+PUBLIC = ("cckey.h", "cckey_store.h", "cckey_advanced.h")
 import shutil
 import subprocess
 import sys
@@ -59,8 +61,8 @@ def judge(kind, name, here, cli, public, root):
         return "reaches %s, outside host/cli/" % os.path.relpath(beside, root)
     on_path = os.path.join(public, name)
     if os.path.exists(on_path):
-        return None if os.path.basename(name) == "cckey.h" and inside(on_path, public) else \
-            "only cckey.h of include/ is public"
+        return None if os.path.basename(name) in PUBLIC and inside(on_path, public) else \
+            "only %s of include/ are public" % ", ".join(PUBLIC)
     if kind == '"':
         # Found on no path the CLI has: only an added -I to the library's
         # internals would make it compile.
@@ -105,7 +107,7 @@ def self_test():
         "e.c": '#include "private.h"\n',                     # a non-public header of include/
     }
     good = {
-        "ok.c": '#include "cckey.h"\n#include "cli.h"\n#include "sub/own.h"\n#include <stdio.h>\n',
+        "ok.c": '#include "cckey.h"\n#include "cckey_store.h"\n#include "cckey_advanced.h"\n#include "cli.h"\n#include "sub/own.h"\n#include <stdio.h>\n',
         "cli.h": "", "sub/own.h": '#include "../cli.h"\n',
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,7 +116,8 @@ def self_test():
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "w") as fh:
                 fh.write(text)
-        write("include/cckey.h", "")
+        for name in PUBLIC:
+            write("include/" + name, "")
         write("include/private.h", "")
         write("host/core/internal.h", "")
         write("host/md5/md5.h", "")
@@ -160,7 +163,7 @@ def main(argv):
     for v in found:
         print(v)
     if not found:
-        print("host/cli includes only cckey.h and its own headers%s" %
+        print("host/cli includes only the public headers and its own%s" %
               (", and links libcckey.so" if len(argv) == 3 else ""))
     return 1 if found else 0
 

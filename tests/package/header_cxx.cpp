@@ -1,7 +1,10 @@
-// cckey.h from C++: the header compiles as C++ (-std=c++11 -pedantic
-// -Werror, in CMake), its declarations link with C linkage, and a key made
-// through it is the RFC 1321 digests joined.
+// The public headers from C++: cckey.h, cckey_store.h and cckey_advanced.h
+// compile as C++ (-std=c++11 -pedantic -Werror, in CMake), their declarations
+// link with C linkage, and a key made through them is the RFC 1321 digests
+// joined.
 #include <cckey.h>
+#include <cckey_advanced.h>
+#include <cckey_store.h>
 
 #include <cstdio>
 #include <cstring>

@@ -480,6 +480,41 @@ class ExampleTests(Base):
         finally:
             nginx.stop()
 
+    def ci_recipe(self, name):
+        with open(os.path.join(EXAMPLES, "ci", name)) as f:
+            text = f.read()
+        self.assertIn("examples/ci/warm-shard.sh kernels.jsonl", text)
+        self.assertIn('cckey warm --check kernels.jsonl --remote "$CCKEY_REMOTE"', text)
+        return text
+
+    def warm_ci_jobs(self, envs):
+        """warm-shard.sh once per CI job, as the CI system would start it."""
+        redis = Redis(self.tmp)
+        try:
+            outs = [self.run_script("ci/warm-shard.sh", dict(env, CCKEY_REMOTE=redis.url(),
+                                                             CCKEY_CACHE_DIR=self.cache(f"job{i}")))
+                    for i, env in enumerate(envs)]
+            self.expect_split(outs, redis.url())
+        finally:
+            redis.stop()
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_github_actions_matrix(self):
+        # GitHub sets strategy.job-index (0..N-1) and job-total (the matrix
+        # size) in the strategy context only; the workflow exports them.
+        text = self.ci_recipe("github-actions.yml")
+        shards = re.search(r"^\s*shard: \[([0-9, ]+)\]", text, re.M).group(1).split(",")
+        self.assertIn("CCKEY_SHARD_INDEX: ${{ strategy.job-index }}", text)
+        self.assertIn("CCKEY_SHARD_COUNT: ${{ strategy.job-total }}", text)
+        self.warm_ci_jobs([{"CCKEY_SHARD_INDEX": str(i), "CCKEY_SHARD_COUNT": str(len(shards))}
+                           for i in range(len(shards))])
+
+    @unittest.skipUnless(have("redis-server"), "redis-server is not installed")
+    def test_gitlab_parallel(self):
+        # GitLab's parallel: N sets CI_NODE_INDEX = 1..N and CI_NODE_TOTAL = N.
+        n = int(re.search(r"^\s*parallel: (\d+)$", self.ci_recipe("gitlab-ci.yml"), re.M).group(1))
+        self.warm_ci_jobs([{"CI_NODE_INDEX": str(i), "CI_NODE_TOTAL": str(n)} for i in range(1, n + 1)])
+
 
 class SharedFolderTests(Base):
     """Many warms into one folder (as on NFS), and a folder changing under a

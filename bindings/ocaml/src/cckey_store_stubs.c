@@ -5,6 +5,7 @@
  * using. The box is malloc'ed (the custom block holds only its address):
  * the GC may move the block, and a mutex must stay where it is. */
 #include "stubs.h"
+#include "cckey_store.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -354,6 +354,39 @@ let test_errors () =
     (match Cckey.Store.open_ ~max_bytes:(-1) (temp_dir ()) with _ -> false | exception Invalid_argument _ -> true);
   check "version" (Cckey.version () <> "")
 
+(* The store reads what `cckey warm` put there: SPIR-V compiled from a GLSL
+   compute shader for lavapipe by bindings/warm_spirv.sh (run_tests.sh runs
+   it), under the key this binding makes of the manifest's tuple, equal to
+   what `cckey cache get` returned. *)
+let read_file path =
+  let ic = open_in_bin path in
+  Fun.protect ~finally:(fun () -> close_in ic) (fun () -> really_input_string ic (in_channel_length ic))
+
+let test_warmed_spirv () =
+  match Sys.getenv_opt "CCKEY_TEST_SPIRV_DIR" with
+  | None -> print_endline "SKIP warmed SPIR-V: run_tests.sh warms it (bindings/warm_spirv.sh)"
+  | Some dir when not (Sys.file_exists (Filename.concat dir "expected.spv")) ->
+      print_string ("SKIP warmed SPIR-V: " ^ read_file (Filename.concat dir "skipped"))
+  | Some dir ->
+      let file f = read_file (Filename.concat dir f) in
+      let options =
+        String.split_on_char '\n' (file "options.tsv")
+        |> List.filter (( <> ) "")
+        |> List.map (fun l -> match String.index_opt l '\t' with
+             | Some i -> (String.sub l 0 i, String.sub l (i + 1) (String.length l - i - 1))
+             | None -> failwith ("options.tsv: " ^ l))
+      in
+      let key = Cckey.make_key ~device:(file "device") ~name:"main" ~source:(file "double.comp") ~options () in
+      let s = Cckey.Store.open_ (Filename.concat dir "store") in
+      (match Cckey.Store.get s key with
+       | None -> check "warmed SPIR-V found under the binding's key" false
+       | Some spv ->
+           let magic = if String.length spv >= 4 then Int32.to_int (String.get_int32_le spv 0) land 0xFFFFFFFF else 0 in
+           check "warmed SPIR-V starts with the magic 0x07230203" (magic = 0x07230203);
+           check "warmed SPIR-V is whole words" (String.length spv mod 4 = 0);
+           check "warmed SPIR-V equals cckey cache get" (spv = file "expected.spv"));
+      Cckey.Store.close s
+
 let () =
   test_known ();
   test_random_make_key ();
@@ -368,6 +401,7 @@ let () =
   test_store ();
   test_close_while_in_use ();
   test_errors ();
+  test_warmed_spirv ();
   if !failures > 0 then begin
     Printf.printf "%d check(s) failed\n" !failures;
     exit 1

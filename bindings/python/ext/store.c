@@ -3,6 +3,7 @@
  * the GIL) counts those calls, and close() refuses new ones and waits for
  * them, so it never frees a handle another thread is using. */
 #include "pyck.h"
+#include "cckey_store.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -6,6 +6,7 @@
 #ifndef CCKEY_WARM_DEPS_H
 #define CCKEY_WARM_DEPS_H
 
+#include "cckey_store.h"
 #include "warm.h"
 
 #include <pthread.h>

@@ -6,6 +6,7 @@
  * cckey_devices, whose order (platforms as the ICD loader lists them,
  * devices within each) warm's own enumeration follows. */
 #include "warm.h"
+#include "cckey_advanced.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* A program that uses an installed (or vendored) cckey: its key of three
  * RFC 1321 test strings must be their published digests, joined. */
 #include <cckey.h>
+#include <cckey_store.h>
 
 #include <stdio.h>
 #include <stdlib.h>
