@@ -133,6 +133,18 @@ class Report(unittest.TestCase):
         self.assertEqual(sorted(r["result"] for r in results), ["failed"] * 33)
 
 
+    def test_past_fifty_reasons_the_rest_are_counted(self):
+        self.write("k.cl", "__kernel void k(__global float *a) { a[0] = 1; }\n")
+        self.manifest([{"device": "nodev%d|0" % i, "name": "k", "source_file": "k.cl", "options": []}
+                       for i in range(60)])
+        rc, out, err = self.warm("-q")
+        self.assertEqual(rc, 1, err)
+        lines = err.splitlines()
+        self.assertEqual(len([l for l in lines if "no OpenCL device here is" in l]), 50, err)
+        self.assertIn("cckey: warm: ... and 10 more failed tuples (-v lists them all)", lines)
+        rc, out, err = self.warm("-q", "-v")
+        self.assertEqual(len([l for l in err.splitlines() if "no OpenCL device here is" in l]), 60, err)
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_warm_report.py PATH/TO/cckey [unittest args]")
