@@ -164,7 +164,7 @@ static cckey_accept_result refused(cckey_status st, char *why, size_t why_len)
 static cckey_accept_result accept_memory(fetch *f, cckey_rx *rx, const void *secret, size_t secret_len, char *why,
                                          size_t why_len)
 {
-    cckey_entry_view v;
+    cckey_entry_view v = {0};
     cckey_status st = cckey_entry_check_parts(&rx->e, f->key, &v);
     if (st == CCKEY_OK) st = check_signed(f->key, v.rec, v.rec_len, v.payload, v.len, secret, secret_len);
     if (st != CCKEY_OK) {
