@@ -79,8 +79,14 @@ typedef struct cckey_store_usage {
     uint64_t temp_bytes;  /**< their total size */
     uint64_t hits;        /**< cckey_store_get look-ups that found an entry, by every
                                process, since the folder's first (see below) */
-    uint64_t misses;      /**< look-ups that found none, or a damaged one */
-    uint64_t reserved[5]; /**< 0; room to grow without changing the size */
+    uint64_t misses;      /**< look-ups that found none, or a damaged one (a remote
+                               may have served them: see cckey_store_remote_counters) */
+    int64_t zeroed;       /**< when the counters were last zeroed (seconds since 1970;
+                               0: never, see cckey_store_zero_counters) */
+    uint32_t damaged;     /**< counter files found damaged: their readable lines are
+                               counted, and the next writer rewrites them whole */
+    uint32_t reserved32;  /**< 0 */
+    uint64_t reserved[3]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
@@ -175,13 +181,28 @@ CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const vo
 
 /**
  * Count the entries and temporary files of the folder (no checks), and its
- * hit and miss counters. Counters are kept without locks across processes:
- * each process adds its handles' counts to its own file, DIR/stats/HOST-PID,
- * when a handle is closed, and this sums the folder's files and this
- * handle's counts not yet written (a process killed before closing loses
- * its own counts, never another's).
+ * hit and miss counters. Counters live in at most 16 files, DIR/stats/0 to
+ * DIR/stats/15, as ccache keeps its statistics: a closing handle adds its
+ * counts to one of them (picked by pid) under that file's fcntl lock
+ * (DIR/stats/N.lock, waited for at most a second, then the counts are
+ * dropped) and renames the new file into place; this sums the files, and
+ * this handle's counts not yet written. A process killed before closing
+ * loses its own counts, never another's. A damaged counter file is read as
+ * far as it is good (out->damaged) and rewritten by its next writer; the
+ * per-process files of older versions (DIR/stats/HOST-PID) are folded in
+ * and removed by the next writer.
  */
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
+
+/**
+ * Zero the folder's counters, local and remote (as ccache -z), and record
+ * when (cckey_store_usage.zeroed). cckey_store_clear keeps them, as ccache
+ * -C does. Counts of handles still open are added when they close.
+ * @return CCKEY_OK; CCKEY_ERR_IO when some counter file could not be
+ *         written (its lock held past the wait, a read-only folder);
+ *         CCKEY_ERR_INVALID_ARG for a read-only handle.
+ */
+CCKEY_API cckey_status cckey_store_zero_counters(cckey_store *s);
 
 /** Called once per entry by cckey_store_list: the key, the entry file's size
  *  and when it was last used (seconds since 1970). Non-zero stops the walk. */
@@ -537,7 +558,7 @@ typedef struct cckey_lookup_info {
     cckey_miss why;        /**< as cckey_store_get_explained */
     uint32_t variants;     /**< the builds the entry held; 0 when no entry was read */
     uint32_t variant;      /**< on a hit, the build served: 0 is the newest */
-    uint32_t reserved32;
+    uint32_t remote;       /**< 1 when a remote served it (counted as a local miss) */
     uint64_t reserved[4];
 } cckey_lookup_info;
 
@@ -624,7 +645,9 @@ typedef struct cckey_remote_counters {
     uint64_t puts;       /**< entries written to a remote */
     uint64_t bytes_in;   /**< entry bytes received */
     uint64_t bytes_out;  /**< entry bytes sent */
-    uint64_t reserved[6]; /**< 0; room to grow without changing the size */
+    uint64_t time_ms;    /**< time spent in requests (per remote, in
+                              cckey_store_remote_totals; 0 elsewhere) */
+    uint64_t reserved[5]; /**< 0; room to grow without changing the size */
 } cckey_remote_counters;
 
 /**
@@ -642,9 +665,19 @@ CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, c
 
 /**
  * Remote counters. since_open: this handle's own; otherwise the folder's
- * totals (every handle adds its counters to DIR/remote-stats when closed).
+ * totals (every handle adds its counters to the folder's counter files when
+ * closed: see cckey_store_stats).
  */
 CCKEY_API cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_remote_counters *out);
+
+/** Called by cckey_store_remote_totals per remote: its URL (secrets left
+ *  out) and its counters (misses: look-ups it answered with a miss).
+ *  Non-zero stops the walk. */
+typedef int (*cckey_remote_totals_fn)(void *user, const char *remote, const cckey_remote_counters *c);
+
+/** The folder's running counters of each remote it ever used, by URL.
+ *  @return CCKEY_OK, CCKEY_ERR_INVALID_ARG, CCKEY_ERR_NO_MEMORY. */
+CCKEY_API cckey_status cckey_store_remote_totals(cckey_store *s, cckey_remote_totals_fn fn, void *user);
 
 
 #ifdef __cplusplus

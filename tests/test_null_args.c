@@ -504,6 +504,29 @@ static void w_store_remote_counters(void)
     cckey_store_close(s);
 }
 
+static int no_remote(void *user, const char *remote, const cckey_remote_counters *c)
+{
+    (void)user, (void)remote, (void)c;
+    return 0;
+}
+
+static void w_store_remote_totals(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_remote_totals(NULL, no_remote, NULL));
+    INVALID(cckey_store_remote_totals(s, NULL, NULL));
+    EXPECT(cckey_store_remote_totals(s, no_remote, NULL), CCKEY_OK);
+    cckey_store_close(s);
+}
+
+static void w_store_zero_counters(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_zero_counters(NULL));
+    EXPECT(cckey_store_zero_counters(s), CCKEY_OK);
+    cckey_store_close(s);
+}
+
 /* ---- include dependencies ---- */
 static void w_dep_memo_new(void) { INVALID(cckey_dep_memo_new(NULL)); }
 static void w_dep_memo_free(void) { cckey_dep_memo_free(NULL); }
@@ -591,7 +614,8 @@ static const struct walk {
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
-    W(cckey_store_list_info, w_store_list_info), W(cckey_store_set_compression, w_store_set_compression),
+    W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -1,6 +1,6 @@
 /* Cache ergonomics in the library: the folder's own size limit
  * (cckey.conf max_size) honoured by every writer, hit and miss counters
- * summed across processes without locks, listing, trimming, sizes. */
+ * summed across processes, listing, trimming, sizes. */
 #include "support.h"
 
 #include <criterion/criterion.h>
@@ -117,7 +117,8 @@ Test(counters, summed_across_processes)
     cr_assert_eq(u.hits, KIDS * HITS + 1);
     cr_assert_eq(u.misses, KIDS * MISSES);
     cr_assert_eq(u.entries, 1, "the counter files are not entries");
-    /* One file per process; closing adds this one's. */
+    /* A bounded set of files (a counter file and its lock per process at
+     * most here); closing adds this one's. test_store_counters has more. */
     char stats[96];
     snprintf(stats, sizeof stats, "%s/stats", dir);
     DIR *d = opendir(stats);
@@ -125,7 +126,8 @@ Test(counters, summed_across_processes)
     int files = 0;
     for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
     closedir(d);
-    cr_assert_eq(files, KIDS);
+    cr_assert_leq(files, 2 * KIDS);
+    cr_assert_geq(files, 2);
     cckey_store_close(s);
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds the Python binding against BUILD_DIR's libcckey.a into a venv
-# (BUILD_DIR/bindings/python-venv) and runs its pytest suite. Exit 77 (a
-# ctest skip) with a one-line reason when this Python cannot build
-# extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes that a failure.
+# Packages the Python binding as a user gets it and tests that: `python -m
+# build` makes an sdist and a wheel of bindings/python (scikit-build-core,
+# from a tools venv BUILD_DIR/bindings/python-venv); the sdist is installed
+# with plain pip into a fresh venv in a temporary folder, away from this
+# repository and its CMake build, with no CCKEY_* variable set, so it builds
+# the C library from its own copy of the sources; its own tests/ then run
+# there. Exit 77 (a ctest skip) with a one-line reason when this Python
+# cannot build extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes
+# that a failure.
 . "$(dirname "$0")/../test_common.sh"
 # Any python3 will do (Debian's or a pyenv one): the extension is built with
 # the same interpreter as the venv, against that interpreter's own headers.
@@ -11,20 +16,31 @@ command -v "$py" >/dev/null || skip "no $py on PATH"
 inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 [ -f "$inc/Python.h" ] || skip "no Python.h for $("$py" -V 2>&1) in $inc (install python3-dev)"
 "$py" -c 'import ensurepip, venv' 2>/dev/null || skip "$py cannot make a venv (install python3-venv)"
+pip_q() { "$1/bin/python" -m pip install -q --disable-pip-version-check "${@:2}"; }
 
-venv=$build/bindings/python-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pytest, setuptools, wheel' 2>/dev/null; then
-  rm -rf "$venv"
-  "$py" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest "setuptools>=61" wheel
+tools=$build/bindings/python-venv
+if ! "$tools/bin/python" -c 'import build, scikit_build_core, pytest, mypy' 2>/dev/null; then
+  rm -rf "$tools"
+  "$py" -m venv "$tools"
+  pip_q "$tools" build "scikit-build-core>=0.10" pytest mypy
 fi
-# Build from a copy, so the source tree gets no build/ or .egg-info.
-work=$build/bindings/python-src
-rm -rf "$work"
-mkdir -p "$work"
-cp -r "$here/pyproject.toml" "$here/setup.py" "$here/README.md" "$here/src" "$here/ext" "$work/"
-CCKEY_BUILD_DIR=$build "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-  --no-build-isolation --force-reinstall --no-deps "$work"
+dist=$build/bindings/python-dist
+rm -rf "$dist"
+"$tools/bin/python" -m build -q --no-isolation --outdir "$dist" "$here" >/dev/null
+sdist=$(ls "$dist"/cckey-*.tar.gz)
+wheel=$(ls "$dist"/cckey-*.whl)
+listing=$("$tools/bin/python" -m zipfile -l "$wheel")
+[[ $listing =~ cckey/_cckey\.[^[:space:]]*\.so ]] || { echo "no extension in $wheel"; exit 1; }
+
+away=$(mktemp -d "${TMPDIR:-/tmp}/cckey-py.XXXXXX")
+trap 'rm -rf "$away"' EXIT
+no_cckey_vars=()
+for v in $(compgen -e | grep '^CCKEY_' || true); do no_cckey_vars+=(-u "$v"); done
+"$py" -m venv "$away/venv"
+(cd "$away" && env "${no_cckey_vars[@]}" "$away/venv/bin/python" -m pip install -q --disable-pip-version-check \
+  "$sdist" pytest mypy)
+tar -xzf "$sdist" -C "$away"
 warm_spirv "$build/bindings/python-spirv"
-cd "$here"
-exec "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+cd "$away"/cckey-*/
+rm -rf src   # the tests import the installed package, never the sdist's copy
+exec "$away/venv/bin/python" -m pytest -q -p no:cacheprovider tests

@@ -27,6 +27,7 @@ typedef struct remote {
     uint8_t *secret;          /* signing secret, or NULL */
     size_t secret_len;
     uint64_t max_entry;       /* the largest entry file taken from it */
+    atomic_uint_fast64_t count[CCKEY_RC_N];   /* this remote's own traffic (cckey_remotes_each) */
 } remote;
 
 struct cckey_remotes {
@@ -40,6 +41,13 @@ void cckey_remote_sleep_ms(unsigned ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 uint64_t cckey_remote_now_ms(void)
@@ -65,6 +73,7 @@ enum { DOWN_AFTER_ERRORS = 8 };
 static void failed(cckey_remotes *set, remote *r, cckey_remote_result res, const char *err)
 {
     atomic_fetch_add(&set->errors, 1);
+    atomic_fetch_add(&r->count[CCKEY_RC_ERRORS], 1);
     if (atomic_fetch_add(&r->streak, 1) + 1 == DOWN_AFTER_ERRORS && res != CCKEY_R_DOWN) {
         if (!atomic_exchange(&r->down, true)) say(r, "", "8 requests in a row failed; going on without it");
         return;
@@ -195,20 +204,25 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, ccke
         cckey_rx rx;
         cckey_rx_init(&rx, key, cap && cap < r->max_entry ? cap : r->max_entry, spill_to);
         err[0] = '\0';
+        uint64_t t0 = now_us();
         cckey_remote_result res = r->ops->get(r->impl, shard, name, &rx, err, sizeof err);
+        atomic_fetch_add(&r->count[CCKEY_RC_TIME_US], now_us() - t0);
         cckey_accept_result v = CCKEY_REFUSED;
         if (res == CCKEY_R_HIT) {
             atomic_fetch_add(&set->bytes_in, rx.total);
+            atomic_fetch_add(&r->count[CCKEY_RC_BYTES_IN], rx.total);
             v = accept(user, &rx, r->secret, r->secret_len, err, sizeof err);
         }
         bool local = res == CCKEY_R_HIT ? v == CCKEY_LOCAL_FAIL : rx.local;
         cckey_rx_free(&rx);
         if (res == CCKEY_R_MISS) {
             atomic_store(&r->streak, 0);
+            atomic_fetch_add(&r->count[CCKEY_RC_MISSES], 1);
         } else if (v == CCKEY_TAKEN || v == CCKEY_TAKEN_NOT_KEPT) {
             if (v == CCKEY_TAKEN_NOT_KEPT) local_problem(set, err);
             atomic_store(&r->streak, 0);
             atomic_fetch_add(&set->hits, 1);
+            atomic_fetch_add(&r->count[CCKEY_RC_HITS], 1);
             return true;
         } else if (local) {
             local_problem(set, err);   /* the next remote would fare no better */
@@ -235,6 +249,7 @@ typedef struct pending {
     void *signed_entry;       /* the signed copy sent to this remote, or NULL */
     bool as_is;               /* r's secret signed the entry already: sent unchanged */
     cckey_entry_parts sent;   /* what goes to this remote */
+    uint64_t t0;              /* when it began, in microseconds */
     char err[512];
 } pending;
 
@@ -281,6 +296,7 @@ static void begin_one(remote *r, const char *key, const char *shard, const char 
                       pending *pd)
 {
     pd->res = CCKEY_R_ERROR;
+    pd->t0 = now_us();
     if (!to_send(r, key, e, pd)) return;
     if (r->ops->put_begin)
         pd->res = r->ops->put_begin(r->impl, shard, name, &pd->sent, &pd->token, pd->err, sizeof pd->err);
@@ -294,6 +310,7 @@ static void end_one(cckey_remotes *set, remote *r, pending *pd, size_t len)
     if (pd->res == CCKEY_R_HIT && r->ops->put_begin) pd->res = r->ops->put_end(r->impl, pd->token, pd->err, sizeof pd->err);
     free(pd->signed_entry);
     pd->signed_entry = NULL;
+    atomic_fetch_add(&r->count[CCKEY_RC_TIME_US], now_us() - pd->t0);
     if (pd->res != CCKEY_R_HIT) {
         failed(set, r, pd->res, pd->err);
         return;
@@ -301,6 +318,8 @@ static void end_one(cckey_remotes *set, remote *r, pending *pd, size_t len)
     atomic_store(&r->streak, 0);
     atomic_fetch_add(&set->puts, 1);
     atomic_fetch_add(&set->bytes_out, len);
+    atomic_fetch_add(&r->count[CCKEY_RC_PUTS], 1);
+    atomic_fetch_add(&r->count[CCKEY_RC_BYTES_OUT], len);
 }
 
 static bool takes_writes(remote *r) { return !r->read_only && !atomic_load(&r->down); }
@@ -393,4 +412,13 @@ void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out
     out->puts = atomic_load(&set->puts);
     out->bytes_in = atomic_load(&set->bytes_in);
     out->bytes_out = atomic_load(&set->bytes_out);
+}
+
+void cckey_remotes_each(const cckey_remotes *set, cckey_remote_each_fn fn, void *user)
+{
+    for (size_t i = 0; set && i < set->n; i++) {
+        uint64_t c[CCKEY_RC_N];
+        for (int k = 0; k < CCKEY_RC_N; k++) c[k] = atomic_load(&set->r[i].count[k]);
+        fn(user, set->r[i].display, c);
+    }
 }

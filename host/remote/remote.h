@@ -174,9 +174,18 @@ void cckey_remotes_push_end(cckey_remotes *set, cckey_push *p);
 /* This handle's counters. */
 void cckey_remotes_counters(const cckey_remotes *set, cckey_remote_counters *out);
 
-/* Folder totals in DIR/remote-stats: add c to them (under a lock), or read them. */
-void cckey_remote_totals_add(const char *dir, const cckey_remote_counters *c);
-void cckey_remote_totals_read(const char *dir, cckey_remote_counters *out);
+/* One remote's own traffic: what it was asked and how it answered. */
+enum { CCKEY_RC_HITS, CCKEY_RC_MISSES, CCKEY_RC_ERRORS, CCKEY_RC_PUTS, CCKEY_RC_BYTES_IN, CCKEY_RC_BYTES_OUT,
+       CCKEY_RC_TIME_US, CCKEY_RC_N };
+typedef void (*cckey_remote_each_fn)(void *user, const char *display, const uint64_t count[CCKEY_RC_N]);
+/* Each remote of the set, in order, with its counts (display: its URL, no secrets). */
+void cckey_remotes_each(const cckey_remotes *set, cckey_remote_each_fn fn, void *user);
+
+/* The folder's totals, kept in its counter files (totals.c): this set's
+ * counters added to t, as "remote.NAME" for all remotes together and
+ * "remote@URL.NAME" per remote; or the all-remotes totals read from t. */
+void cckey_remote_tally(const cckey_remotes *set, cckey_tally *t);
+void cckey_remote_totals_of(const cckey_tally *t, cckey_remote_counters *out);
 
 /* Sleep for ms milliseconds (retry backoff). */
 void cckey_remote_sleep_ms(unsigned ms);

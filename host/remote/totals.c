@@ -1,75 +1,101 @@
-/* The folder's running remote counters, DIR/remote-stats: one "name value"
- * line per counter. Each closing handle adds its own under flock, so
- * concurrent warms add up instead of overwriting each other. */
+/* The folder's running remote counters, kept with the local ones in its
+ * counter files (store/counter_files.c): "remote.NAME" for all remotes
+ * together, "remote@URL.NAME" for each remote by its URL (no secrets). */
 #include "remote.h"
+#include "../core/internal.h"
 
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
 
-static const char *const names[] = {"hits", "misses", "errors", "puts", "bytes_in", "bytes_out"};
-enum { N_COUNTERS = 6 };
+#define EACH_PREFIX "remote@"
 
-static uint64_t *field(cckey_remote_counters *c, int i)
+/* The counter names, in the order of CCKEY_RC_*. */
+static const char *const names[CCKEY_RC_N] = {"hits", "misses", "errors", "puts", "bytes_in", "bytes_out", "time_us"};
+
+static void add_one(void *user, const char *display, const uint64_t count[CCKEY_RC_N])
 {
-    uint64_t *f[N_COUNTERS] = {&c->hits, &c->misses, &c->errors, &c->puts, &c->bytes_in, &c->bytes_out};
-    return f[i];
-}
-
-static void parse(const char *text, cckey_remote_counters *out)
-{
-    memset(out, 0, sizeof *out);
-    for (const char *p = text; *p;) {
-        char name[32];
-        uint64_t v;
-        if (sscanf(p, "%31s %" SCNu64, name, &v) == 2)
-            for (int i = 0; i < N_COUNTERS; i++)
-                if (strcmp(name, names[i]) == 0) *field(out, i) = v;
-        const char *nl = strchr(p, '\n');
-        if (!nl) break;
-        p = nl + 1;
+    cckey_tally *t = user;
+    char name[700];
+    for (int k = 0; k < CCKEY_RC_N; k++) {
+        if (!count[k]) continue;
+        int n = snprintf(name, sizeof name, EACH_PREFIX "%.600s.%s", display, names[k]);
+        for (int i = 0; i < n; i++)
+            if ((unsigned char)name[i] <= ' ' || name[i] == 0x7f) name[i] = '_';   /* one word per name */
+        cckey_tally_add(t, name, count[k]);
     }
 }
 
-static void read_fd(int fd, cckey_remote_counters *out)
+void cckey_remote_tally(const cckey_remotes *set, cckey_tally *t)
 {
-    char text[1024];
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    text[n > 0 ? n : 0] = '\0';
-    parse(text, out);
+    cckey_remote_counters c;
+    cckey_remotes_counters(set, &c);
+    const uint64_t all[] = {c.hits, c.misses, c.errors, c.puts, c.bytes_in, c.bytes_out};
+    char name[64];
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        if (all[k]) snprintf(name, sizeof name, "remote.%s", names[k]), cckey_tally_add(t, name, all[k]);
+    cckey_remotes_each(set, add_one, t);
 }
 
-void cckey_remote_totals_add(const char *dir, const cckey_remote_counters *c)
+static void set_field(cckey_remote_counters *c, int k, uint64_t v)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/remote-stats", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) return;   /* counters are best effort: a read-only folder keeps none */
-    if (flock(fd, LOCK_EX) == 0) {
-        cckey_remote_counters t;
-        read_fd(fd, &t);
-        char text[1024];
-        int len = 0;
-        for (int i = 0; i < N_COUNTERS; i++)
-            len += snprintf(text + len, sizeof text - (size_t)len, "%s %" PRIu64 "\n", names[i],
-                            *field(&t, i) + *field((cckey_remote_counters *)c, i));
-        if (pwrite(fd, text, (size_t)len, 0) == len && ftruncate(fd, len) == 0) {}
-        flock(fd, LOCK_UN);
-    }
-    close(fd);
+    uint64_t *f[CCKEY_RC_N] = {&c->hits, &c->misses, &c->errors, &c->puts, &c->bytes_in, &c->bytes_out, &c->time_ms};
+    *f[k] += k == CCKEY_RC_TIME_US ? v / 1000 : v;
 }
 
-void cckey_remote_totals_read(const char *dir, cckey_remote_counters *out)
+void cckey_remote_totals_of(const cckey_tally *t, cckey_remote_counters *out)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/remote-stats", dir);
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return;
-    if (flock(fd, LOCK_SH) == 0) read_fd(fd, out);
-    close(fd);
+    char name[64];
+    for (int k = 0; k < CCKEY_RC_N; k++) {
+        snprintf(name, sizeof name, "remote.%s", names[k]);
+        set_field(out, k, cckey_tally_get(t, name));
+    }
+}
+
+/* The field index of a per-remote counter name, and the URL's length in it;
+ * -1 when name is no such counter. */
+static int split_name(const char *name, size_t *url_len)
+{
+    size_t p = strlen(EACH_PREFIX);
+    const char *dot = strrchr(name, '.');
+    if (strncmp(name, EACH_PREFIX, p) != 0 || !dot || (size_t)(dot - name) <= p) return -1;
+    *url_len = (size_t)(dot - name) - p;
+    for (int k = 0; k < CCKEY_RC_N; k++)
+        if (strcmp(dot + 1, names[k]) == 0) return k;
+    return -1;
+}
+
+/* Every remote named in t, once each, in the order first seen. */
+static cckey_status each_remote(const cckey_tally *t, cckey_remote_totals_fn fn, void *user)
+{
+    bool *done = calloc(t->n ? t->n : 1, sizeof *done);
+    if (!done) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
+    int stop = 0;
+    for (size_t i = 0; i < t->n && !stop; i++) {
+        size_t len, len2;
+        if (done[i] || split_name(t->names[i], &len) < 0) continue;
+        cckey_remote_counters c = {0};
+        for (size_t j = i; j < t->n; j++) {
+            int k = split_name(t->names[j], &len2);
+            if (k < 0 || len2 != len || strncmp(t->names[i], t->names[j], strlen(EACH_PREFIX) + len) != 0) continue;
+            done[j] = true;
+            set_field(&c, k, t->values[j]);
+        }
+        char url[700];
+        snprintf(url, sizeof url, "%.*s", (int)len, t->names[i] + strlen(EACH_PREFIX));
+        stop = fn(user, url, &c);
+    }
+    free(done);
+    return CCKEY_OK;
+}
+
+cckey_status cckey_store_remote_totals(cckey_store *s, cckey_remote_totals_fn fn, void *user)
+{
+    if (!s || !fn) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or function");
+    cckey_tally t = {0};
+    cckey_counters_read(s->dir, &t);
+    cckey_status st = each_remote(&t, fn, user);
+    cckey_tally_free(&t);
+    return st;
 }

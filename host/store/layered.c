@@ -254,10 +254,7 @@ void cckey_store_push_end(cckey_store *s, cckey_push *p) { cckey_remotes_push_en
 void cckey_store_drop_remotes(cckey_store *s)
 {
     if (!s->remotes) return;
-    cckey_remote_counters c;
-    cckey_remotes_counters(s->remotes, &c);
-    if (!s->read_only && (c.hits || c.misses || c.errors || c.puts)) cckey_remote_totals_add(s->dir, &c);
-    cckey_remotes_free(s->remotes);
+    cckey_remotes_free(s->remotes);   /* their counts went to the folder's counter files with the local ones */
     s->remotes = NULL;
 }
 
@@ -274,6 +271,13 @@ cckey_status cckey_store_remote_counters(cckey_store *s, int since_open, cckey_r
 {
     if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or counters");
     if (since_open) cckey_remotes_counters(s->remotes, out);
-    else cckey_remote_totals_read(s->dir, out);
+    else {
+        cckey_tally t = {0};
+        cckey_counters_read(s->dir, &t);
+        cckey_remote_totals_of(&t, out);
+        cckey_tally_free(&t);
+    }
     return CCKEY_OK;
 }
+
+void cckey_store_remote_tally(const cckey_store *s, cckey_tally *t) { cckey_remote_tally(s->remotes, t); }

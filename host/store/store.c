@@ -264,6 +264,7 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
         cckey_remote_hit hit;
         if (!s->remotes || !cckey_store_fetch_remote(s, key, &hit))
             return cckey_fail(CCKEY_ERR_NOT_FOUND, "no entry for this key");
+        info->remote = 1;
         return remote_hit(s->read_only ? NULL : path, lk, &hit, buf, len, info);
     }
     if (fd < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", path, strerror(errno));

@@ -249,7 +249,31 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
 /* CCKEY_OK, or CCKEY_ERR_INVALID_ARG when s is read-only (who: the call). */
 cckey_status cckey_store_writable(const cckey_store *s, const char *who);
 void cckey_store_flush_counters(cckey_store *s);
-void cckey_store_read_counters(cckey_store *s, uint64_t *hits, uint64_t *misses);
+
+/* Named counts (counter_files.c): summed by name; "zeroed_at" is the time
+ * of the latest zeroing (zeroed), not a count. */
+typedef struct cckey_tally {
+    char **names;
+    uint64_t *values;
+    size_t n, cap;
+    int64_t zeroed;     /* seconds since 1970; 0: never zeroed */
+    unsigned damaged;   /* counter files that were damaged (their good lines counted) */
+} cckey_tally;
+bool cckey_tally_add(cckey_tally *t, const char *name, uint64_t v);   /* false: out of memory */
+uint64_t cckey_tally_get(const cckey_tally *t, const char *name);
+void cckey_tally_free(cckey_tally *t);
+
+/* This handle's remote counts added to t (layered.c). */
+void cckey_store_remote_tally(const cckey_store *s, cckey_tally *t);
+/* The folder's counter files, DIR/stats/0..15 (counter_files.c). */
+#define CCKEY_COUNTER_FILES 16
+/* Add t's counts to one of them, under its lock; false when none could be
+ * updated (the counts are dropped: counters never fail a look-up). */
+bool cckey_counters_add(const char *dir, const cckey_tally *t);
+/* Sum them (and an older version's files not folded in yet) into t. */
+void cckey_counters_read(const char *dir, cckey_tally *t);
+/* Zero them all, recording now as the time they were zeroed. */
+cckey_status cckey_counters_zero(const char *dir);
 
 /* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
 uint64_t cckey_store_conf_max_bytes(const char *dir);

@@ -65,8 +65,23 @@ cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
     if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or output");
     *out = (cckey_store_usage){.max_bytes = s->max_bytes};
     if (cckey_store_walk(s, count_one, out) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
-    cckey_store_read_counters(s, &out->hits, &out->misses);
+    cckey_tally t = {0};
+    cckey_counters_read(s->dir, &t);
+    out->hits = atomic_load(&s->hits) + cckey_tally_get(&t, "hits");
+    out->misses = atomic_load(&s->misses) + cckey_tally_get(&t, "misses");
+    out->zeroed = t.zeroed;
+    out->damaged = t.damaged;
+    cckey_tally_free(&t);
     return CCKEY_OK;
+}
+
+cckey_status cckey_store_zero_counters(cckey_store *s)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (s->read_only) return cckey_store_writable(s, "zeroing the counters");
+    atomic_store(&s->hits, 0);
+    atomic_store(&s->misses, 0);
+    return cckey_counters_zero(s->dir);
 }
 
 /* An entry file's format version and build count, from its header alone;

@@ -119,3 +119,37 @@ PyObject *pyck_devices(PyObject *self, PyObject *unused)
         Py_CLEAR(list);
     return list;
 }
+
+const char pyck_features_doc[] =
+    "features() -> dict[str, bool]\n"
+    "\n"
+    "The optional parts this build holds, found when it was built (a part whose\n"
+    "headers or library were missing is left out): 'opencl' and 'cuda' (the\n"
+    "device engines; backends() says whether they run here), 'redis' and 'http'\n"
+    "(the Store's remote caches) and 'signing' (entry fingerprints and signed\n"
+    "remotes, OpenSSL's libcrypto).";
+
+/* From the library build's own CCKEY_WITH_* (CMakeLists.txt passes them). */
+PyObject *pyck_features(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int opencl = 0, cuda = 0, redis = 0, http = 0, signing = 0;
+#ifdef CCKEY_WITH_OPENCL
+    opencl = 1;
+#endif
+#ifdef CCKEY_WITH_CUDA
+    cuda = 1;
+#endif
+#ifdef CCKEY_WITH_REDIS
+    redis = 1;
+#endif
+#ifdef CCKEY_WITH_HTTP
+    http = 1;
+#endif
+#ifdef CCKEY_WITH_CRYPTO
+    signing = 1;
+#endif
+    return Py_BuildValue("{sNsNsNsNsN}", "opencl", PyBool_FromLong(opencl), "cuda", PyBool_FromLong(cuda), "redis",
+                         PyBool_FromLong(redis), "http", PyBool_FromLong(http), "signing", PyBool_FromLong(signing));
+}

@@ -50,6 +50,7 @@ static PyMethodDef methods[] = {
     {"make_keys", (PyCFunction)(void (*)(void))pyck_make_keys, METH_VARARGS | METH_KEYWORDS, pyck_make_keys_doc},
     {"devices", pyck_devices, METH_NOARGS, pyck_devices_doc},
     {"backends", pyck_backends, METH_NOARGS, pyck_backends_doc},
+    {"features", pyck_features, METH_NOARGS, pyck_features_doc},
     {"version", version, METH_NOARGS, "version() -> str\n\nThe version of the cckey library linked in."},
     {NULL, NULL, 0, NULL},
 };

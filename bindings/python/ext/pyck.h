@@ -64,6 +64,8 @@ PyObject *pyck_devices(PyObject *self, PyObject *unused);
 extern const char pyck_devices_doc[];
 PyObject *pyck_backends(PyObject *self, PyObject *unused);
 extern const char pyck_backends_doc[];
+PyObject *pyck_features(PyObject *self, PyObject *unused);
+extern const char pyck_features_doc[];
 
 /* A key as a Python str (131 ASCII characters). */
 PyObject *pyck_key_str(const char *key);
