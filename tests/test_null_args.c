@@ -422,6 +422,16 @@ static void w_store_list_info(void)
     cckey_store_close(s);
 }
 
+static void w_store_set_compression(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_set_compression(NULL, CCKEY_COMPRESSION_ZSTD, 3));
+    INVALID(cckey_store_set_compression(s, (cckey_compression)7, 3));
+    INVALID(cckey_store_set_compression(s, CCKEY_COMPRESSION_ZSTD, 1000));
+    EXPECT(cckey_store_set_compression(s, CCKEY_COMPRESSION_NONE, 1000), CCKEY_OK);   /* no level for none */
+    cckey_store_close(s);
+}
+
 static void w_store_stats(void)
 {
     cckey_store *s = store();
@@ -608,7 +618,7 @@ static const struct walk {
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
-    W(cckey_store_zero_counters, w_store_zero_counters),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 
