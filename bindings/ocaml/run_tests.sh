@@ -13,4 +13,5 @@ warm_spirv "$build/bindings/ocaml-spirv"
 # of the sources (config/discover.ml), as `opam install` would.
 no_cckey_vars=()
 for v in $(compgen -e | grep '^CCKEY_' | grep -v '^CCKEY_TEST_' || true); do no_cckey_vars+=(-u "$v"); done
-exec env "${no_cckey_vars[@]}" dune build --root "$here" --build-dir "$build/bindings/ocaml" --display quiet --force @runtest
+exec "$here/../remote_fixture.py" "$build/cckey" "$build/bindings/ocaml-remote" -- \
+  env "${no_cckey_vars[@]}" dune build --root "$here" --build-dir "$build/bindings/ocaml" --display quiet --force @runtest
