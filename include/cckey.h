@@ -21,7 +21,13 @@
  *  - Identical output on every platform, every backend (CPU scalar, CPU
  *    SIMD, OpenCL, CUDA) and every entry point (cckey_make_key,
  *    cckey_source_key, cckey_make_keys): byte for byte the same key as the
- *    OCaml reference implementation (Spoc_framework.Compile_cache.make_key).
+ *    OCaml reference implementation (Spoc_framework.Compile_cache.make_key
+ *    in Sarek, github.com/mathiasbourgoin/Sarek, spoc/framework/
+ *    Compile_cache.ml as of revision 21feb5c, which digests each option
+ *    pair). The older public revision 43b2be1 joined the raw pairs
+ *    ("k=v,k2=v2") before digesting: its keys equal these for tuples
+ *    without options and differ for every tuple with options
+ *    (bindings/python/tests/test_provenance.py carries its vectors).
  *  - No function crashes on bad arguments it can detect: NULL outputs,
  *    {NULL, n > 0} byte strings and NULL option arrays with a non-zero count
  *    return CCKEY_ERR_INVALID_ARG.

@@ -125,6 +125,26 @@ CCKEY_API cckey_status cckey_store_open(cckey_store **out, const char *dir, uint
  */
 CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir);
 
+/** Payload encodings for cckey_store_set_compression. */
+typedef enum cckey_compression {
+    CCKEY_COMPRESSION_NONE = 0, /**< payloads written as they are (entry format 4) */
+    CCKEY_COMPRESSION_ZSTD = 1, /**< one zstd frame per payload where that is smaller (format 5) */
+} cckey_compression;
+
+/**
+ * How this handle's puts store payloads. cckey_store_open takes the folder's
+ * own setting, the compression and compression_level lines of DIR/cckey.conf
+ * ("compression = zstd", "compression_level = 3"); the default is none.
+ * Compressed or not, every entry reads back byte for byte, and a handle of
+ * either kind reads both (entries move between folders and remotes as they
+ * are stored).
+ * @param level  zstd's level (negative: faster; 0: zstd's default, 3); ignored
+ *               for CCKEY_COMPRESSION_NONE.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (NULL handle, unknown method or a
+ *         level zstd does not have), CCKEY_ERR_UNAVAILABLE (built without libzstd).
+ */
+CCKEY_API cckey_status cckey_store_set_compression(cckey_store *s, cckey_compression method, int level);
+
 /** Close a handle. NULL is a no-op. No other thread may be using it. */
 CCKEY_API void cckey_store_close(cckey_store *s);
 
@@ -175,6 +195,14 @@ CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const vo
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
 
 /**
+ * Remove the entry stored under key from the folder (all its builds); the
+ * remotes keep theirs.
+ * @return CCKEY_OK; CCKEY_ERR_NOT_FOUND (no entry); CCKEY_ERR_INVALID_ARG (a
+ *         malformed key, or a read-only handle); CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_remove(cckey_store *s, const char *key);
+
+/**
  * Zero the folder's counters, local and remote (as ccache -z), and record
  * when (cckey_store_usage.zeroed). cckey_store_clear keeps them, as ccache
  * -C does. Counts of handles still open are added when they close.
@@ -200,7 +228,9 @@ typedef struct cckey_store_entry_info {
     int64_t used;          /**< last used, seconds since 1970 */
     uint32_t variants;     /**< the builds it holds; 0 when its header cannot be read */
     uint32_t version;      /**< its format version; 0 when its header cannot be read */
-    uint64_t reserved[4];  /**< 0 */
+    uint64_t plain_bytes;  /**< its size with the payload uncompressed (= bytes when
+                                not compressed; 0 when its header cannot be read) */
+    uint64_t reserved[3];  /**< 0 */
 } cckey_store_entry_info;
 typedef int (*cckey_store_info_fn)(void *user, const cckey_store_entry_info *e);
 
@@ -640,6 +670,31 @@ typedef struct cckey_remote_counters {
  *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
  */
 CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
+
+/**
+ * Add the remotes of the store's folder, as its DIR/cckey.conf names them
+ * (the `cckey` command reads the folder through this, so every client of a
+ * folder sees the same shared cache). The file's lines ("NAME = VALUE",
+ * '#' comments): `remote = URL` (repeatable, asked in order),
+ * `remote_only_read = true|false` (for the remotes after it),
+ * `remote_key_file = PATH` (the signing secret: the file's bytes less a
+ * final newline), `remote_max_entry = SIZE`. A missing file names none.
+ * @param urls      NULL for the file's remote lines; else these n_urls URLs
+ *                  in their place (the file's remote_key_file and
+ *                  remote_max_entry still apply, its other lines are not
+ *                  read, as `cckey --remote` does).
+ * @param settings  may be NULL; its read_only is kept (remote_only_read can
+ *                  only add it), its secret wins over remote_key_file, its
+ *                  max_entry_bytes (when not 0) over remote_max_entry.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a malformed line, a bad URL, an
+ *         unreadable or empty key file; cckey_last_error() names the file
+ *         and line and never shows a value); CCKEY_ERR_IO (the file exists
+ *         and cannot be read); CCKEY_ERR_UNAVAILABLE (a remote kind or
+ *         signing this build lacks); CCKEY_ERR_NO_MEMORY. Remotes added
+ *         before an error stay. Not thread-safe, as cckey_store_add_remote.
+ */
+CCKEY_API cckey_status cckey_store_add_conf_remotes(cckey_store *s, const char *const *urls, size_t n_urls,
+                                                    const cckey_remote_settings *settings);
 
 /**
  * Remote counters. since_open: this handle's own; otherwise the folder's

@@ -434,6 +434,16 @@ static void w_store_list_info(void)
     cckey_store_close(s);
 }
 
+static void w_store_set_compression(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_set_compression(NULL, CCKEY_COMPRESSION_ZSTD, 3));
+    INVALID(cckey_store_set_compression(s, (cckey_compression)7, 3));
+    INVALID(cckey_store_set_compression(s, CCKEY_COMPRESSION_ZSTD, 1000));
+    EXPECT(cckey_store_set_compression(s, CCKEY_COMPRESSION_NONE, 1000), CCKEY_OK);   /* no level for none */
+    cckey_store_close(s);
+}
+
 static void w_store_stats(void)
 {
     cckey_store *s = store();
@@ -496,6 +506,23 @@ static void w_store_add_remote(void)
     cckey_store *s = store();
     INVALID(cckey_store_add_remote(NULL, "redis://127.0.0.1:1", NULL));
     INVALID(cckey_store_add_remote(s, NULL, NULL));
+    cckey_store_close(s);
+}
+
+static void w_store_add_conf_remotes(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_add_conf_remotes(NULL, NULL, 0, NULL));
+    INVALID(cckey_store_add_conf_remotes(s, NULL, 1, NULL));   /* a count without its URLs */
+    EXPECT(cckey_store_add_conf_remotes(s, NULL, 0, NULL), CCKEY_OK);   /* no cckey.conf: none */
+    cckey_store_close(s);
+}
+
+static void w_store_remove(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_remove(NULL, "k"));
+    INVALID(cckey_store_remove(s, NULL));
     cckey_store_close(s);
 }
 
@@ -615,12 +642,13 @@ static const struct walk {
     W(cckey_store_trim, w_store_trim), W(cckey_store_verify, w_store_verify), W(cckey_store_clear, w_store_clear),
     W(cckey_store_export, w_store_export), W(cckey_store_import, w_store_import),
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
+    W(cckey_store_add_conf_remotes, w_store_add_conf_remotes), W(cckey_store_remove, w_store_remove),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
-    W(cckey_store_zero_counters, w_store_zero_counters),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

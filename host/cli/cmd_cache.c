@@ -77,29 +77,41 @@ static void print_remote_totals(cckey_store *s)
            (unsigned long long)c.puts, (unsigned long long)c.bytes_in, (unsigned long long)c.bytes_out);
 }
 
+/* What the entries' headers tell: the builds they hold, and their size
+ * with payloads uncompressed against their size on disk. */
+typedef struct builds_sum {
+    uint64_t builds, plain, bytes;
+} builds_sum;
+
 static int add_builds(void *user, const cckey_store_entry_info *e)
 {
-    *(uint64_t *)user += e->variants;
+    builds_sum *b = user;
+    b->builds += e->variants, b->plain += e->plain_bytes, b->bytes += e->bytes;
     return 0;
 }
 
-/* The builds every entry holds (from the entries' headers). */
-static uint64_t count_builds(cckey_store *s)
+static builds_sum count_builds(cckey_store *s)
 {
-    uint64_t n = 0;
-    cckey_store_list_info(s, add_builds, &n);
-    return n;
+    builds_sum b = {0};
+    cckey_store_list_info(s, add_builds, &b);
+    return b;
 }
 
+/* Uncompressed size over size on disk (1 when nothing is compressed). */
+static double compression_ratio(const builds_sum *b) { return b->bytes ? (double)b->plain / (double)b->bytes : 1.0; }
+
 /* cache stats --format json|jsonl: one object. */
-static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, uint64_t builds,
+static void print_stats_json(cckey_store *s, const char *dir, const cckey_store_usage *u, const builds_sum *b,
                              cli_format fmt)
 {
+    uint64_t builds = b->builds;
     json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cache_dir", dir, "entries", (json_int_t)u->entries,
                           "variants", (json_int_t)builds,
                           "bytes", (json_int_t)u->bytes, "max_bytes", (json_int_t)u->max_bytes, "hits",
                           (json_int_t)u->hits, "misses", (json_int_t)u->misses, "temp_files",
                           (json_int_t)u->temp_files, "temp_bytes", (json_int_t)u->temp_bytes);
+    if (j) json_object_set_new(j, "plain_bytes", json_integer((json_int_t)b->plain));
+    if (j) json_object_set_new(j, "compression_ratio", json_real(compression_ratio(b)));
     cckey_remote_counters c;
     if (j && cckey_store_remote_counters(s, 0, &c) == CCKEY_OK)
         json_object_set_new(j, "remote", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)c.hits, "misses",
@@ -281,10 +293,14 @@ static int run_action(int argc, char **argv, const char *dir, const cache_opts *
             cli_error("cache stats: %s", cckey_last_error());
             rc = CLI_FAIL;
         } else if (fmt != CLI_TEXT) {
-            print_stats_json(s, dir, &u, count_builds(s), fmt);
+            builds_sum b = count_builds(s);
+            print_stats_json(s, dir, &u, &b, fmt);
         } else {
+            builds_sum b = count_builds(s);
             printf("entries: %llu\nbuilds: %llu\nbytes: %llu\n", (unsigned long long)u.entries,
-                   (unsigned long long)count_builds(s), (unsigned long long)u.bytes);
+                   (unsigned long long)b.builds, (unsigned long long)u.bytes);
+            printf("compression ratio: %.2f (%llu bytes uncompressed)\n", compression_ratio(&b),
+                   (unsigned long long)b.plain);
             if (u.max_bytes) printf("max size: %llu\n", (unsigned long long)u.max_bytes);
             else printf("max size: none\n");
             uint64_t looked = u.hits + u.misses;
