@@ -233,6 +233,8 @@ static void w_backend_name(void) { STRING(cckey_backend_name((cckey_backend_kind
 static void w_backend_kernel(void) { STRING(cckey_backend_kernel((cckey_backend_kind)99)); }
 static void w_opencl_status_name(void) { STRING(cckey_opencl_status_name(12345)); }
 static void w_cpu_lanes(void) { (void)cckey_cpu_lanes(); }
+static void w_cpu_features(void) { (void)cckey_cpu_features(); }
+static void w_cpu_forced_isa(void) { (void)cckey_cpu_forced_isa(); }
 static void w_cpu_threads(void) { (void)cckey_cpu_threads(); }
 static void w_build_backends(void) { STRING(cckey_build_backends()); }
 static void w_cpu_isa(void) { STRING(cckey_cpu_isa()); }
@@ -274,6 +276,18 @@ static void w_make_keys(void)
     INVALID(cckey_make_keys(&out_key, NULL, 1, NULL));
     INVALID(cckey_make_keys(&out_key, &bad, 1, NULL));
     EXPECT(cckey_make_keys(NULL, NULL, 0, NULL), CCKEY_OK);
+}
+
+static void w_make_keys_ex(void)
+{
+    cckey_batch_result r;
+    cckey_tuple bad = one;
+    bad.device = BAD;
+    INVALID(cckey_make_keys_ex(&out_key, &one, 1, NULL, NULL));
+    INVALID(cckey_make_keys_ex(NULL, &one, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, NULL, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, &bad, 1, NULL, &r));
+    EXPECT(cckey_make_keys_ex(NULL, NULL, 0, NULL, &r), CCKEY_OK);
 }
 
 static void w_make_keys_bin(void)
@@ -509,6 +523,23 @@ static void w_store_add_remote(void)
     cckey_store_close(s);
 }
 
+static void w_store_add_conf_remotes(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_add_conf_remotes(NULL, NULL, 0, NULL));
+    INVALID(cckey_store_add_conf_remotes(s, NULL, 1, NULL));   /* a count without its URLs */
+    EXPECT(cckey_store_add_conf_remotes(s, NULL, 0, NULL), CCKEY_OK);   /* no cckey.conf: none */
+    cckey_store_close(s);
+}
+
+static void w_store_remove(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_remove(NULL, "k"));
+    INVALID(cckey_store_remove(s, NULL));
+    cckey_store_close(s);
+}
+
 static void w_store_remote_counters(void)
 {
     cckey_store *s = store();
@@ -609,10 +640,11 @@ static const struct walk {
     W(cckey_batch_config_used, w_used), W(cckey_batch_config_warning, w_warning),
     W(cckey_backend_from_name, w_backend_from_name), W(cckey_backend_name, w_backend_name),
     W(cckey_backend_kernel, w_backend_kernel), W(cckey_opencl_status_name, w_opencl_status_name),
-    W(cckey_cpu_lanes, w_cpu_lanes), W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
+    W(cckey_cpu_lanes, w_cpu_lanes), W(cckey_cpu_features, w_cpu_features), W(cckey_cpu_forced_isa, w_cpu_forced_isa),
+    W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
-    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_bin, w_make_keys_bin),
+    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_ex, w_make_keys_ex), W(cckey_make_keys_bin, w_make_keys_bin),
     W(cckey_backend_digests, w_backend_digests), W(cckey_keyer_new, w_keyer_new),
     W(cckey_keyer_submit, w_keyer_submit), W(cckey_keyer_wait, w_keyer_wait),
     W(cckey_keyer_warning, w_keyer_warning), W(cckey_keyer_free, w_keyer_free), W(cckey_store_open, w_store_open),
@@ -625,6 +657,7 @@ static const struct walk {
     W(cckey_store_export, w_store_export), W(cckey_store_export_ex, w_store_export_ex),
     W(cckey_store_import, w_store_import),
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
+    W(cckey_store_add_conf_remotes, w_store_add_conf_remotes), W(cckey_store_remove, w_store_remove),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
