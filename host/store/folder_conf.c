@@ -1,7 +1,8 @@
 /* Settings a cache folder carries for every writer: DIR/cckey.conf lines
  * "NAME = VALUE" ('#' comments), shared with the CLI's remote settings.
- * The store reads max_size, a size limit such as 10G, so that the limit
- * belongs to the cache rather than to one run. */
+ * The store reads max_size, a size limit such as 10G, and max_age, an age
+ * such as 30d, so that the limits belong to the cache rather than to one
+ * run. A line it cannot read is ignored (cckey cache config says which). */
 #include "store_internal.h"
 #include "../core/internal.h"
 
@@ -58,4 +59,37 @@ uint64_t cckey_store_conf_max_bytes(const char *dir)
     }
     fclose(f);
     return limit;
+}
+
+cckey_status cckey_age_parse(const char *text, int64_t *seconds)
+{
+    if (!text || !seconds) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL text or output");
+    static const struct { char unit; int64_t s; } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+    char *end;
+    errno = 0;
+    unsigned long long v = isdigit((unsigned char)*text) ? strtoull(text, &end, 10) : 0;
+    for (size_t i = 0; v && !errno && i < sizeof units / sizeof *units; i++)
+        if (*end == units[i].unit && !end[1] && v <= (unsigned long long)(INT64_MAX / units[i].s)) {
+            *seconds = (int64_t)v * units[i].s;
+            return CCKEY_OK;
+        }
+    return cckey_fail(CCKEY_ERR_INVALID_ARG, "\"%s\" is not an age such as 30d, 12h, 90m, 45s or 2w", text);
+}
+
+int64_t cckey_store_conf_max_age(const char *dir)
+{
+    char path[4200], line[512];
+    snprintf(path, sizeof path, "%s/cckey.conf", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int64_t age = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = trim(line), *eq = strchr(p, '=');
+        if (*p == '#' || !eq) continue;
+        *eq = '\0';
+        int64_t v;
+        if (strcmp(trim(p), "max_age") == 0) age = cckey_age_parse(trim(eq + 1), &v) == CCKEY_OK ? v : 0;   /* the last wins */
+    }
+    fclose(f);
+    return age;
 }

@@ -366,7 +366,7 @@ class CacheErgonomics(unittest.TestCase):
         self.assertIn("hits: 1\nmisses: 1\nhit rate: 50.0%", out)
         rc, out, err = self.cache("trim")
         self.assertEqual(rc, 2)
-        self.assertIn("no size limit", err)
+        self.assertIn("no size or age limit", err)
         # The limit set once is the folder's: trim, and any later writer, keep to it.
         rc, out, err = self.cache("config", "max-size", "4K")
         self.assertEqual(rc, 0, err)
