@@ -4,6 +4,7 @@
  * injected at each engine call site, with the CPU fallback finishing every
  * key. The oracle is OpenSSL's MD5 (support.h). */
 #include "backends/gpu_pipeline.h"
+#include "cckey_advanced.h"
 #include "support.h"
 #include "test_gpu_common.h"
 #include "testing/testing.h"

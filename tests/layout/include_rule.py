@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CLI is a client of the public API (README, "Layout").
+"""The CLI is a client of the public API (ARCHITECTURE.md, "Folders").
 
 Every file under host/cli/ may include system headers, the public headers
 (cckey.h, cckey_store.h, cckey_advanced.h), and headers of host/cli/ itself; nothing else of the project. A quoted include is
