@@ -86,7 +86,8 @@ typedef struct cckey_store_usage {
     uint32_t damaged;     /**< counter files found damaged: their readable lines are
                                counted, and the next writer rewrites them whole */
     uint32_t reserved32;  /**< 0 */
-    uint64_t reserved[3]; /**< 0; room to grow without changing the size */
+    int64_t max_age;      /**< this handle's age limit in seconds (cckey.conf max_age); 0: none */
+    uint64_t reserved[2]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */

@@ -69,6 +69,27 @@ typedef struct conf_settings {
     uint64_t max_entry;
 } conf_settings;
 
+/* A remote setting of cckey.conf other than the remotes themselves: taken
+ * into conf, or said (file and line, never the value) and ignored. */
+static int first_pass(const char *name, const char *value, const char *who, const char *from, conf_settings *conf)
+{
+    bool plain = strlen(name) <= 40 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(name);
+    const char *why = NULL;
+    if (!value) why = "expected NAME = VALUE";
+    else if (strcmp(name, "remote_key_file") == 0 && *value) snprintf(conf->key_file, sizeof conf->key_file, "%s", value);
+    else if (strcmp(name, "remote_max_entry") == 0 && (cckey_size_parse(value, &conf->max_entry) != CCKEY_OK ||
+                                                        conf->max_entry < 192))
+        why = "remote_max_entry wants a size such as 64M", conf->max_entry = 0;
+    else if (strcmp(name, "remote_only_read") == 0 && strcmp(value, "true") && strcmp(value, "false"))
+        why = "remote_only_read wants true or false";
+    else if (strncmp(name, "remote", 6) == 0 && strcmp(name, "remote") && strcmp(name, "remote_key_file") &&
+             strcmp(name, "remote_max_entry") && strcmp(name, "remote_only_read"))
+        why = "unknown setting (remote, remote_only_read, remote_key_file, remote_max_entry)";
+    if (why) cli_warn("%s: %s%s%s%s%s (ignored; its value is not shown)", who, from, why, plain && value ? " \"" : "",
+                      plain && value ? name : "", plain && value ? "\"" : "");
+    return 0;
+}
+
 /* One "NAME = VALUE" line of cckey.conf split (trimmed); false for a
  * blank line or a comment. *eq is NULL when the line has no '='. */
 static bool conf_line(char *line, char **name, char **value)
@@ -82,8 +103,11 @@ static bool conf_line(char *line, char **name, char **value)
 
 /* DIR/cckey.conf: "remote = URL" (repeatable), "remote_only_read =
  * true|false", "remote_key_file = PATH", "remote_max_entry = SIZE"; '#'
- * comments. A missing file is no config. Values are never echoed: a
- * mistyped "remote_key = SECRET" must not print the secret. */
+ * comments. A missing file is no config. A line that cannot be read (no
+ * NAME = VALUE, an unknown remote setting, a bad value: a damaged or
+ * truncated file) is said and ignored, so it never fails a look-up; a
+ * remote URL that does not parse is a usage error. Values are never
+ * echoed: a mistyped "remote_key = SECRET" must not print the secret. */
 static int scan_config(const char *dir, const char *who, cckey_store *s, cckey_remote_settings *set,
                        conf_settings *conf)
 {
@@ -97,25 +121,12 @@ static int scan_config(const char *dir, const char *who, cckey_store *s, cckey_r
         char *name, *value;
         if (!conf_line(line, &name, &value)) continue;
         snprintf(from, sizeof from, "%s:%u: ", path, no);
-        bool remote = strncmp(name, "remote", 6) == 0;
-        if (!value) {
-            if (s) cli_error("%s: %sexpected NAME = VALUE", who, from), rc = CLI_USAGE;
-        } else if (!s) {   /* the first pass: settings only */
-            if (strcmp(name, "remote_key_file") == 0 && *value) snprintf(conf->key_file, sizeof conf->key_file, "%s", value);
-            else if (strcmp(name, "remote_max_entry") == 0 && (cckey_size_parse(value, &conf->max_entry) != CCKEY_OK ||
-                                                                conf->max_entry < 192))
-                cli_error("%s: %sremote_max_entry wants a size such as 64M", who, from), rc = CLI_USAGE;
-        } else if (strcmp(name, "remote") == 0) {
+        if (!s) {   /* the first pass: settings only, and what is wrong said once */
+            rc = first_pass(name, value, who, from, conf);
+        } else if (value && strcmp(name, "remote") == 0) {
             rc = add(s, value, set, who, from);
-        } else if (strcmp(name, "remote_only_read") == 0) {
-            if (strcmp(value, "true") && strcmp(value, "false"))
-                cli_error("%s: %sremote_only_read wants true or false", who, from), rc = CLI_USAGE;
+        } else if (value && strcmp(name, "remote_only_read") == 0) {
             set->read_only = set->read_only || strcmp(value, "true") == 0;
-        } else if (remote && strcmp(name, "remote_key_file") && strcmp(name, "remote_max_entry")) {
-            bool plain = strlen(name) <= 40 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(name);
-            cli_error("%s: %sunknown setting%s%s%s (remote, remote_only_read, remote_key_file, remote_max_entry; "
-                      "its value is not shown)", who, from, plain ? " \"" : "", plain ? name : "", plain ? "\"" : "");
-            rc = CLI_USAGE;
         }
         /* Other settings belong to other parts of cckey. */
     }
