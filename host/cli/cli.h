@@ -169,6 +169,8 @@ typedef struct cli_progress {
     double start, last;
     const char *what;
     const char *note;   /* shown after the counts when not NULL, e.g. "3 compiled, 1 failed" */
+    const char *unit;   /* what items counts: "items" unless set ("tuples", "keys") */
+    uint64_t items_total;   /* the items there are, when known: "12/46 tuples"; 0 unknown */
 } cli_progress;
 void cli_progress_init(cli_progress *p, const char *what);
 /* done/total in units; total 0 when unknown. */

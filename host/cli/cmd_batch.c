@@ -1,5 +1,6 @@
 /* cckey batch: keys for every tuple of a manifest, streamed in bounded
  * chunks so that manifests larger than memory work. */
+#include "batch_args.h"
 #include "batch_recent.h"
 #include "batch_sources.h"
 #include "manifest.h"
@@ -23,40 +24,6 @@
 #define RAMP_LINES 4096            /* the first chunk's lines without --chunk */
 #define CHUNK_BYTES (32u << 20)    /* bytes of manifest text held per chunk */
 #define DECODED_BYTES ((size_t)36 << 20)   /* a chunk's decoded strings, as its buffer (manifest.c) */
-
-static void usage(FILE *f)
-{
-    fputs("usage: cckey batch [OPTIONS] [MANIFEST | -]\n"
-          "\n"
-          "Print one key per tuple of a JSON Lines manifest, in input order. Each line is\n"
-          "  {\"device\": S, \"name\": S, \"source\": S | \"source_file\": PATH,\n"
-          "   \"options\": [[K, V], ...] | {K: V, ...}}\n"
-          "Relative source_file paths resolve against the manifest's folder (the working\n"
-          "directory for standard input). Blank lines are skipped.\n"
-          "\n"
-          "  -o, --output FILE     write FILE atomically, only if the whole batch succeeds\n"
-          "                        (with --keep-going: bad lines included, each in its place)\n"
-          "      --format FMT      text (default; also \"keys\"): one key a line;\n"
-          "                        jsonl: {\"line\", \"key\", \"device_md5\", \"name_md5\",\n"
-          "                        \"source_md5\", \"options_md5\"} a line; json: an array of them\n"
-          "      --json            the same as --format json\n"
-          "  -b, --backend B       auto (default), cpu, opencl or cuda\n"
-          "  -j, --jobs N          host threads (default: all cores; --threads is the same)\n"
-          "      --verify[=MODE]   recompute device digests on the CPU and replace wrong ones:\n"
-          "                        all (default) or sample (46,052 drawn per chunk; a wrong one\n"
-          "                        found makes it all); a warning names the device and count\n"
-          "      --verify-seed N   the sample's seed (the warning prints the one used)\n"
-          "  -k, --keep-going      report bad lines and go on; a bad tuple's output line is\n"
-          "                        empty (keys) or {\"line\", \"error\"} (jsonl); exit 2 at the end\n"
-          "      --chunk N         tuples per chunk (default: 4096 doubling up to 65536)\n"
-          "      --max-line SIZE   refuse manifest lines longer than SIZE bytes (K, M, G\n"
-          "                        suffixes; default 1G): exit 1, naming the line\n"
-          "  -q, --quiet           no progress bar and no warnings\n"
-          "  -h, --help            show this help\n"
-          "\n"
-          "Exit status: 0 success, 2 bad usage or bad input, 1 any other failure.\n",
-          f);
-}
 
 typedef struct slot {
     manifest_item item;
@@ -83,15 +50,6 @@ static void on_progress(void *user, uint64_t done, uint64_t total)
     cli_progress_update(&p->bar, pos, p->input_size, p->items);
 }
 
-typedef struct batch_opts {
-    const char *input, *output;
-    bool jsonl, json, keep_going, quiet;
-    unsigned long chunk;
-    bool chunk_set;   /* --chunk given: every chunk that size */
-    size_t max_line;
-    unsigned threads;
-    cckey_batch_config *cfg;
-} batch_opts;
 
 /* The raw lines of one chunk, where the reader read them: the chunk takes
  * the reader's whole buffer (manifest_swap), so lines are never copied.
@@ -611,113 +569,13 @@ static int run(const batch_opts *o)
 
 int cckey_cmd_batch(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 256, OPT_VERIFY, OPT_CHUNK, OPT_MAX_LINE, OPT_JSON, OPT_SEED };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, OPT_FORMAT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"backend", required_argument, NULL, 'b'}, {"jobs", required_argument, NULL, 'j'},
-        {"threads", required_argument, NULL, 'j'},
-        {"verify", optional_argument, NULL, OPT_VERIFY}, {"verify-seed", required_argument, NULL, OPT_SEED},
-        {"keep-going", no_argument, NULL, 'k'},
-        {"chunk", required_argument, NULL, OPT_CHUNK}, {"quiet", no_argument, NULL, 'q'},
-        {"max-line", required_argument, NULL, OPT_MAX_LINE},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     batch_opts o = {.chunk = DEFAULT_CHUNK_LINES, .max_line = MANIFEST_DEFAULT_MAX_LINE};
     if (cckey_batch_config_new(&o.cfg) != CCKEY_OK) {
         cli_error("out of memory");
         return CLI_FAIL;
     }
-    int rc = CLI_USAGE, c;
-    unsigned long v;
-    bool seeded = false, sample = false;
-    cckey_backend_kind kind;
-    optind = 1;
-    cli_format fmt;
-    while ((c = cli_getopt("batch", argc, argv, "o:b:j:kqh", longopts)) != -1) {
-        switch (c) {
-        case 'o': o.output = optarg; break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "keys") == 0) fmt = CLI_TEXT;   /* its older name */
-            else if (!cli_format_parse("batch", optarg, CLI_FMT_ALL, &fmt))
-                goto out;
-            o.jsonl = fmt != CLI_TEXT;
-            o.json = fmt == CLI_JSON;
-            break;
-        case OPT_JSON: o.jsonl = o.json = true; break;
-        case 'b':
-            if (cckey_backend_from_name(optarg, &kind) != CCKEY_OK) {
-                cli_error("batch: %s", cckey_last_error());
-                goto out;
-            }
-            cckey_batch_config_set_backend(o.cfg, kind);
-            break;
-        case 'j':
-            if (!cli_parse_uint(optarg, 1, 4096, &v)) {
-                cli_error("batch: --jobs wants a number from 1 to 4096, not \"%s\"", optarg);
-                goto out;
-            }
-            cckey_batch_config_set_threads(o.cfg, (unsigned)v);
-            o.threads = (unsigned)v;
-            break;
-        case OPT_VERIFY:
-            sample = optarg && strcmp(optarg, "sample") == 0;
-            if (!optarg || strcmp(optarg, "all") == 0) cckey_batch_config_set_verify(o.cfg, CCKEY_VERIFY_ALL);
-            else if (strcmp(optarg, "sample") == 0) cckey_batch_config_set_verify(o.cfg, CCKEY_VERIFY_SAMPLE);
-            else {
-                cli_error("batch: --verify takes all or sample, not \"%s\"", optarg);
-                goto out;
-            }
-            break;
-        case OPT_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long seed = strtoull(optarg, &end, 10);
-            if (!isdigit((unsigned char)optarg[0]) || *end || errno) {
-                cli_error("batch: --verify-seed wants a number from 0 to %llu, not \"%s\"", ULLONG_MAX, optarg);
-                goto out;
-            }
-            cckey_batch_config_set_verify_seed(o.cfg, seed);
-            seeded = true;
-            break;
-        }
-        case OPT_CHUNK:
-            o.chunk_set = true;
-            if (!cli_parse_uint(optarg, 1, 1ul << 26, &o.chunk)) {
-                cli_error("batch: --chunk wants a number from 1 to %lu, not \"%s\"", 1ul << 26, optarg);
-                goto out;
-            }
-            break;
-        case OPT_MAX_LINE:
-            if (!manifest_parse_max_line(optarg, &o.max_line)) {
-                cli_error("batch: --max-line wants a size of at least 1K, such as 64M or 2G, not \"%s\"", optarg);
-                goto out;
-            }
-            break;
-        case 'k': o.keep_going = true; break;
-        case 'q': o.quiet = cli_quiet = true; break;
-        case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: goto out;
-        }
-    }
-    if (argc - optind > 1) {
-        cli_error("batch: one manifest at most, got \"%s\" and \"%s\"", argv[optind], argv[optind + 1]);
-        goto out;
-    }
-    if (seeded && !sample) {
-        cli_error("batch: --verify-seed goes with --verify=sample");
-        goto out;
-    }
-    /* One seed for every chunk of the run, so that the one the warning
-     * prints repeats the whole run. */
-    if (sample && !seeded) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)getpid() << 40;
-        cckey_batch_config_set_verify_seed(o.cfg, seed % 1000000000000u);   /* short enough to retype */
-    }
-    o.input = optind < argc ? argv[optind] : "-";
-    if ((rc = cli_config_from_env(o.cfg)) == CLI_OK) rc = run(&o);
-out:
+    int rc = batch_args(argc, argv, &o);
+    if (rc == BATCH_RUN && (rc = cli_config_from_env(o.cfg)) == CLI_OK) rc = run(&o);
     cckey_batch_config_free(o.cfg);
     return rc;
 }

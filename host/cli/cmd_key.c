@@ -193,9 +193,117 @@ static int add_json_pairs(const char *text, cli_opts *set)
     return rc;
 }
 
+enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON, OPT_PAIRS };
+#define KEY_NEXT (-1)   /* an option taken; anything else is the exit code */
+
+/* What key's command line asks for. */
+typedef struct key_args {
+    const char *device, *name, *source, *source_file;
+    cli_opts set;
+    bool want_explain;
+    cli_format fmt;
+} key_args;
+
+/* The option sets of -O and --options-json. */
+static int key_pairs(key_args *a, int c, const char *arg)
+{
+    char why[512];
+    if (c == OPT_PAIRS) {
+        int rc = add_json_pairs(arg, &a->set);
+        return rc == CLI_OK ? KEY_NEXT : rc;
+    }
+    int rc = cli_opts_parse(arg, &a->set, why, sizeof why);
+    if (rc == CLI_OK) return KEY_NEXT;
+    cli_error("key: -O %s: %s", arg, why);
+    return rc;
+}
+
+/* One option of key's command line (c as cli_getopt returned it). */
+static int key_option(key_args *a, int c, const char *arg)
+{
+    switch (c) {
+    case 'd': a->device = arg; return KEY_NEXT;
+    case 'n': a->name = arg; return KEY_NEXT;
+    case 's': a->source = arg; return KEY_NEXT;
+    case 'f': a->source_file = arg; return KEY_NEXT;
+    case 'O':
+    case OPT_PAIRS: return key_pairs(a, c, arg);
+    case OPT_EXPLAIN: a->want_explain = true; return KEY_NEXT;
+    case OPT_FORMAT: return cli_format_parse("key", arg, CLI_FMT_ALL, &a->fmt) ? KEY_NEXT : CLI_USAGE;
+    case OPT_JSON: a->fmt = CLI_JSON; return KEY_NEXT;
+    case 'q': cli_quiet = true; return KEY_NEXT;
+    case 'h': usage(stdout); return CLI_OK;
+    default: return CLI_USAGE;
+    }
+}
+
+/* The arguments as a whole: no stray operand, valid options, each field
+ * given once. */
+static int key_check(const key_args *a, int argc, char **argv)
+{
+    char why[512];
+    if (optind < argc) {
+        cli_error("key: unexpected argument \"%s\" (see 'cckey help key')", argv[optind]);
+        return CLI_USAGE;
+    }
+    if (cckey_options_check(a->set.v, a->set.n, why, sizeof why) != 0) {
+        cli_error("key: %s", why);
+        return CLI_USAGE;
+    }
+    if (a->device && a->name && (!a->source != !a->source_file)) return KEY_NEXT;
+    char missing[160] = "";
+    if (!a->device) strcat(missing, ", --device D");
+    if (!a->name) strcat(missing, ", --name N");
+    if (!a->source && !a->source_file) strcat(missing, ", --source S or --source-file F");
+    if (a->source && a->source_file) cli_error("key: give --source or --source-file, not both (see 'cckey help key')");
+    else cli_error("key: missing %s (see 'cckey help key')", missing + 2);
+    return CLI_USAGE;
+}
+
+/* The source: --source's text, standard input, or a mapped file (each
+ * released by the caller: *stdin_buf freed, *file unmapped). */
+static int key_source(const key_args *a, cckey_bytes *src, cli_file *file, char **stdin_buf)
+{
+    *src = (cckey_bytes){a->source, a->source ? strlen(a->source) : 0};
+    if (a->source_file && strcmp(a->source_file, "-") == 0) {
+        errno = 0;
+        *stdin_buf = slurp_stdin(&src->len);
+        if (!*stdin_buf) {
+            cli_error("key: cannot read standard input: %s", errno ? strerror(errno) : "out of memory");
+            return CLI_FAIL;
+        }
+        src->ptr = *stdin_buf;
+    } else if (a->source_file) {
+        char why[256];
+        if (cli_file_map(a->source_file, file, why, sizeof why) != 0) {
+            cli_error("key: %s: %s", a->source_file, why);
+            return CLI_USAGE;
+        }
+        *src = (cckey_bytes){file->ptr, file->len};
+    }
+    return KEY_NEXT;
+}
+
+/* The key of the arguments, written as asked. */
+static int key_write(const key_args *a, cckey_bytes src)
+{
+    cckey_bytes dev = {a->device, strlen(a->device)}, name = {a->name, strlen(a->name)};
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_status st = cckey_make_key(key, dev, name, src, a->set.v, a->set.n);
+    if (st != CCKEY_OK) {
+        cli_error("key: %s: %s", cckey_strerror(st), cckey_last_error());
+        return CLI_FAIL;
+    }
+    int rc = CLI_OK;
+    if (a->want_explain) rc = explain(key, dev, name, src, a->set.v, a->set.n, a->fmt);
+    else if (a->fmt == CLI_TEXT) puts(key);
+    else printf(a->fmt == CLI_JSON ? "{\n  \"key\": \"%s\"\n}\n" : "{\"key\": \"%s\"}\n", key);
+    if (fflush(stdout) != 0) rc = CLI_FAIL;
+    return rc;
+}
+
 int cckey_cmd_key(int argc, char **argv)
 {
-    enum { OPT_EXPLAIN = 256, OPT_FORMAT, OPT_JSON, OPT_PAIRS };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'}, {"name", required_argument, NULL, 'n'},
         {"source", required_argument, NULL, 's'}, {"source-file", required_argument, NULL, 'f'},
@@ -203,102 +311,19 @@ int cckey_cmd_key(int argc, char **argv)
         {"format", required_argument, NULL, OPT_FORMAT}, {"json", no_argument, NULL, OPT_JSON},
         {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
         {"options-json", required_argument, NULL, OPT_PAIRS}, {NULL, 0, NULL, 0}};
-    const char *device = NULL, *name = NULL, *source = NULL, *source_file = NULL;
-    cli_opts set = {0};
-    int rc = CLI_USAGE, c;
-    bool want_explain = false;
-    cli_format fmt = CLI_TEXT;
-    char why[512];
+    key_args a = {.fmt = CLI_TEXT};
+    int rc = KEY_NEXT, c;
     optind = 1;
-    while ((c = cli_getopt("key", argc, argv, "d:n:s:f:O:qh", longopts)) != -1) {
-        switch (c) {
-        case 'd': device = optarg; break;
-        case 'n': name = optarg; break;
-        case 's': source = optarg; break;
-        case 'f': source_file = optarg; break;
-        case 'O':
-            if ((rc = cli_opts_parse(optarg, &set, why, sizeof why)) != CLI_OK) {
-                cli_error("key: -O %s: %s", optarg, why);
-                goto out;
-            }
-            rc = CLI_USAGE;
-            break;
-        case OPT_PAIRS:
-            if ((rc = add_json_pairs(optarg, &set)) != CLI_OK) goto out;
-            rc = CLI_USAGE;
-            break;
-        case OPT_EXPLAIN: want_explain = true; break;
-        case OPT_FORMAT:
-            if (!cli_format_parse("key", optarg, CLI_FMT_ALL, &fmt))
-                goto out;
-            break;
-        case OPT_JSON: fmt = CLI_JSON; break;
-        case 'q': cli_quiet = true; break;
-        case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: goto out;
-        }
-    }
-    if (optind < argc) {
-        cli_error("key: unexpected argument \"%s\" (see 'cckey help key')", argv[optind]);
-        goto out;
-    }
-    if (cckey_options_check(set.v, set.n, why, sizeof why) != 0) {
-        cli_error("key: %s", why);
-        goto out;
-    }
-    if (!device || !name || (!source == !source_file)) {
-        char missing[160] = "";
-        if (!device) strcat(missing, ", --device D");
-        if (!name) strcat(missing, ", --name N");
-        if (!source && !source_file) strcat(missing, ", --source S or --source-file F");
-        if (source && source_file) cli_error("key: give --source or --source-file, not both (see 'cckey help key')");
-        else cli_error("key: missing %s (see 'cckey help key')", missing + 2);
-        goto out;
-    }
+    while (rc == KEY_NEXT && (c = cli_getopt("key", argc, argv, "d:n:s:f:O:qh", longopts)) != -1)
+        rc = key_option(&a, c, optarg);
+    if (rc == KEY_NEXT) rc = key_check(&a, argc, argv);
     cli_file file = {0};
     char *stdin_buf = NULL;
-    cckey_bytes src = {source, source ? strlen(source) : 0};
-    if (source_file && strcmp(source_file, "-") == 0) {
-        errno = 0;
-        stdin_buf = slurp_stdin(&src.len);
-        if (!stdin_buf) {
-            cli_error("key: cannot read standard input: %s", errno ? strerror(errno) : "out of memory");
-            rc = CLI_FAIL;
-            goto out;
-        }
-        src.ptr = stdin_buf;
-    } else if (source_file) {
-        char why[256];
-        if (cli_file_map(source_file, &file, why, sizeof why) != 0) {
-            cli_error("key: %s: %s", source_file, why);
-            goto out;
-        }
-        src = (cckey_bytes){file.ptr, file.len};
-    }
-    char key[CCKEY_KEY_LEN + 1];
-    cckey_status st = cckey_make_key(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)},
-                                     src, set.v, set.n);
-    if (st != CCKEY_OK) {
-        cli_file_unmap(&file);
-        free(stdin_buf);
-        cli_error("key: %s: %s", cckey_strerror(st), cckey_last_error());
-        rc = CLI_FAIL;
-        goto out;
-    }
-    if (want_explain) {
-        rc = explain(key, (cckey_bytes){device, strlen(device)}, (cckey_bytes){name, strlen(name)}, src, set.v, set.n,
-                     fmt);
-    } else if (fmt == CLI_TEXT) {
-        puts(key);
-        rc = CLI_OK;
-    } else {
-        printf(fmt == CLI_JSON ? "{\n  \"key\": \"%s\"\n}\n" : "{\"key\": \"%s\"}\n", key);
-        rc = CLI_OK;
-    }
+    cckey_bytes src;
+    if (rc == KEY_NEXT) rc = key_source(&a, &src, &file, &stdin_buf);
+    if (rc == KEY_NEXT) rc = key_write(&a, src);
     cli_file_unmap(&file);
     free(stdin_buf);
-    if (fflush(stdout) != 0) rc = CLI_FAIL;
-out:
-    cli_opts_free(&set);
+    cli_opts_free(&a.set);
     return rc;
 }

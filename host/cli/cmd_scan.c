@@ -566,9 +566,135 @@ static void warn_prefix(const char *arg, const char *id)
                  (int)(colon - arg), arg, guess);
 }
 
+/* Option values that need checking, each: -1 when taken, else the exit code
+ * (CLI_USAGE with the error printed, CLI_FAIL when out of memory). */
+#define SCAN_NEXT (-1)
+
+static int scan_oom(void)
+{
+    cli_error("scan: out of memory");
+    return CLI_FAIL;
+}
+
+static int opt_device(scan_opts *o, const char *arg)
+{
+    unsigned langs;
+    const char *id;
+    if (scan_device_spec(arg, &langs, &id) != 0) {
+        cli_error("scan: --device wants a non-empty identity, as [LANGUAGES:]ID");
+        return CLI_USAGE;
+    }
+    warn_prefix(arg, id);
+    if (add_device(o, id, langs) != 0) return scan_oom();
+    o->named = true;
+    return SCAN_NEXT;
+}
+
+static int opt_language(scan_opts *o, const char *arg)
+{
+    const char *bad;
+    size_t bad_len;
+    unsigned m = scan_langs_parse(arg, strlen(arg), &bad, &bad_len);
+    if (!m) {
+        bad_language(bad, bad_len);
+        return CLI_USAGE;
+    }
+    o->only |= m;
+    return SCAN_NEXT;
+}
+
+static int opt_kernel_macro(scan_opts *o, const char *arg)
+{
+    const char *p = arg;
+    bool word = *p && !isdigit((unsigned char)*p);
+    for (; *p; p++) word &= isalnum((unsigned char)*p) || *p == '_';
+    if (!word) {
+        cli_error("scan: --kernel-macro wants an identifier, not \"%s\"", arg);
+        return CLI_USAGE;
+    }
+    const char **m = realloc(o->macros, (o->n_macros + 1) * sizeof *m);
+    if (!m) return scan_oom();
+    o->macros = m;
+    o->macros[o->n_macros++] = arg;
+    return SCAN_NEXT;
+}
+
+static int opt_nvcc(scan_opts *o, const char *arg)
+{
+    if (strcmp(arg, "none") != 0 && access(arg, X_OK) != 0) {
+        cli_error("scan: --nvcc %s: %s", arg, *arg ? strerror(errno) : "give a path or none");
+        return CLI_USAGE;
+    }
+    o->nvcc = arg;
+    return SCAN_NEXT;
+}
+
+static int opt_jobs(scan_opts *o, const char *arg)
+{
+    unsigned long j;
+    if (!cli_parse_uint(arg, 1, 1024, &j)) {
+        cli_error("scan: --jobs wants a number from 1 to 1024, not \"%s\"", arg);
+        return CLI_USAGE;
+    }
+    o->jobs = (unsigned)j;
+    return SCAN_NEXT;
+}
+
+static int opt_sets(scan_opts *o, const char *arg)
+{
+    int r = scan_sets_add(&o->sets, arg, "-O");
+    if (r == CLI_USAGE) return CLI_USAGE;
+    return r != 0 ? scan_oom() : SCAN_NEXT;
+}
+
+enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON, OPT_EXACT, OPT_NVCC, OPT_LANGUAGE };
+
+/* One option of scan's command line (c as cli_getopt returned it). */
+static int scan_option(scan_opts *o, int c, const char *arg, bool *fmt_given)
+{
+    switch (c) {
+    case 'd': return opt_device(o, arg);
+    case OPT_LANGUAGE: return opt_language(o, arg);
+    case 'O': return opt_sets(o, arg);
+    case OPT_FORMAT:
+        if (!cli_format_parse("scan", arg, CLI_FMT_ALL, &o->fmt)) return CLI_USAGE;
+        *fmt_given = true;
+        return SCAN_NEXT;
+    case OPT_JSON: o->fmt = CLI_JSON, *fmt_given = true; return SCAN_NEXT;
+    case OPT_OPTIONS_FILE: {
+        int rc = scan_sets_read(&o->sets, arg);
+        return rc == CLI_OK ? SCAN_NEXT : rc;
+    }
+    case 'o': o->output = arg; return SCAN_NEXT;
+    case 'k': return opt_kernel_macro(o, arg);
+    case OPT_LIST: o->list = true; return SCAN_NEXT;
+    case OPT_EXACT: o->exact = true; return SCAN_NEXT;
+    case OPT_NVCC: return opt_nvcc(o, arg);
+    case 'j': return opt_jobs(o, arg);
+    case 'q': o->quiet = cli_quiet = true; return SCAN_NEXT;
+    case 'h': usage(stdout); return CLI_OK;
+    default: return CLI_USAGE;
+    }
+}
+
+/* What the options leave to check, then the scan itself. */
+static int scan_files(scan_opts *o, bool fmt_given, char **paths, size_t n)
+{
+    if (fmt_given && !o->list && o->fmt != CLI_JSONL) {
+        cli_error("scan: a manifest is JSON Lines; --format %s is for --list", o->fmt == CLI_JSON ? "json" : "text");
+        return CLI_USAGE;
+    }
+    if (n == 0) {
+        cli_error("scan: give at least one file or folder (see 'cckey scan --help')");
+        return CLI_USAGE;
+    }
+    if (!o->list && o->n_devices == 0 && default_devices(o) != 0) return scan_oom();
+    if (o->sets.n == 0 && scan_sets_add(&o->sets, "", "-O") != 0) return scan_oom();
+    return run(o, paths, n);
+}
+
 int cckey_cmd_scan(int argc, char **argv)
 {
-    enum { OPT_OPTIONS_FILE = 256, OPT_LIST, OPT_FORMAT, OPT_JSON, OPT_EXACT, OPT_NVCC, OPT_LANGUAGE };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},
         {"options-file", required_argument, NULL, OPT_OPTIONS_FILE},
@@ -580,104 +706,12 @@ int cckey_cmd_scan(int argc, char **argv)
         {"nvcc", required_argument, NULL, OPT_NVCC}, {"language", required_argument, NULL, OPT_LANGUAGE},
         {NULL, 0, NULL, 0}};
     scan_opts o = {0};
-    int rc = CLI_USAGE, c;
+    int rc = SCAN_NEXT, c;
     optind = 1;
     bool fmt_given = false;
-    while ((c = cli_getopt("scan", argc, argv, "d:O:o:k:j:qh", longopts)) != -1) {
-        switch (c) {
-        case 'd': {
-            unsigned langs;
-            const char *id;
-            if (scan_device_spec(optarg, &langs, &id) != 0) {
-                cli_error("scan: --device wants a non-empty identity, as [LANGUAGES:]ID");
-                goto out;
-            }
-            warn_prefix(optarg, id);
-            if (add_device(&o, id, langs) != 0) goto oom;
-            o.named = true;
-            break;
-        }
-        case OPT_LANGUAGE: {
-            const char *bad;
-            size_t bad_len;
-            unsigned m = scan_langs_parse(optarg, strlen(optarg), &bad, &bad_len);
-            if (!m) {
-                bad_language(bad, bad_len);
-                goto out;
-            }
-            o.only |= m;
-            break;
-        }
-        case 'O': {
-            int r = scan_sets_add(&o.sets, optarg, "-O");
-            if (r == CLI_USAGE) goto out;
-            if (r != 0) goto oom;
-            break;
-        }
-        case OPT_FORMAT:
-            if (!cli_format_parse("scan", optarg, CLI_FMT_ALL, &o.fmt))
-                goto out;
-            fmt_given = true;
-            break;
-        case OPT_JSON: o.fmt = CLI_JSON, fmt_given = true; break;
-        case OPT_OPTIONS_FILE:
-            if ((rc = scan_sets_read(&o.sets, optarg)) != CLI_OK) goto out;
-            rc = CLI_USAGE;
-            break;
-        case 'o': o.output = optarg; break;
-        case 'k': {
-            const char *p = optarg;
-            bool word = *p && !isdigit((unsigned char)*p);
-            for (; *p; p++) word &= isalnum((unsigned char)*p) || *p == '_';
-            if (!word) {
-                cli_error("scan: --kernel-macro wants an identifier, not \"%s\"", optarg);
-                goto out;
-            }
-            const char **m = realloc(o.macros, (o.n_macros + 1) * sizeof *m);
-            if (!m) goto oom;
-            o.macros = m;
-            o.macros[o.n_macros++] = optarg;
-            break;
-        }
-        case OPT_LIST: o.list = true; break;
-        case OPT_EXACT: o.exact = true; break;
-        case OPT_NVCC:
-            if (strcmp(optarg, "none") != 0 && access(optarg, X_OK) != 0) {
-                cli_error("scan: --nvcc %s: %s", optarg, *optarg ? strerror(errno) : "give a path or none");
-                goto out;
-            }
-            o.nvcc = optarg;
-            break;
-        case 'j': {
-            unsigned long j;
-            if (!cli_parse_uint(optarg, 1, 1024, &j)) {
-                cli_error("scan: --jobs wants a number from 1 to 1024, not \"%s\"", optarg);
-                goto out;
-            }
-            o.jobs = (unsigned)j;
-            break;
-        }
-        case 'q': o.quiet = cli_quiet = true; break;
-        case 'h': usage(stdout); rc = CLI_OK; goto out;
-        default: goto out;
-        }
-    }
-    if (fmt_given && !o.list && o.fmt != CLI_JSONL) {
-        cli_error("scan: a manifest is JSON Lines; --format %s is for --list", o.fmt == CLI_JSON ? "json" : "text");
-        goto out;
-    }
-    if (optind >= argc) {
-        cli_error("scan: give at least one file or folder (see 'cckey scan --help')");
-        goto out;
-    }
-    if (!o.list && o.n_devices == 0 && default_devices(&o) != 0) goto oom;
-    if (o.sets.n == 0 && scan_sets_add(&o.sets, "", "-O") != 0) goto oom;
-    rc = run(&o, argv + optind, (size_t)(argc - optind));
-    goto out;
-oom:
-    cli_error("scan: out of memory");
-    rc = CLI_FAIL;
-out:
+    while (rc == SCAN_NEXT && (c = cli_getopt("scan", argc, argv, "d:O:o:k:j:qh", longopts)) != -1)
+        rc = scan_option(&o, c, optarg, &fmt_given);
+    if (rc == SCAN_NEXT) rc = scan_files(&o, fmt_given, argv + optind, (size_t)(argc - optind));
     for (size_t i = 0; i < o.n_devices; i++) free(o.devices[i].id);
     scan_sets_free(&o.sets);
     free(o.devices);

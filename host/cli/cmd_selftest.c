@@ -265,6 +265,168 @@ static void run_backend(session *s, uint64_t seed)
     batch_free(&b);
 }
 
+#define ST_NEXT (-1)   /* an option taken; anything else is the exit code */
+
+/* What selftest's command line asks for. */
+typedef struct st_args {
+    cckey_backend_kind only;   /* AUTO: every backend that can run here */
+    uint64_t seed;
+    unsigned threads;
+    cli_format fmt;
+} st_args;
+
+/* The counts over the backends run, and the exit code so far. */
+typedef struct st_tally {
+    unsigned passed, failed, ran;
+    int rc;
+} st_tally;
+
+static int st_option(st_args *a, int c, const char *arg)
+{
+    unsigned long v;
+    switch (c) {
+    case 'b':
+        if (cckey_backend_from_name(arg, &a->only) == CCKEY_OK && a->only != CCKEY_BACKEND_AUTO) return ST_NEXT;
+        cli_error("selftest: --backend wants cpu, opencl or cuda, not \"%s\"", arg);
+        return CLI_USAGE;
+    case 'S':
+        if (!cli_parse_uint(arg, 0, ~0ul, &v)) {
+            cli_error("selftest: --seed wants a number, not \"%s\"", arg);
+            return CLI_USAGE;
+        }
+        a->seed = v;
+        return ST_NEXT;
+    case 'j':
+        if (!cli_parse_uint(arg, 1, 4096, &v)) {
+            cli_error("selftest: --jobs wants a number from 1 to 4096, not \"%s\"", arg);
+            return CLI_USAGE;
+        }
+        a->threads = (unsigned)v;
+        return ST_NEXT;
+    case 'F': return cli_format_parse("selftest", arg, CLI_FMT_ALL, &a->fmt) ? ST_NEXT : CLI_USAGE;
+    case 'J': a->fmt = CLI_JSON; return ST_NEXT;
+    case 'h': usage(stdout); return CLI_OK;
+    default: return CLI_USAGE;
+    }
+}
+
+/* One backend: skipped (or, when asked for alone, unavailable) where it
+ * cannot run here, else every check; its line goes to backends. */
+static void st_backend(cckey_batch_config *cfg, cckey_backend_kind kind, const st_args *a, json_t *backends,
+                       st_tally *t)
+{
+    const char *name = cckey_backend_name(kind);
+    bool asked = a->only != CCKEY_BACKEND_AUTO;
+    cckey_batch_config_set_backend(cfg, kind);
+    /* No message: only whether the backend can run here. */
+    if (cckey_backend_digests(cfg, NULL, 0, NULL) != CCKEY_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", cckey_last_error());
+        printf("%s: %s: %s\n", name, asked ? "UNAVAILABLE" : "skipped", why);
+        if (asked) t->rc = CLI_FAIL;
+        json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i,s:s}", "backend", name, "status",
+                                                  asked ? "unavailable" : "skipped", "passed", 0, "failed", 0,
+                                                  "reason", why));
+        return;
+    }
+    printf("%s:\n", name);
+    session s = {.kind = kind, .cfg = cfg, .threads = a->threads};
+    run_backend(&s, a->seed);
+    t->passed += s.passed, t->failed += s.failed, t->ran++;
+    json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i}", "backend", name, "status",
+                                              s.failed ? "failed" : "ok", "passed", (int)s.passed, "failed",
+                                              (int)s.failed));
+}
+
+/* The JSON document (or, for jsonl, one line per backend) on standard
+ * output, put back where it was (saved_stdout). */
+static int st_write_json(const st_args *a, const st_tally *t, json_t *backends, int saved_stdout)
+{
+    int rc = t->rc;
+    fflush(stdout);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stdout);
+    json_t *doc = json_pack("{s:I,s:i,s:i,s:O}", "seed", (json_int_t)a->seed, "passed", (int)t->passed, "failed",
+                            (int)t->failed, "backends", backends);
+    size_t i;
+    json_t *b;
+    if (a->fmt == CLI_JSONL) {
+        json_array_foreach(backends, i, b) {
+            char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (line) puts(line);
+            free(line);
+        }
+    } else {
+        char *txt = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (txt) puts(txt);
+        else rc = CLI_FAIL;
+        free(txt);
+    }
+    json_decref(doc);
+    fflush(stdout);
+    return rc;
+}
+
+/* A config with the environment's device settings and the threads asked
+ * for; NULL with the exit code in *rc. */
+static cckey_batch_config *st_config(const st_args *a, int *rc)
+{
+    cckey_batch_config *cfg = NULL;
+    if (cckey_batch_config_new(&cfg) != CCKEY_OK) {
+        cli_error("selftest: out of memory");
+        *rc = CLI_FAIL;
+        return NULL;
+    }
+    *rc = cli_config_from_env(cfg);
+    if (*rc == CLI_OK) {
+        cckey_batch_config_set_threads(cfg, a->threads);
+        return cfg;
+    }
+    cckey_batch_config_free(cfg);
+    return NULL;
+}
+
+/* JSON out: the check lines go to standard error, the document alone to
+ * standard output. The saved standard output, or -1 with the error printed. */
+static int st_redirect(void)
+{
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0) return saved;
+    if (saved >= 0) close(saved);
+    cli_error("selftest: cannot set up the output");
+    return -1;
+}
+
+static int st_run(const st_args *a, cckey_batch_config *cfg)
+{
+    json_t *backends = json_array();
+    int saved_stdout = -1;
+    if (a->fmt != CLI_TEXT && (!backends || (saved_stdout = st_redirect()) < 0)) {
+        if (!backends) cli_error("selftest: cannot set up the output");
+        if (saved_stdout >= 0) close(saved_stdout);
+        json_decref(backends);
+        return CLI_FAIL;
+    }
+    printf("cckey selftest, seed %llu\n", (unsigned long long)a->seed);
+    static const cckey_backend_kind all[] = {CCKEY_BACKEND_CPU, CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
+    st_tally t = {.rc = CLI_OK};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (a->only == CCKEY_BACKEND_AUTO || all[i] == a->only) st_backend(cfg, all[i], a, backends, &t);
+    fflush(stdout);
+    if (t.failed) {
+        printf("selftest: %u of %u checks FAILED\n", t.failed, t.passed + t.failed);
+        t.rc = CLI_FAIL;
+    } else if (t.rc != CLI_OK) {
+        printf("selftest: FAILED: the %s backend is unavailable\n", cckey_backend_name(a->only));
+    } else {
+        printf("selftest: %u checks passed on %u backend(s)\n", t.passed, t.ran);
+    }
+    int rc = a->fmt != CLI_TEXT ? st_write_json(a, &t, backends, saved_stdout) : t.rc;
+    json_decref(backends);
+    return rc;
+}
+
 int cckey_cmd_selftest(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -277,133 +439,19 @@ int cckey_cmd_selftest(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    cckey_backend_kind only = CCKEY_BACKEND_AUTO;
-    uint64_t seed = (uint64_t)time(NULL);
-    unsigned threads = 0;
-    unsigned long v;
-    int c;
-    cli_format fmt = CLI_TEXT;
+    st_args a = {.only = CCKEY_BACKEND_AUTO, .seed = (uint64_t)time(NULL), .fmt = CLI_TEXT};
+    int rc = ST_NEXT, c;
     optind = 1;
-    while ((c = cli_getopt("selftest", argc, argv, "b:j:h", longopts)) != -1) {
-        switch (c) {
-        case 'b':
-            if (cckey_backend_from_name(optarg, &only) != CCKEY_OK || only == CCKEY_BACKEND_AUTO) {
-                cli_error("selftest: --backend wants cpu, opencl or cuda, not \"%s\"", optarg);
-                return CLI_USAGE;
-            }
-            break;
-        case 'S':
-            if (!cli_parse_uint(optarg, 0, ~0ul, &v)) {
-                cli_error("selftest: --seed wants a number, not \"%s\"", optarg);
-                return CLI_USAGE;
-            }
-            seed = v;
-            break;
-        case 'j':
-            if (!cli_parse_uint(optarg, 1, 4096, &v)) {
-                cli_error("selftest: --jobs wants a number from 1 to 4096, not \"%s\"", optarg);
-                return CLI_USAGE;
-            }
-            threads = (unsigned)v;
-            break;
-        case 'F':
-            if (!cli_format_parse("selftest", optarg, CLI_FMT_ALL, &fmt))
-                return CLI_USAGE;
-            break;
-        case 'J': fmt = CLI_JSON; break;
-        case 'h': usage(stdout); return CLI_OK;
-        default: return CLI_USAGE;
-        }
-    }
+    while (rc == ST_NEXT && (c = cli_getopt("selftest", argc, argv, "b:j:h", longopts)) != -1)
+        rc = st_option(&a, c, optarg);
+    if (rc != ST_NEXT) return rc;
     if (optind < argc) {
         cli_error("selftest: unexpected argument \"%s\" (see 'cckey help selftest')", argv[optind]);
         return CLI_USAGE;
     }
-    cckey_batch_config *cfg = NULL;
-    if (cckey_batch_config_new(&cfg) != CCKEY_OK) {
-        cli_error("selftest: out of memory");
-        return CLI_FAIL;
-    }
-    int env_rc = cli_config_from_env(cfg);
-    if (env_rc == CLI_OK) cckey_batch_config_set_threads(cfg, threads);
-    if (env_rc != CLI_OK) {
-        cckey_batch_config_free(cfg);
-        return env_rc;
-    }
-    /* JSON out: the check lines go to standard error, the document alone
-     * to standard output. */
-    int saved_stdout = -1;
-    json_t *backends = json_array();
-    if (fmt != CLI_TEXT) {
-        fflush(stdout);
-        saved_stdout = dup(STDOUT_FILENO);
-        if (saved_stdout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !backends) {
-            cli_error("selftest: cannot set up the output");
-            json_decref(backends);
-            cckey_batch_config_free(cfg);
-            return CLI_FAIL;
-        }
-    }
-    printf("cckey selftest, seed %llu\n", (unsigned long long)seed);
-    static const cckey_backend_kind all[] = {CCKEY_BACKEND_CPU, CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
-    unsigned passed = 0, failed = 0, ran = 0;
-    int rc = CLI_OK;
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
-        if (only != CCKEY_BACKEND_AUTO && all[i] != only) continue;
-        const char *name = cckey_backend_name(all[i]);
-        char why[512] = "";
-        cckey_batch_config_set_backend(cfg, all[i]);
-        /* No message: only whether the backend can run here. */
-        if (cckey_backend_digests(cfg, NULL, 0, NULL) != CCKEY_OK) {
-            snprintf(why, sizeof why, "%s", cckey_last_error());
-            printf("%s: %s: %s\n", name, only != CCKEY_BACKEND_AUTO ? "UNAVAILABLE" : "skipped", why);
-            if (only != CCKEY_BACKEND_AUTO) rc = CLI_FAIL;
-            json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i,s:s}", "backend", name, "status",
-                                                      only != CCKEY_BACKEND_AUTO ? "unavailable" : "skipped",
-                                                      "passed", 0, "failed", 0, "reason", why));
-            continue;
-        }
-        printf("%s:\n", name);
-        session s = {.kind = all[i], .cfg = cfg, .threads = threads};
-        run_backend(&s, seed);
-        passed += s.passed, failed += s.failed, ran++;
-        json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i}", "backend", name, "status",
-                                                  s.failed ? "failed" : "ok", "passed", (int)s.passed, "failed",
-                                                  (int)s.failed));
-    }
+    cckey_batch_config *cfg = st_config(&a, &rc);
+    if (!cfg) return rc;
+    rc = st_run(&a, cfg);
     cckey_batch_config_free(cfg);
-    fflush(stdout);
-    if (failed) {
-        printf("selftest: %u of %u checks FAILED\n", failed, passed + failed);
-        rc = CLI_FAIL;
-    } else if (rc != CLI_OK) {
-        printf("selftest: FAILED: the %s backend is unavailable\n", cckey_backend_name(only));
-    } else {
-        printf("selftest: %u checks passed on %u backend(s)\n", passed, ran);
-    }
-    if (fmt != CLI_TEXT) {
-        fflush(stdout);
-        dup2(saved_stdout, STDOUT_FILENO);
-        close(saved_stdout);
-        json_t *doc = json_pack("{s:I,s:i,s:i,s:O}", "seed", (json_int_t)seed, "passed", (int)passed, "failed",
-                                (int)failed, "backends", backends);
-        size_t i;
-        json_t *b;
-        if (fmt == CLI_JSONL) {
-            json_array_foreach(backends, i, b) {
-                char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
-                if (line) puts(line);
-                free(line);
-            }
-        } else {
-            char *txt = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-            if (txt) puts(txt);
-            else rc = CLI_FAIL;
-            free(txt);
-        }
-        json_decref(doc);
-        fflush(stdout);
-    }
-    json_decref(backends);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include "remote_opts.h"
 #include "shard.h"
 #include "scan/scan.h"
+#include "warm/claims.h"
 #include "warm/warm.h"
 #include "warm/warm_deps.h"
 #include "warm/warm_vulkan.h"
@@ -64,6 +65,12 @@ typedef struct warm {
     char opencl_why[512], cuda_why[512], vulkan_why[512];
     int have_opencl, have_cuda, have_glsl, have_hlsl;   /* -1 unknown, 0 no, 1 yes */
     atomic_size_t next_group, groups_done, tuples_done, n_compiled, n_failed;
+    atomic_size_t n_elsewhere;   /* stored by another warm while this one waited for its claim */
+    atomic_size_t building;      /* builds compiling now */
+    warm_claims claims;          /* builds other warms of this folder are compiling */
+    pthread_mutex_t defer_mu;    /* guards deferred: builds another warm had claimed when tried */
+    size_t *deferred, n_deferred, next_deferred;
+    cckey_store *local;          /* the folder alone (read-only): what another warm just stored */
     atomic_uint_fast64_t bytes_done;
     cckey_dep_memo *memo;     /* header digests, shared by look-ups and builds */
     warm_deps_cfg deps;       /* how builds' headers are found (--deps, --preprocessor) */
@@ -491,9 +498,8 @@ out:
 
 /* Whether each distinct key is cached (locally, else on a remote), with its
  * headers and toolchain as this run would build it. */
-static void look_up(void *arg, size_t i)
+static void look_up_in(warm *w, cckey_store *s, size_t i, bool again)
 {
-    warm *w = arg;
     tuple *t = &w->t[i];
     if (t->state == T_DUPLICATE) return;
     void *buf;
@@ -508,47 +514,207 @@ static void look_up(void *arg, size_t i)
     cckey_lookup lk = toolchain_lookup(&k, w->memo);
     lk.tuple = &t->item.tuple;
     cckey_lookup_info info;
-    cckey_status st = cckey_store_get_info(w->probe, t->key, &lk, &buf, &len, &info);
+    cckey_status st = cckey_store_get_info(s, t->key, &lk, &buf, &len, &info);
     t->miss = info.why, t->variants = info.variants, t->variant = info.variant;
     if (st == CCKEY_OK) {
         if (!w->force) t->state = T_CACHED;
         cckey_store_free_buffer(buf);
     } else if (t->miss != CCKEY_MISS_ABSENT) {
-        t->miss_detail = strdup(cckey_last_error());   /* this thread's: taken now */
         /* Not served: compiled again, and the put replaces the entry. */
-        if (st == CCKEY_ERR_COLLISION && !w->check)
+        free(t->miss_detail);
+        t->miss_detail = strdup(cckey_last_error());   /* this thread's: taken now */
+        if (st == CCKEY_ERR_COLLISION && !w->check && !again)
             cli_warn("warm: %s:%zu: %s (key %.40s...); compiling it", w->manifest, t->item.line, t->miss_detail,
                      t->key);
     }
     toolchain_free(&k);
 }
 
+static void look_up(void *arg, size_t i)
+{
+    warm *w = arg;
+    look_up_in(w, w->probe, i, false);
+}
+
+/* ---- builds claimed while they compile (warm/claims.h) ------------------- */
+
+/* A build's claim name: an MD5 of what makes it one build (by_build). */
+static void claim_id(const warm *w, const group *g, char id[CCKEY_HEX_LEN + 1])
+{
+    const tuple *t = &w->t[g->members[0]];
+    uint8_t lang = (uint8_t)t->lang;
+    cckey_digest d;
+    cckey_digest_init(&d);
+    cckey_digest_update(&d, &lang, 1);
+    cckey_digest_update(&d, t->key, 33);
+    if (t->lang == CCKEY_LANG_HLSL) cckey_digest_update(&d, t->key + 33, 33);
+    cckey_digest_update(&d, t->key + 66, CCKEY_KEY_LEN - 66);
+    cckey_digest_update(&d, t->root, strlen(t->root) + 1);
+    cckey_digest_final(&d, id, NULL);
+}
+
+/* With the build's claim held after a wait: what the other warm stored in
+ * the folder meanwhile is a hit now, and only the rest are built. */
+static void drop_stored(warm *w, group *g)
+{
+    if (w->force || !w->local) return;
+    size_t kept = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        tuple *t = &w->t[g->members[k]];
+        /* A miss keeps what the first look-up found (--format jsonl's
+         * reason): the second sees only what that one left. */
+        tuple before = *t;
+        t->miss_detail = NULL;
+        look_up_in(w, w->local, g->members[k], true);
+        if (t->state == T_CACHED) {
+            free(before.miss_detail);
+            atomic_fetch_add(&w->n_elsewhere, 1);
+            continue;
+        }
+        free(t->miss_detail);
+        t->miss = before.miss, t->miss_detail = before.miss_detail;
+        t->variants = before.variants, t->variant = before.variant;
+        g->members[kept++] = g->members[k];
+    }
+    g->n = kept;
+}
+
+static void build_group(warm *w, group *g)
+{
+    size_t n = g->n, bytes = w->t[g->members[0]].item.tuple.source.len;
+    atomic_fetch_add(&w->building, 1);
+    if (g->n) run_group(w, g);
+    atomic_fetch_sub(&w->building, 1);
+    atomic_fetch_add(&w->bytes_done, bytes);
+    atomic_fetch_add(&w->tuples_done, n);
+    atomic_fetch_add(&w->groups_done, 1);
+}
+
+/* Build group i unless another warm holds its claim (then false: it is
+ * deferred). wait: take the claim however long its holder compiles. */
+static bool claim_and_build(warm *w, size_t i, bool wait)
+{
+    group *g = &w->g[i];
+    char id[CCKEY_HEX_LEN + 1];
+    claim_id(w, g, id);
+    warm_claim cl;
+    warm_claim_result r = wait ? warm_claim_wait(&w->claims, id, &cl)
+                               : warm_claim_try(&w->claims, id, &cl, NULL, 0);
+    if (r == WARM_CLAIM_BUSY) {
+        pthread_mutex_lock(&w->defer_mu);
+        w->deferred[w->n_deferred++] = i;
+        pthread_mutex_unlock(&w->defer_mu);
+        return false;
+    }
+    /* Taken at once: the look-up before is as fresh as a look-up now, save
+     * for a holder that finished just before; a second local look-up
+     * settles that too, and costs microseconds. */
+    if (r == WARM_CLAIM_TAKEN) drop_stored(w, g);
+    build_group(w, g);
+    warm_claim_release(&cl);
+    return true;
+}
+
+static bool next_deferred(warm *w, size_t *i)
+{
+    pthread_mutex_lock(&w->defer_mu);
+    bool any = w->next_deferred < w->n_deferred;
+    if (any) *i = w->deferred[w->next_deferred++];
+    pthread_mutex_unlock(&w->defer_mu);
+    return any;
+}
+
+/* Each build in turn; those another warm is compiling come last, and wait
+ * for it, so that its binaries serve here instead of a second build. */
 static void *worker(void *arg)
 {
     warm *w = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&w->next_group, 1);
-        if (i >= w->n_groups) return NULL;
-        group *g = &w->g[i];
-        run_group(w, g);
-        atomic_fetch_add(&w->bytes_done, w->t[g->members[0]].item.tuple.source.len);
-        atomic_fetch_add(&w->tuples_done, g->n);
-        atomic_fetch_add(&w->groups_done, 1);
-    }
+    size_t i;
+    while ((i = atomic_fetch_add(&w->next_group, 1)) < w->n_groups) claim_and_build(w, i, false);
+    while (next_deferred(w, &i)) claim_and_build(w, i, true);
+    return NULL;
 }
 
-static void show_failure(warm *w, tuple *t)
+/* One line for n tuples that failed alike, t the first of them. */
+static void show_failure(warm *w, tuple *t, size_t n)
 {
-    fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line,
-            (int)(t->item.tuple.name.len > 200 ? 200 : t->item.tuple.name.len), (const char *)t->item.tuple.name.ptr,
-            (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len),
-            (const char *)t->item.tuple.device.ptr, t->why ? t->why : "failed");
+    int nl = (int)(t->item.tuple.name.len > 200 ? 200 : t->item.tuple.name.len);
+    int dl = (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len);
+    const char *why = t->why ? t->why : "failed";
+    if (n > 1)
+        fprintf(stderr, "cckey: warm: %zu tuples: %s (first: %s:%zu: %.*s on \"%.*s\")\n", n, why, w->manifest,
+                t->item.line, nl, (const char *)t->item.tuple.name.ptr, dl, (const char *)t->item.tuple.device.ptr);
+    else
+        fprintf(stderr, "cckey: warm: %s:%zu: %.*s on \"%.*s\": %s\n", w->manifest, t->item.line, nl,
+                (const char *)t->item.tuple.name.ptr, dl, (const char *)t->item.tuple.device.ptr, why);
     group *g = t->group ? &w->g[t->group - 1] : NULL;
     if (g && !g->log_shown && g->log && *g->log) {
         fprintf(stderr, "    compiler log:\n");
         cli_put_log(g->log);
         g->log_shown = true;
     }
+}
+
+/* Tuples fail alike when their reasons are the same text and, for a
+ * compiler's error, they were one build: its log is shown once, and two
+ * builds' logs are never folded into one. */
+static size_t log_of(const warm *w, const tuple *t)
+{
+    const group *g = t->group ? &w->g[t->group - 1] : NULL;
+    return g && g->log && *g->log ? t->group : 0;
+}
+
+static int alike(const warm *w, const tuple *x, const tuple *y)
+{
+    int c = strcmp(x->why ? x->why : "", y->why ? y->why : "");
+    size_t a = log_of(w, x), b = log_of(w, y);
+    return c ? c : (a > b) - (a < b);
+}
+
+static int by_reason(const void *a, const void *b, void *arg)
+{
+    const warm *w = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = alike(w, &w->t[x], &w->t[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    size_t x = ((const size_t *)a)[0], y = ((const size_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* The failures: one line for each reason, in the order of their first
+ * tuples ("30 tuples: no OpenCL device here is ..."), SHOWN_FAILURES lines
+ * at most; -v lists every tuple on its own line, --format jsonl has each
+ * too. Returns how many failed. */
+static size_t show_failures(warm *w)
+{
+    size_t n = 0, runs = 0, shown = 0;
+    for (size_t i = 0; i < w->n; i++) n += w->t[i].state == T_FAILED;
+    size_t *f = malloc((n ? n : 1) * sizeof *f), (*run)[2] = malloc((n ? n : 1) * sizeof *run);
+    if (!f || !run) {
+        free(f), free(run);
+        if (n) cli_error("warm: %zu tuples failed (out of memory listing them)", n);
+        return n;
+    }
+    for (size_t i = 0, k = 0; i < w->n; i++)
+        if (w->t[i].state == T_FAILED) f[k++] = i;
+    if (!w->verbose) qsort_r(f, n, sizeof *f, by_reason, w);
+    for (size_t i = 0; i < n; i++) {
+        if (w->verbose || !i || alike(w, &w->t[f[i]], &w->t[f[i - 1]])) run[runs][0] = f[i], run[runs++][1] = 0;
+        run[runs - 1][1]++;
+    }
+    qsort(run, runs, sizeof *run, by_first);
+    for (size_t r = 0; r < runs && (r < SHOWN_FAILURES || w->verbose); r++) {
+        show_failure(w, &w->t[run[r][0]], run[r][1]);
+        shown += run[r][1];
+    }
+    if (shown < n)
+        fprintf(stderr, "cckey: warm: ... and %zu more failed tuples (-v lists them all)\n", n - shown);
+    free(f), free(run);
+    return n;
 }
 
 /* --max-size smaller than what was warmed: later puts evicted earlier
@@ -677,15 +843,9 @@ static int report_check(warm *w)
 
 static int summary(warm *w)
 {
-    size_t compiled = atomic_load(&w->n_compiled), cached = w->n_cached, failed = 0, dup = 0, evicted = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        tuple *t = &w->t[i];
-        dup += t->state == T_DUPLICATE, evicted += t->state == T_EVICTED;
-        if (t->state != T_FAILED) continue;
-        if (failed++ < SHOWN_FAILURES || w->verbose) show_failure(w, t);
-    }
-    if (failed > SHOWN_FAILURES && !w->verbose)
-        fprintf(stderr, "cckey: warm: ... and %zu more failed tuples (-v lists them all)\n", failed - SHOWN_FAILURES);
+    size_t compiled = atomic_load(&w->n_compiled), cached = w->n_cached + atomic_load(&w->n_elsewhere);
+    size_t failed = show_failures(w), dup = 0, evicted = 0;
+    for (size_t i = 0; i < w->n; i++) dup += w->t[i].state == T_DUPLICATE, evicted += w->t[i].state == T_EVICTED;
     if (evicted)
         fprintf(stderr, "cckey: warm: the size limit of %llu bytes cannot hold the warmed set: %zu entr%s compiled or "
                 "found in this run %s evicted again (a partial result; raise --max-size or the folder's max-size)\n",
@@ -789,7 +949,12 @@ static int run(warm *w, unsigned jobs, bool quiet)
      * start, since they write the states of the tuples they build. */
     size_t failed_early = 0;
     for (size_t i = 0; i < w->n; i++) failed_early += w->t[i].state == T_FAILED;
-    pthread_t *th = calloc(jobs ? jobs : 1, sizeof *th);
+    /* Tuples settled before any build (cached, duplicates, failed early),
+     * counted before the workers change the groups. */
+    size_t settled = w->n;
+    for (size_t i = 0; i < w->n_groups; i++) settled -= w->g[i].n;
+    w->deferred = malloc((w->n_groups ? w->n_groups : 1) * sizeof *w->deferred);
+    pthread_t *th = w->deferred ? calloc(jobs ? jobs : 1, sizeof *th) : NULL;
     unsigned started = 0;
     for (unsigned i = 0; th && i < jobs; i++)
         if (pthread_create(&th[i], NULL, worker, w) == 0) started++;
@@ -797,14 +962,16 @@ static int run(warm *w, unsigned jobs, bool quiet)
     cli_progress bar;
     cli_progress_init(&bar, "warm");
     if (quiet) bar.enabled = false;
-    char note[128];
-    bar.note = note;
+    char note[160];
+    bar.note = note, bar.unit = "tuples", bar.items_total = w->n;
     while (started && atomic_load(&w->groups_done) < w->n_groups) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        snprintf(note, sizeof note, "%zu compiled, %zu cached, %zu failed", atomic_load(&w->n_compiled), w->n_cached,
+        snprintf(note, sizeof note, "%zu building, %zu compiled, %zu cached, %zu failed", atomic_load(&w->building),
+                 atomic_load(&w->n_compiled), w->n_cached + atomic_load(&w->n_elsewhere),
                  failed_early + atomic_load(&w->n_failed));
-        cli_progress_update(&bar, atomic_load(&w->bytes_done), total_bytes, atomic_load(&w->tuples_done));
+        cli_progress_update(&bar, atomic_load(&w->bytes_done), total_bytes,
+                            settled + atomic_load(&w->tuples_done) + atomic_load(&w->n_elsewhere));
     }
     for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
@@ -826,7 +993,7 @@ out:
         free(w->t[i].root);
     }
     for (size_t i = 0; i < w->n_groups; i++) free(w->g[i].members), free(w->g[i].log);
-    free(w->t), free(w->g);
+    free(w->t), free(w->g), free(w->deferred);
     manifest_files_clear(&files);
     return rc;
 }
@@ -849,6 +1016,12 @@ static int open_store(warm *w, const char *dir, uint64_t max_bytes, cli_remotes 
         cli_error("warm: %s", cckey_last_error());
         return CLI_FAIL;
     }
+    /* Claims and the folder-only handle that looks behind them; without
+     * either, builds go on unclaimed, as they would on a folder that takes
+     * no locks. */
+    if (!w->check && cckey_store_open_read_only(&w->local, dir) != CCKEY_OK) w->local = NULL;
+    w->claims.off = true;
+    if (!w->check && w->local) warm_claims_init(&w->claims, dir);
     return cli_remotes_attach(remotes, w->store, dir, "warm");
 }
 
@@ -872,7 +1045,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
     setenv("POCL_KERNEL_CACHE", "0", 0);
     warm w = {.manifest = argv[optind], .max_line = max_line, .have_opencl = -1, .have_cuda = -1, .have_glsl = -1,
               .have_hlsl = -1, .fmt = fmt, .verbose = verbose, .check = check, .force = force,
-              .deps_mode = deps_opts->deps_mode, .pp = deps_opts->pp};
+              .deps_mode = deps_opts->deps_mode, .pp = deps_opts->pp, .defer_mu = PTHREAD_MUTEX_INITIALIZER};
     char why[512];
     if (shards && !shard) {
         cli_error("warm: --shards is for --shard auto");
@@ -897,6 +1070,8 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
     cckey_dep_memo_free(w.memo);
     warm_deps_end(&w.deps);
     if (w.probe != w.store) cckey_store_close(w.probe);
+    cckey_store_close(w.local);
+    pthread_mutex_destroy(&w.defer_mu);
     cckey_store_close(w.store);
     return rc;
 }

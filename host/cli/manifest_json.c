@@ -294,45 +294,65 @@ static int string(ctx *c, cckey_bytes *str)
 
 static int is_digit(uint8_t ch) { return ch >= '0' && ch <= '9'; }
 
-static int number(ctx *c, val *v)
+static void skip_digits(ctx *c)
 {
-    size_t start = c->i;
-    bool neg = c->s[c->i] == '-', real = false;
-    if (neg) c->i++;
+    while (c->i < c->len && is_digit(c->s[c->i])) c->i++;
+}
+
+/* The integer part: a lone 0, or digits not starting with 0. */
+static int int_part(ctx *c)
+{
     if (c->i >= c->len) return end_early(c);
     if (c->s[c->i] == '0') {
         c->i++;
         if (c->i < c->len && is_digit(c->s[c->i])) return fail(c, c->i, "invalid token");
-    } else if (is_digit(c->s[c->i])) {
-        while (c->i < c->len && is_digit(c->s[c->i])) c->i++;
-    } else {
-        return fail(c, c->i, "invalid token");
-    }
-    size_t int_digits = c->i - start - neg;
-    if (c->i < c->len && c->s[c->i] == '.') {
-        real = true;
-        c->i++;
-        if (c->i >= c->len) return end_early(c);
-        if (!is_digit(c->s[c->i])) return fail(c, c->i, "invalid token");
-        while (c->i < c->len && is_digit(c->s[c->i])) c->i++;
-    }
-    if (c->i < c->len && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-        real = true;
-        c->i++;
-        if (c->i < c->len && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
-        if (c->i >= c->len) return end_early(c);
-        if (!is_digit(c->s[c->i])) return fail(c, c->i, "invalid token");
-        while (c->i < c->len && is_digit(c->s[c->i])) c->i++;
-    }
-    v->kind = real ? MJ_REAL : MJ_INTEGER;
-    if (!real) {
-        /* jansson keeps integers in 64 bits and refuses the rest. */
-        static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
-        const char *d = (const char *)c->s + start + neg;
-        if (int_digits > 19 || (int_digits == 19 && memcmp(d, neg ? min : max, 19) > 0))
-            return fail(c, start, neg ? "too big negative integer" : "too big integer");
         return 0;
     }
+    if (!is_digit(c->s[c->i])) return fail(c, c->i, "invalid token");
+    skip_digits(c);
+    return 0;
+}
+
+/* At least one digit, where a fraction or an exponent needs them. */
+static int some_digits(ctx *c)
+{
+    if (c->i >= c->len) return end_early(c);
+    if (!is_digit(c->s[c->i])) return fail(c, c->i, "invalid token");
+    skip_digits(c);
+    return 0;
+}
+
+/* The fraction and the exponent, each optional; *real when either is there. */
+static int real_parts(ctx *c, bool *real)
+{
+    if (c->i < c->len && c->s[c->i] == '.') {
+        *real = true;
+        c->i++;
+        int r = some_digits(c);
+        if (r) return r;
+    }
+    if (c->i < c->len && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
+        *real = true;
+        c->i++;
+        if (c->i < c->len && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
+        return some_digits(c);
+    }
+    return 0;
+}
+
+/* jansson keeps integers in 64 bits and refuses the rest. */
+static int integer_range(ctx *c, size_t start, bool neg, size_t int_digits)
+{
+    static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+    const char *d = (const char *)c->s + start + neg;
+    if (int_digits > 19 || (int_digits == 19 && memcmp(d, neg ? min : max, 19) > 0))
+        return fail(c, start, neg ? "too big negative integer" : "too big integer");
+    return 0;
+}
+
+/* jansson refuses a real that overflows a double. */
+static int real_range(ctx *c, size_t start)
+{
     size_t n = c->i - start;
     char small[128], *buf = n < sizeof small ? small : malloc(n + 1);
     if (!buf) {
@@ -346,6 +366,19 @@ static int number(ctx *c, val *v)
     bool overflow = (d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE;
     if (buf != small) free(buf);
     return overflow ? fail(c, start, "real number overflow") : 0;
+}
+
+static int number(ctx *c, val *v)
+{
+    size_t start = c->i;
+    bool neg = c->s[c->i] == '-', real = false;
+    if (neg) c->i++;
+    int r = int_part(c);
+    if (r) return r;
+    size_t int_digits = c->i - start - neg;
+    if ((r = real_parts(c, &real))) return r;
+    v->kind = real ? MJ_REAL : MJ_INTEGER;
+    return real ? real_range(c, start) : integer_range(c, start, neg, int_digits);
 }
 
 static int literal(ctx *c, val *v)
@@ -420,6 +453,73 @@ static mj_member *known(mj_line *r, cckey_bytes k)
     return NULL;
 }
 
+/* An object's member name: decoded, refused when it repeats one of the
+ * first LINEAR_DUPS (sorted_dups checks the rest at the end), and kept. */
+static int member_key(ctx *c, size_t base, cckey_bytes *key, size_t *key_off)
+{
+    mj_parser *p = c->p;
+    if (c->i >= c->len) return end_early(c);
+    if (c->s[c->i] != '"') return fail(c, c->i, "string or '}' expected");
+    *key_off = c->i;
+    if (string(c, key)) return -1;
+    if (memchr(key->ptr, '\0', key->len)) return fail(c, *key_off, "NUL byte in object key not supported");
+    if (p->n_keys - base < LINEAR_DUPS)
+        for (size_t k = base; k < p->n_keys; k++)
+            if (p->keys[k].len == key->len && memcmp(p->keys[k].ptr, key->ptr, key->len) == 0)
+                return fail(c, *key_off, "duplicate object key");
+    if (p->n_keys == p->cap_keys) {
+        size_t cap = p->cap_keys ? 2 * p->cap_keys : 64;
+        mj_key *k = realloc(p->keys, cap * sizeof *k);
+        if (!k) {
+            c->err = -2;
+            return -1;
+        }
+        p->keys = k;
+        p->cap_keys = cap;
+    }
+    p->keys[p->n_keys++] = (mj_key){key->ptr, key->len, *key_off};
+    return 0;
+}
+
+/* What a member's value means: a known member of the line (TOP), an
+ * unknown one kept for the typo check, or an option pair (OPTIONS). */
+static int member_record(ctx *c, int mode, mj_member *m, cckey_bytes key, size_t key_off, const val *v, size_t val_off)
+{
+    mj_line *r = c->res;
+    if (m) {
+        *m = (mj_member){true, v->kind, key_off, v->str, val_off, c->i};
+    } else if (mode == TOP && r->n_unknown < MJ_UNKNOWN_MAX) {
+        r->unknown_off[r->n_unknown] = key_off;
+        r->unknown[r->n_unknown++] = key;
+    }
+    if (mode != OPTIONS) return 0;
+    if (v->kind == MJ_STRING) return push_pair(c, key, v->str) ? -1 : 0;
+    if (!r->opt_err) {
+        r->opt_err = MJ_OPT_MEMBER;
+        r->opt_err_key = key;
+        r->opt_err_kind = v->kind;
+    }
+    return 0;
+}
+
+/* One member, name through value. */
+static int member(ctx *c, int mode, size_t base)
+{
+    cckey_bytes key = {0};
+    size_t key_off = 0;
+    if (member_key(c, base, &key, &key_off)) return -1;
+    skip_ws(c);
+    if (c->i >= c->len) return end_early(c);
+    if (c->s[c->i] != ':') return fail(c, c->i, "':' expected");
+    c->i++;
+    skip_ws(c);
+    val v = {0};
+    mj_member *m = mode == TOP ? known(c->res, key) : NULL;
+    size_t val_off = c->i;
+    if (value(c, &v, m == &c->res->options ? OPTIONS : GENERIC)) return -1;
+    return member_record(c, mode, m, key, key_off, &v, val_off);
+}
+
 static int object(ctx *c, int mode)
 {
     mj_parser *p = c->p;
@@ -432,54 +532,7 @@ static int object(ctx *c, int mode)
         return 0;
     }
     for (;;) {
-        if (c->i >= c->len) return end_early(c);
-        if (c->s[c->i] != '"') return fail(c, c->i, "string or '}' expected");
-        size_t key_off = c->i;
-        cckey_bytes key;
-        if (string(c, &key)) return -1;
-        if (memchr(key.ptr, '\0', key.len)) return fail(c, key_off, "NUL byte in object key not supported");
-        size_t n = p->n_keys - base;
-        if (n < LINEAR_DUPS)
-            for (size_t k = base; k < p->n_keys; k++)
-                if (p->keys[k].len == key.len && memcmp(p->keys[k].ptr, key.ptr, key.len) == 0)
-                    return fail(c, key_off, "duplicate object key");
-        if (p->n_keys == p->cap_keys) {
-            size_t cap = p->cap_keys ? 2 * p->cap_keys : 64;
-            mj_key *k = realloc(p->keys, cap * sizeof *k);
-            if (!k) {
-                c->err = -2;
-                return -1;
-            }
-            p->keys = k;
-            p->cap_keys = cap;
-        }
-        p->keys[p->n_keys++] = (mj_key){key.ptr, key.len, key_off};
-        skip_ws(c);
-        if (c->i >= c->len) return end_early(c);
-        if (c->s[c->i] != ':') return fail(c, c->i, "':' expected");
-        c->i++;
-        skip_ws(c);
-        val v = {0};
-        mj_member *m = mode == TOP ? known(c->res, key) : NULL;
-        bool opts = m == &c->res->options;
-        size_t val_off = c->i;
-        if (value(c, &v, opts ? OPTIONS : GENERIC)) return -1;
-        if (m) {
-            *m = (mj_member){true, v.kind, key_off, v.str, val_off, c->i};
-        } else if (mode == TOP && c->res->n_unknown < MJ_UNKNOWN_MAX) {
-            c->res->unknown_off[c->res->n_unknown] = key_off;
-            c->res->unknown[c->res->n_unknown++] = key;
-        }
-        if (mode == OPTIONS) {
-            mj_line *r = c->res;
-            if (v.kind == MJ_STRING) {
-                if (push_pair(c, key, v.str)) return -1;
-            } else if (!r->opt_err) {
-                r->opt_err = MJ_OPT_MEMBER;
-                r->opt_err_key = key;
-                r->opt_err_kind = v.kind;
-            }
-        }
+        if (member(c, mode, base)) return -1;
         skip_ws(c);
         if (c->i >= c->len) return end_early(c);
         if (c->s[c->i] == ',') {

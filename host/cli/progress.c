@@ -68,20 +68,25 @@ void cli_progress_update(cli_progress *p, uint64_t done, uint64_t total, uint64_
     p->drawn = true;
     active = p;
     double elapsed = now - p->start;
+    char count[64];
+    if (p->items_total)
+        snprintf(count, sizeof count, "%llu/%llu %s", (unsigned long long)items, (unsigned long long)p->items_total,
+                 p->unit ? p->unit : "items");
+    else
+        snprintf(count, sizeof count, "%llu %s", (unsigned long long)items, p->unit ? p->unit : "items");
     if (total) {
         int width = 30, fill = (int)(width * (double)done / (double)total);
         if (fill > width) fill = width;
         double frac = (double)done / (double)total;
-        fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %llu items  %.0f s", p->what, fill,
-                "##############################", width - fill, "", 100.0 * frac, (unsigned long long)items,
-                elapsed);
+        fprintf(stderr, "\r%s [%.*s%*s] %3.0f%%  %s  %.0f s", p->what, fill, "##############################",
+                width - fill, "", 100.0 * frac, count, elapsed);
         /* A time left only once there is enough behind us to guess from. */
         if (frac > 0.02 && frac < 1) fprintf(stderr, ", about %.0f s left", elapsed * (1 - frac) / frac);
         if (p->note) fprintf(stderr, "  (%s)", p->note);
         fputs("\033[K", stderr);
     } else {
-        fprintf(stderr, "\r%s %llu items  %.0f s%s%s%s\033[K", p->what, (unsigned long long)items, elapsed,
-                p->note ? "  (" : "", p->note ? p->note : "", p->note ? ")" : "");
+        fprintf(stderr, "\r%s %s  %.0f s%s%s%s\033[K", p->what, count, elapsed, p->note ? "  (" : "",
+                p->note ? p->note : "", p->note ? ")" : "");
     }
     fflush(stderr);
 }
