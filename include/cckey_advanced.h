@@ -3,7 +3,8 @@
  *
  * What a tool built beside the library needs and a key user does not:
  * device tuning (how a device backend runs a batch; never what key it
- * gives), doors into the drivers the library loads, and engine checks.
+ * gives), doors into the drivers the library loads, the CPU features the
+ * library detected, and engine checks.
  * These functions are exported and follow cckey.h's rules, but unlike
  * cckey.h and cckey_store.h their names and behaviour may change in any
  * minor release until 1.0 (xxHash fences off its unstable API the same way).
@@ -66,6 +67,39 @@ CCKEY_API void *cckey_driver_symbol(cckey_backend_kind kind, const char *name);
  *  cuGetErrorName). A static string; "CL_<unknown>" for a code it does not
  *  know. */
 CCKEY_API const char *cckey_opencl_status_name(int status);
+
+/* ------------------------------------------------------------------------ */
+/* CPU features                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Bits of cckey_cpu_features. */
+#define CCKEY_CPU_SSE2 (1u << 0)
+#define CCKEY_CPU_AVX2 (1u << 1)
+#define CCKEY_CPU_AVX512F (1u << 2)
+#define CCKEY_CPU_AVX512BW (1u << 3)
+#define CCKEY_CPU_AVX512VBMI2 (1u << 4)
+#define CCKEY_CPU_BMI2 (1u << 5)
+#define CCKEY_CPU_NEON (1u << 6)
+
+/**
+ * The CPU features this process may use, detected once per process: those
+ * the CPU reports and the OS saves the registers of, less those the build
+ * leaves out (CCKEY_NO_SSE2, CCKEY_NO_AVX2, CCKEY_NO_AVX512, CCKEY_NO_NEON),
+ * narrowed to the instruction set CCKEY_FORCE_ISA names when this CPU has
+ * it ("scalar": none; "sse2": SSE2 alone; "avx2": no AVX-512; "avx512": all;
+ * "neon": NEON alone). For a tool's own SIMD code beside the library's (the
+ * cckey CLI's manifest scanner), so that both follow one detection and one
+ * switch. A CCKEY_CPU_* bit mask; 0 on a CPU with none of them.
+ */
+CCKEY_API unsigned cckey_cpu_features(void);
+
+/**
+ * CCKEY_FORCE_ISA as the library read it, once per process (the one place
+ * it is read), so that a tool can say why it is not in effect: NULL when
+ * unset or empty, else the value, which may name no instruction set or one
+ * this CPU lacks (then ignored: cckey_cpu_isa gives what is in use).
+ */
+CCKEY_API const char *cckey_cpu_forced_isa(void);
 
 /* ------------------------------------------------------------------------ */
 /* Engine checks                                                             */

@@ -126,6 +126,26 @@ CCKEY_API cckey_status cckey_store_open(cckey_store **out, const char *dir, uint
  */
 CCKEY_API cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir);
 
+/** Payload encodings for cckey_store_set_compression. */
+typedef enum cckey_compression {
+    CCKEY_COMPRESSION_NONE = 0, /**< payloads written as they are (entry format 4) */
+    CCKEY_COMPRESSION_ZSTD = 1, /**< one zstd frame per payload where that is smaller (format 5) */
+} cckey_compression;
+
+/**
+ * How this handle's puts store payloads. cckey_store_open takes the folder's
+ * own setting, the compression and compression_level lines of DIR/cckey.conf
+ * ("compression = zstd", "compression_level = 3"); the default is none.
+ * Compressed or not, every entry reads back byte for byte, and a handle of
+ * either kind reads both (entries move between folders and remotes as they
+ * are stored).
+ * @param level  zstd's level (negative: faster; 0: zstd's default, 3); ignored
+ *               for CCKEY_COMPRESSION_NONE.
+ * @return CCKEY_OK, CCKEY_ERR_INVALID_ARG (NULL handle, unknown method or a
+ *         level zstd does not have), CCKEY_ERR_UNAVAILABLE (built without libzstd).
+ */
+CCKEY_API cckey_status cckey_store_set_compression(cckey_store *s, cckey_compression method, int level);
+
 /** Close a handle. NULL is a no-op. No other thread may be using it. */
 CCKEY_API void cckey_store_close(cckey_store *s);
 
@@ -201,7 +221,9 @@ typedef struct cckey_store_entry_info {
     int64_t used;          /**< last used, seconds since 1970 */
     uint32_t variants;     /**< the builds it holds; 0 when its header cannot be read */
     uint32_t version;      /**< its format version; 0 when its header cannot be read */
-    uint64_t reserved[4];  /**< 0 */
+    uint64_t plain_bytes;  /**< its size with the payload uncompressed (= bytes when
+                                not compressed; 0 when its header cannot be read) */
+    uint64_t reserved[3];  /**< 0 */
 } cckey_store_entry_info;
 typedef int (*cckey_store_info_fn)(void *user, const cckey_store_entry_info *e);
 

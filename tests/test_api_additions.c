@@ -495,3 +495,67 @@ Test(option_order, is_the_keys_order)
     cr_assert_eq(cckey_option_order(NULL, 2, order), CCKEY_ERR_INVALID_ARG);
     cr_assert_eq(cckey_option_order(o, 0, NULL), CCKEY_OK);
 }
+
+/* cckey_cpu_features against the kernel's own view, /proc/cpuinfo's flags
+ * (Linux lists the AVX families only where it saves their registers, as
+ * the library's XCR0 check requires). Each test is its own process, so
+ * CCKEY_FORCE_ISA set first is what the library's one read sees. */
+static unsigned cpuinfo_features(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    cr_assert(f, "/proc/cpuinfo: %s", strerror(errno));
+    static char line[1 << 16];
+    unsigned mask = 0;
+    static const struct {
+        const char *flag;
+        unsigned bit;
+    } flags[] = {{"sse2", CCKEY_CPU_SSE2},         {"avx2", CCKEY_CPU_AVX2},
+                 {"avx512f", CCKEY_CPU_AVX512F},   {"avx512bw", CCKEY_CPU_AVX512BW},
+                 {"avx512_vbmi2", CCKEY_CPU_AVX512VBMI2}, {"bmi2", CCKEY_CPU_BMI2},
+                 {"asimd", CCKEY_CPU_NEON}};
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0 && strncmp(line, "Features", 8) != 0) continue;
+        for (char *w = strtok(strchr(line, ':') + 1, " \n"); w; w = strtok(NULL, " \n"))
+            for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+                if (strcmp(w, flags[i].flag) == 0) mask |= flags[i].bit;
+        break;
+    }
+    fclose(f);
+    return mask;
+}
+
+Test(cpu_features, are_the_kernels_flags)
+{
+    unsetenv("CCKEY_FORCE_ISA");
+    cr_expect_eq(cckey_cpu_features(), cpuinfo_features(), "library 0x%x, /proc/cpuinfo 0x%x", cckey_cpu_features(),
+                 cpuinfo_features());
+    cr_expect_null(cckey_cpu_forced_isa());
+}
+
+Test(cpu_features, force_isa_narrows_them_and_md5_follows)
+{
+    unsigned all = cpuinfo_features();
+    if (!(all & CCKEY_CPU_SSE2)) cr_skip_test("no SSE2 on this CPU: nothing narrower to force");
+    setenv("CCKEY_FORCE_ISA", "sse2", 1);
+    cr_expect_eq(cckey_cpu_features(), CCKEY_CPU_SSE2);
+    cr_expect_str_eq(cckey_cpu_forced_isa(), "sse2");
+    cr_expect_str_eq(cckey_cpu_isa(), "sse2");
+    setenv("CCKEY_FORCE_ISA", "avx512", 1);   /* read once: a later change is not seen */
+    cr_expect_str_eq(cckey_cpu_forced_isa(), "sse2");
+}
+
+Test(cpu_features, avx2_drops_only_avx512)
+{
+    unsigned all = cpuinfo_features();
+    if (!(all & CCKEY_CPU_AVX2)) cr_skip_test("no AVX2 on this CPU");
+    setenv("CCKEY_FORCE_ISA", "avx2", 1);
+    cr_expect_eq(cckey_cpu_features(), all & ~(CCKEY_CPU_AVX512F | CCKEY_CPU_AVX512BW | CCKEY_CPU_AVX512VBMI2));
+    cr_expect_str_eq(cckey_cpu_isa(), "avx2");
+}
+
+Test(cpu_features, an_unknown_or_absent_set_changes_nothing)
+{
+    setenv("CCKEY_FORCE_ISA", "mmx-and-then-some", 1);
+    cr_expect_eq(cckey_cpu_features(), cpuinfo_features());
+    cr_expect_str_eq(cckey_cpu_forced_isa(), "mmx-and-then-some");
+}

@@ -233,6 +233,8 @@ static void w_backend_name(void) { STRING(cckey_backend_name((cckey_backend_kind
 static void w_backend_kernel(void) { STRING(cckey_backend_kernel((cckey_backend_kind)99)); }
 static void w_opencl_status_name(void) { STRING(cckey_opencl_status_name(12345)); }
 static void w_cpu_lanes(void) { (void)cckey_cpu_lanes(); }
+static void w_cpu_features(void) { (void)cckey_cpu_features(); }
+static void w_cpu_forced_isa(void) { (void)cckey_cpu_forced_isa(); }
 static void w_cpu_threads(void) { (void)cckey_cpu_threads(); }
 static void w_build_backends(void) { STRING(cckey_build_backends()); }
 static void w_cpu_isa(void) { STRING(cckey_cpu_isa()); }
@@ -420,6 +422,16 @@ static void w_store_list_info(void)
     cckey_store_close(s);
 }
 
+static void w_store_set_compression(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_set_compression(NULL, CCKEY_COMPRESSION_ZSTD, 3));
+    INVALID(cckey_store_set_compression(s, (cckey_compression)7, 3));
+    INVALID(cckey_store_set_compression(s, CCKEY_COMPRESSION_ZSTD, 1000));
+    EXPECT(cckey_store_set_compression(s, CCKEY_COMPRESSION_NONE, 1000), CCKEY_OK);   /* no level for none */
+    cckey_store_close(s);
+}
+
 static void w_store_stats(void)
 {
     cckey_store *s = store();
@@ -601,7 +613,8 @@ static const struct walk {
     W(cckey_batch_config_used, w_used), W(cckey_batch_config_warning, w_warning),
     W(cckey_backend_from_name, w_backend_from_name), W(cckey_backend_name, w_backend_name),
     W(cckey_backend_kernel, w_backend_kernel), W(cckey_opencl_status_name, w_opencl_status_name),
-    W(cckey_cpu_lanes, w_cpu_lanes), W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
+    W(cckey_cpu_lanes, w_cpu_lanes), W(cckey_cpu_features, w_cpu_features), W(cckey_cpu_forced_isa, w_cpu_forced_isa),
+    W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
     W(cckey_make_keys, w_make_keys), W(cckey_make_keys_bin, w_make_keys_bin),
@@ -622,7 +635,7 @@ static const struct walk {
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
     W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_trim_older, w_store_trim_older),
-    W(cckey_age_parse, w_age_parse),
+    W(cckey_age_parse, w_age_parse), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -42,20 +42,25 @@ static const char *utc(char *buf, size_t len, int64_t t)
     return buf;
 }
 
-static int add_builds(void *user, const cckey_store_entry_info *e)
-{
-    *(uint64_t *)user += e->variants;
-    return 0;
-}
-
 /* What stats shows, gathered once. */
 typedef struct stats {
     const char *dir;
     cckey_store *s;
     cckey_store_usage u;
-    uint64_t builds;
+    uint64_t builds;                /* the builds the entries hold (their headers) */
+    uint64_t plain, disk;           /* the entries' size with payloads uncompressed, and on disk */
     cckey_remote_counters remote;   /* every remote together */
 } stats;
+
+static int add_builds(void *user, const cckey_store_entry_info *e)
+{
+    stats *st = user;
+    st->builds += e->variants, st->plain += e->plain_bytes, st->disk += e->bytes;
+    return 0;
+}
+
+/* Uncompressed size over size on disk (1 when nothing is compressed). */
+static double compression_ratio(const stats *st) { return st->disk ? (double)st->plain / (double)st->disk : 1.0; }
 
 static const char *plural(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
@@ -112,6 +117,8 @@ static void print_text(const stats *st)
     printf("%-18s %llu (%llu %s)\n", "entries:", (unsigned long long)st->u.entries, (unsigned long long)st->builds,
            plural(st->builds, "build", "builds"));
     print_size(st);
+    printf("%-18s %.2f (%llu bytes uncompressed)\n", "compression ratio:", compression_ratio(st),
+           (unsigned long long)st->plain);
     if (st->u.max_age) printf("%-18s %s\n", "max age:", span(a, sizeof a, st->u.max_age));
     printf("%-18s %llu (%s)\n", "temporary files:", (unsigned long long)st->u.temp_files,
            human(a, sizeof a, st->u.temp_bytes));
@@ -152,6 +159,8 @@ static json_t *stats_json(const stats *st)
                           "temp_bytes", (json_int_t)u->temp_bytes, "hits", (json_int_t)u->hits, "misses",
                           (json_int_t)u->misses, "hit_rate", ratio_or_null(u->hits, u->hits + u->misses));
     if (!j) return NULL;
+    json_object_set_new(j, "plain_bytes", json_integer((json_int_t)st->plain));
+    json_object_set_new(j, "compression_ratio", json_real(compression_ratio(st)));
     json_object_set_new(j, "zeroed_at", u->zeroed ? json_string(utc(when, sizeof when, u->zeroed)) : json_null());
     json_object_set_new(j, "seconds_since_zeroed",
                         u->zeroed ? json_integer((json_int_t)(time(NULL) - u->zeroed)) : json_null());
@@ -187,7 +196,7 @@ int cli_cache_stats(cckey_store *s, const char *dir, cli_format fmt, bool zero)
         cli_error("cache stats: %s", cckey_last_error());
         return CLI_FAIL;
     }
-    cckey_store_list_info(s, add_builds, &st.builds);
+    cckey_store_list_info(s, add_builds, &st);
     if (st.u.damaged)
         cli_warn("cache stats: %s/stats: %u damaged counter file%s: counted as far as readable; the next writer "
                  "rewrites %s", dir, st.u.damaged, st.u.damaged == 1 ? "" : "s", st.u.damaged == 1 ? "it" : "them");

@@ -118,7 +118,7 @@ int cli_drivers_from_env(void)
 int cli_check_isa_env(void)
 {
     static const char *const known[] = {"scalar", "sse2", "avx2", "avx512", "neon"};
-    const char *v = var("CCKEY_FORCE_ISA");
+    const char *v = cckey_cpu_forced_isa();   /* read by the library, once */
     if (!v || strcmp(v, cckey_cpu_isa()) == 0) return CLI_OK;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (strcmp(v, known[i]) == 0) {

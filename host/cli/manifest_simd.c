@@ -16,12 +16,12 @@
  * after it is a valid escaped letter (anything else is a stop), so the
  * quote and bad-byte masks need only ignore escaped positions. */
 #include "manifest_simd.h"
+#include "cckey_advanced.h"   /* cckey_cpu_features */
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -161,6 +161,7 @@ AVX2_TARGET static size_t run_avx2(const uint8_t *s, size_t i, size_t len, char 
     return i;
 }
 
+#if !defined(CCKEY_NO_AVX512)   /* the build switch: no AVX-512 code at all */
 /* Where a block holding bytes >= 0x80 must stop for UTF-8, added to the
  * block's stops: a hard one at the start of the sequence holding the first
  * bad byte (the caller's byte loop then names it), and soft ones at leads
@@ -234,48 +235,27 @@ AVX512_TARGET static size_t run_avx512(const uint8_t *s, size_t i, size_t len, c
     return i;
 }
 
-static uint64_t xgetbv0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return (uint64_t)hi << 32 | lo;
-}
-
-/* 3: AVX-512 F+BW+VBMI2, 2: AVX2, 1: SSE2. The OS must also save the wide
- * registers (XCR0), as in host/md5/md5_dispatch.c. */
-static int best_x86(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    int level = d & bit_SSE2 ? 1 : 0;
-    if (!(c & bit_OSXSAVE) || !(c & bit_AVX) || __get_cpuid_max(0, NULL) < 7) return level;
-    uint64_t xcr0 = xgetbv0();
-    if ((xcr0 & 0x6) != 0x6) return level;
-    __cpuid_count(7, 0, a, b, c, d);
-    if (!(b & bit_AVX2)) return level;
-    level = 2;
-    if ((b & bit_AVX512F) && (b & bit_AVX512BW) && (c & bit_AVX512VBMI2) && (b & bit_BMI2) && (xcr0 & 0xe6) == 0xe6)
-        level = 3;
-    return level;
-}
+#endif   /* CCKEY_NO_AVX512 */
 #endif
 
 static const char *const labels[] = {"scalar", "sse2", "avx2", "avx512"};
 static int chosen;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* 3: AVX-512 F+BW+VBMI2 (with BMI2), 2: AVX2, 1: SSE2, 0: none; from the
+ * library's one detection (cckey_cpu_features), which also applies
+ * CCKEY_FORCE_ISA and the build's CCKEY_NO_<ISA> switches. */
 static void pick(void)
 {
     int level = 0;
 #if defined(__x86_64__)
-    level = best_x86();
+    const unsigned f = cckey_cpu_features(),
+                   avx512 = CCKEY_CPU_AVX512F | CCKEY_CPU_AVX512BW | CCKEY_CPU_AVX512VBMI2 | CCKEY_CPU_BMI2;
+    level = (f & avx512) == avx512 ? 3 : f & CCKEY_CPU_AVX2 ? 2 : f & CCKEY_CPU_SSE2 ? 1 : 0;
     for (unsigned m = 0; m < 256; m++)
         for (unsigned k = 0, at = 0; k < 8; k++)
             if (m >> k & 1) pack8[m][at++] = (uint8_t)k;
 #endif
-    const char *env = getenv("CCKEY_FORCE_ISA");
-    for (int l = 0; env && l < level; l++)
-        if (strcmp(env, labels[l]) == 0) level = l;
     chosen = level;
 }
 
@@ -286,7 +266,9 @@ mj_str_kernel mj_str_kernel_get(void)
     switch (chosen) {
     case 1: return run_sse2;
     case 2: return run_avx2;
+#if !defined(CCKEY_NO_AVX512)
     case 3: return run_avx512;
+#endif
     }
 #endif
     return run_none;

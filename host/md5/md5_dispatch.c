@@ -1,16 +1,12 @@
-/* Which multi-buffer path to use: detected once per process from the CPU's
- * features and the OS's saved register state, then cached. */
+/* Which multi-buffer path to use: chosen once per process from the CPU's
+ * features (host/cpu/features.c), then cached. */
 #include "md5_mb.h"
 #include "cckey.h"   /* cckey_cpu_lanes */
+#include "../cpu/features.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 static const char *const isa_labels[CCKEY_ISA_COUNT] = {"scalar", "sse2", "avx2", "avx512", "neon"};
 
@@ -18,21 +14,31 @@ static const char *const isa_labels[CCKEY_ISA_COUNT] = {"scalar", "sse2", "avx2"
  * a Sapphire Rapids core (scalar block 98 ns; calls: sse2 x4 152, x8 186-226;
  * avx2 x8 172, x16 245; avx512 x16 117-140, x32 190-224). Only the
  * end-of-batch decisions depend on it, never a result. NEON's are guesses. */
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CCKEY_NO_SSE2)
 static const cckey_md5_path sse2_x4 = {cckey_md5_x4_sse2, 4, 24, NULL};
+#endif
+#if defined(__x86_64__) && !defined(CCKEY_NO_AVX2)
 static const cckey_md5_path avx2_x8 = {cckey_md5_x8_avx2, 8, 28, NULL};
+#endif
+#if defined(__x86_64__) && !defined(CCKEY_NO_AVX512)
 static const cckey_md5_path avx512_x16 = {cckey_md5_x16_avx512, 16, 20, NULL};
 #endif
-#if defined(__aarch64__)
+#if defined(__aarch64__) && !defined(CCKEY_NO_NEON)
 static const cckey_md5_path neon_x4 = {cckey_md5_x4_neon, 4, 24, NULL};
 #endif
+/* A build switch (CCKEY_NO_<ISA>) leaves its path out here and its feature
+ * out of host/cpu/'s detection, so it is never chosen. */
 static const cckey_md5_path paths[CCKEY_ISA_COUNT] = {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CCKEY_NO_SSE2)
     [CCKEY_ISA_SSE2] = {cckey_md5_x8_sse2, 8, 32, &sse2_x4},
+#endif
+#if defined(__x86_64__) && !defined(CCKEY_NO_AVX2)
     [CCKEY_ISA_AVX2] = {cckey_md5_x16_avx2, 16, 40, &avx2_x8},
+#endif
+#if defined(__x86_64__) && !defined(CCKEY_NO_AVX512)
     [CCKEY_ISA_AVX512] = {cckey_md5_x32_avx512, 32, 32, &avx512_x16},
 #endif
-#if defined(__aarch64__)
+#if defined(__aarch64__) && !defined(CCKEY_NO_NEON)
     [CCKEY_ISA_NEON] = {cckey_md5_x8_neon, 8, 32, &neon_x4},
 #endif
 };
@@ -42,41 +48,15 @@ static cckey_isa detected;        /* best supported, or CCKEY_FORCE_ISA's choice
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic int forced = CCKEY_ISA_AUTO;
 
-#if defined(__x86_64__)
-static uint64_t xgetbv0(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    return (uint64_t)hi << 32 | lo;
-}
-
-static unsigned detect_x86(void)
-{
-    unsigned mask = 1u << CCKEY_ISA_SCALAR, a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return mask;
-    if (d & bit_SSE2) mask |= 1u << CCKEY_ISA_SSE2;
-    /* The CPU having AVX is not enough: the OS must save the wider
-     * registers on a context switch (XCR0), or their contents get lost. */
-    if (!(c & bit_OSXSAVE) || !(c & bit_AVX)) return mask;
-    uint64_t xcr0 = xgetbv0();
-    if ((xcr0 & 0x6) != 0x6) return mask;   /* XMM and YMM state */
-    if (__get_cpuid_max(0, NULL) < 7) return mask;
-    __cpuid_count(7, 0, a, b, c, d);
-    if (b & bit_AVX2) mask |= 1u << CCKEY_ISA_AVX2;
-    if ((b & bit_AVX512F) && (xcr0 & 0xe6) == 0xe6)   /* plus opmask and ZMM state */
-        mask |= 1u << CCKEY_ISA_AVX512;
-    return mask;
-}
-#endif
-
+/* The ISAs of the CPU's features (host/cpu/, detected once there), and
+ * CCKEY_FORCE_ISA's choice among them, as read there. */
 static void detect(void)
 {
-    unsigned mask = 1u << CCKEY_ISA_SCALAR;
-#if defined(__x86_64__)
-    mask = detect_x86();
-#elif defined(__aarch64__)
-    mask |= 1u << CCKEY_ISA_NEON;   /* NEON is mandatory on AArch64 */
-#endif
+    unsigned f = cckey_cpu_detected(), mask = 1u << CCKEY_ISA_SCALAR;
+    if (f & CCKEY_CPU_SSE2) mask |= 1u << CCKEY_ISA_SSE2;
+    if (f & CCKEY_CPU_AVX2) mask |= 1u << CCKEY_ISA_AVX2;
+    if (f & CCKEY_CPU_AVX512F) mask |= 1u << CCKEY_ISA_AVX512;
+    if (f & CCKEY_CPU_NEON) mask |= 1u << CCKEY_ISA_NEON;
     supported_mask = mask;
     detected = CCKEY_ISA_SCALAR;
     for (int i = CCKEY_ISA_COUNT - 1; i > CCKEY_ISA_SCALAR; i--)
@@ -84,8 +64,8 @@ static void detect(void)
             detected = (cckey_isa)i;
             break;
         }
-    const char *env = getenv("CCKEY_FORCE_ISA");
-    if (env && *env) {
+    const char *env = cckey_cpu_forced_isa();
+    if (env) {
         cckey_isa want = cckey_md5_isa_parse(env);
         if (want != CCKEY_ISA_COUNT && (mask & (1u << want))) detected = want;
     }

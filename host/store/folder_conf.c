@@ -43,21 +43,30 @@ static char *trim(char *p)
     return p;
 }
 
-uint64_t cckey_store_conf_max_bytes(const char *dir)
+/* The last value of setting name in DIR/cckey.conf, into buf; false when
+ * the file or the setting is not there. */
+static bool conf_value(const char *dir, const char *name, char *buf, size_t cap)
 {
     char path[4200], line[512];
     snprintf(path, sizeof path, "%s/cckey.conf", dir);
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    uint64_t limit = 0;
+    if (!f) return false;
+    bool found = false;
     while (fgets(line, sizeof line, f)) {
         char *p = trim(line), *eq = strchr(p, '=');
         if (*p == '#' || !eq) continue;
         *eq = '\0';
-        uint64_t v;
-        if (strcmp(trim(p), "max_size") == 0 && cckey_size_parse(trim(eq + 1), &v) == CCKEY_OK) limit = v;   /* the last wins */
+        if (strcmp(trim(p), name) == 0) found = true, snprintf(buf, cap, "%s", trim(eq + 1));   /* the last wins */
     }
     fclose(f);
+    return found;
+}
+
+uint64_t cckey_store_conf_max_bytes(const char *dir)
+{
+    char v[512];
+    uint64_t limit;
+    if (!conf_value(dir, "max_size", v, sizeof v) || cckey_size_parse(v, &limit) != CCKEY_OK) return 0;
     return limit;
 }
 
@@ -78,18 +87,22 @@ cckey_status cckey_age_parse(const char *text, int64_t *seconds)
 
 int64_t cckey_store_conf_max_age(const char *dir)
 {
-    char path[4200], line[512];
-    snprintf(path, sizeof path, "%s/cckey.conf", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int64_t age = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *p = trim(line), *eq = strchr(p, '=');
-        if (*p == '#' || !eq) continue;
-        *eq = '\0';
-        int64_t v;
-        if (strcmp(trim(p), "max_age") == 0) age = cckey_age_parse(trim(eq + 1), &v) == CCKEY_OK ? v : 0;   /* the last wins */
-    }
-    fclose(f);
+    char v[512];
+    int64_t age;
+    if (!conf_value(dir, "max_age", v, sizeof v) || cckey_age_parse(v, &age) != CCKEY_OK) return 0;
     return age;
+}
+
+/* compression = zstd turns it on, with compression_level (a whole number
+ * zstd has; else its default). Anything else, or nothing, is off: a folder
+ * whose setting this release cannot read still works, uncompressed. */
+bool cckey_store_conf_compression(const char *dir, int *level)
+{
+    char v[512];
+    *level = 0;
+    if (!conf_value(dir, "compression", v, sizeof v) || strcmp(v, "zstd") != 0) return false;
+    char *end;
+    long l = conf_value(dir, "compression_level", v, sizeof v) ? strtol(v, &end, 10) : 0;
+    if (l && !*end && l >= INT32_MIN && l <= INT32_MAX && cckey_compress_level_ok((int)l)) *level = (int)l;
+    return cckey_compress_level_ok(0);
 }

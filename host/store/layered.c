@@ -110,7 +110,8 @@ cckey_status cckey_store_install(cckey_store *s, const char *key, const void *en
      * ever written, and nothing is read back. */
     cckey_status st = cckey_entry_check_parts(&e, key, &v);
     if (st == CCKEY_OK) st = install_checked(s, key, &e, seen);
-    if (st == CCKEY_OK && payload_at) *payload_at = (size_t)(v.payload - (const uint8_t *)entry);
+    if (st == CCKEY_OK && payload_at) *payload_at = CCKEY_ENTRY_HEADER + (size_t)v.rec_len;
+    free(v.owned);
     return st;
 }
 
@@ -163,19 +164,24 @@ static cckey_accept_result refused(cckey_status st, char *why, size_t why_len)
 static cckey_accept_result accept_memory(fetch *f, cckey_rx *rx, const void *secret, size_t secret_len, char *why,
                                          size_t why_len)
 {
-    cckey_entry_view v;
+    cckey_entry_view v = {0};
     cckey_status st = cckey_entry_check_parts(&rx->e, f->key, &v);
     if (st == CCKEY_OK) st = check_signed(f->key, v.rec, v.rec_len, v.payload, v.len, secret, secret_len);
-    if (st != CCKEY_OK) return refused(st, why, why_len);
+    if (st != CCKEY_OK) {
+        free(v.owned);   /* decoded, then refused for its signature */
+        return refused(st, why, why_len);
+    }
     cckey_accept_result res = CCKEY_TAKEN;
     if (!f->s->read_only && install_checked(f->s, f->key, &rx->e, &f->hit->seen) != CCKEY_OK) {
         snprintf(why, why_len, "%s", cckey_last_error());
         memset(&f->hit->seen, 0, sizeof f->hit->seen);
         res = CCKEY_TAKEN_NOT_KEPT;
     }
-    uint8_t *own = rx->e.len ? rx->e.payload : NULL;
+    /* The payload to hand over: decoded here (a compressed entry), else
+     * the buffer it was received into, where it has one of its own. */
+    uint8_t *own = v.owned ? v.owned : rx->e.len ? rx->e.payload : NULL;
     bool kept = keep_hit(f->hit, &v, &own);
-    if (!own) rx->e.payload = NULL;   /* taken */
+    if (!own && !v.owned) rx->e.payload = NULL;   /* taken */
     if (!kept) snprintf(why, why_len, "out of memory");
     return kept ? res : CCKEY_LOCAL_FAIL;
 }

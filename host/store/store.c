@@ -100,6 +100,7 @@ static cckey_status open_handle(cckey_store **out, const char *dir, uint64_t max
     /* No limit given: the folder's own (cckey.conf max_size), if any. */
     if (!read_only) s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
     if (!read_only) s->max_age_s = cckey_store_conf_max_age(s->dir);   /* and its max_age */
+    if (!read_only) s->compress = cckey_store_conf_compression(s->dir, &s->compress_level);
     pthread_mutex_init(&s->lock, NULL);
     if (created) tag_cache_dir(s->dir);
     *out = s;
@@ -114,6 +115,20 @@ cckey_status cckey_store_open(cckey_store **out, const char *dir, uint64_t max_b
 cckey_status cckey_store_open_read_only(cckey_store **out, const char *dir)
 {
     return open_handle(out, dir, 0, true);
+}
+
+cckey_status cckey_store_set_compression(cckey_store *s, cckey_compression method, int level)
+{
+    if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
+    if (method != CCKEY_COMPRESSION_NONE && method != CCKEY_COMPRESSION_ZSTD)
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown compression method %d", (int)method);
+    if (method == CCKEY_COMPRESSION_ZSTD && !cckey_compress_level_ok(0))
+        return cckey_fail(CCKEY_ERR_UNAVAILABLE, "this library was built without libzstd");
+    if (method == CCKEY_COMPRESSION_ZSTD && !cckey_compress_level_ok(level))
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "zstd has no compression level %d", level);
+    s->compress = method == CCKEY_COMPRESSION_ZSTD;
+    s->compress_level = level;
+    return CCKEY_OK;
 }
 
 cckey_status cckey_store_writable(const cckey_store *s, const char *who)
@@ -369,28 +384,38 @@ cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const void *dat
 static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *rec, uint32_t rec_len,
                                 const void *data, size_t len)
 {
-    uint64_t total = (uint64_t)len + CCKEY_ENTRY_HEADER + rec_len;
-    if (s->max_bytes && total > s->max_bytes)
+    /* Compressed in memory first: the file (and what the remotes are sent)
+     * is the frame where it is smaller, the payload as it is otherwise. A
+     * write that fails midway removes its temporary file either way. */
+    uint8_t *packed = NULL;
+    size_t stored = len;
+    if (!s->compress || !cckey_compress(s->compress_level, data, len, &packed, &stored)) stored = len;
+    const void *body = packed ? packed : data;
+    uint64_t total = (uint64_t)stored + CCKEY_ENTRY_HEADER + rec_len;
+    if (s->max_bytes && total > s->max_bytes) {
+        free(packed);
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "entry of %llu bytes exceeds the store's limit of %llu",
                           (unsigned long long)total, (unsigned long long)s->max_bytes);
+    }
     char shard_dir[4096], path[4096];
     cckey_status st;
-    /* The header (and its checksum over every byte) once, for the folder
-     * and the remotes alike. */
+    /* The header (and its checksum over every byte, uncompressed) once,
+     * for the folder and the remotes alike. */
     uint8_t hdr[CCKEY_ENTRY_HEADER];
-    cckey_entry_header(hdr, key, rec, rec_len, data, len);
+    cckey_entry_header_stored(hdr, key, rec, rec_len, data, len, packed ? CCKEY_ENCODING_ZSTD : CCKEY_ENCODING_NONE,
+                              stored);
     /* The remotes are sent the entry first, and answer while the folder's
      * copy is written and synced: the two waits overlap instead of adding
      * up. Should the local write then fail, a remote holds an entry the
      * folder lacks: a whole, checksummed entry under its own key, which is
      * what every other machine's remote hit is, so nothing is lost by it. */
-    struct cckey_push *push = s->remotes ? cckey_store_push_begin(s, key, hdr, rec, rec_len, data, len) : NULL;
+    struct cckey_push *push = s->remotes ? cckey_store_push_begin(s, key, hdr, rec, rec_len, body, stored) : NULL;
     /* On a shared (network) folder another machine may remove the shard
      * folder with our temporary file in it, or the server may answer ESTALE
      * or EBUSY: write the entry again, a few times, before giving up. */
     for (int attempt = 0;; attempt++) {
         int err = 0;
-        st = put_once(s, key, hdr, rec, rec_len, data, len, shard_dir, path, &err);
+        st = put_once(s, key, hdr, rec, rec_len, body, stored, shard_dir, path, &err);
         if (st == CCKEY_OK || attempt == 3 || !cckey_store_retryable(err)) break;
     }
     if (st == CCKEY_OK) {
@@ -399,6 +424,7 @@ static cckey_status write_entry(cckey_store *s, const char *key, const uint8_t *
         cckey_store_after_put(s, total);
     }
     cckey_store_push_end(s, push);
+    free(packed);
     return st;
 }
 

@@ -11,8 +11,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-/* Entry format, version 4. All integers little-endian. An entry file is the
- * fixed header, then the record section, then the payload:
+/* Entry format, version 4 (uncompressed) and 5 (compressed payload). All
+ * integers little-endian. An entry file is the fixed header, then the record
+ * section, then the payload:
  *   0   8  magic "CCKEYBIN"
  *   8   4  format version (4)
  *   12  4  header size (CCKEY_ENTRY_HEADER, 192)
@@ -26,9 +27,12 @@
  *   172 4  record section length R (at most CCKEY_ENTRY_MAX_RECORDS)
  *   176 4  the number of builds (variants) the entry holds, V (0: one build
  *          and no VARIANT records, as in version 3)
- *   180 12 zeros (reserved)
+ *   180 4  version 5: the payload's encoding, 1 = zstd (one frame holding
+ *          its size); version 4: zero
+ *   184 8  version 5: S, the payload's length as stored (the frame);
+ *          version 4: zero (S = P)
  *   192 R  records
- *   192+R P payload
+ *   192+R S payload (version 5: compressed)
  * The checksum covers everything, so a flipped byte anywhere is caught. The
  * pieces are hashed side by side (multi-buffer MD5), several times faster
  * than one MD5 over the payload, which bounded every remote transfer.
@@ -87,6 +91,16 @@
  *                    UTF-8, e.g. "k.cl:2: #include HDR". A checked look-up
  *                    never serves such a build (CCKEY_MISS_UNVERIFIED).
  *   9..  free; the next kind of record takes the next number.
+ * Compression (version 5, new): a folder set to compress (cckey.conf
+ * compression = zstd, compression_level; cckey_store_set_compression)
+ * writes the payload as one zstd frame when that is smaller, else version 4
+ * as before; uncompressed puts still write version 4, which every earlier
+ * release reads. The checksum (and a signature) covers the payload as
+ * served, uncompressed, so a read decompresses, then checks: a frame that
+ * does not decode, or decodes to other bytes, is a corrupt entry (a miss
+ * that cckey_store_verify removes). The file moves as it is: remotes and
+ * bundles carry the compressed bytes, and a reader without compression set
+ * reads them all the same.
  * Version 3 and 2 entries (no variants: the records and the payload are one
  * build; version 2's checksum one MD5 over the header, records and whole
  * payload) are still read, so a cache warmed by an earlier release keeps its
@@ -94,9 +108,25 @@
  * Version 1 entries (a 192-byte header with no record section) are misses: a
  * look-up removes them like any entry that fails its checks. */
 #define CCKEY_ENTRY_MAGIC "CCKEYBIN"
-#define CCKEY_ENTRY_VERSION 4u
-/* The versions a read accepts: the current one, 3 and 2. */
+#define CCKEY_ENTRY_VERSION 5u        /* the newest: a compressed payload */
+#define CCKEY_ENTRY_VERSION_PLAIN 4u  /* what an uncompressed put writes */
+/* The versions a read accepts: 5, 4, 3 and 2. */
 static inline bool cckey_entry_version_read(uint32_t v) { return v >= 2u && v <= CCKEY_ENTRY_VERSION; }
+#define CCKEY_ENTRY_ENCODING_AT 180u
+#define CCKEY_ENTRY_STORED_AT 184u
+enum { CCKEY_ENCODING_NONE = 0, CCKEY_ENCODING_ZSTD = 1 };
+static inline uint32_t cckey_get_le32(const uint8_t *p);
+static inline uint64_t cckey_get_le64(const uint8_t *p);
+/* A header's payload encoding: CCKEY_ENCODING_NONE before version 5. */
+static inline uint32_t cckey_entry_encoding(const uint8_t *hdr)
+{
+    return cckey_get_le32(hdr + 8) >= 5 ? cckey_get_le32(hdr + CCKEY_ENTRY_ENCODING_AT) : CCKEY_ENCODING_NONE;
+}
+/* The payload's length in the file: compressed, or its own (at 16). */
+static inline uint64_t cckey_entry_stored_len(const uint8_t *hdr)
+{
+    return cckey_entry_encoding(hdr) ? cckey_get_le64(hdr + CCKEY_ENTRY_STORED_AT) : cckey_get_le64(hdr + 16);
+}
 #define CCKEY_ENTRY_PIECE 4096u
 #define CCKEY_ENTRY_HEADER 192u
 #define CCKEY_ENTRY_SUM_AT 24u
@@ -208,6 +238,8 @@ struct cckey_store {
     unsigned puts_since_count;
     bool evicting;
     struct cckey_remotes *remotes;   /* remote caches under this folder, or NULL */
+    bool compress;            /* puts compress payloads (zstd) at compress_level */
+    int compress_level;
     _Atomic uint64_t hits, misses;   /* look-ups since the last flush (counters.c) */
 };
 
@@ -248,6 +280,9 @@ cckey_status cckey_counters_zero(const char *dir);
 uint64_t cckey_store_conf_max_bytes(const char *dir);
 /* DIR/cckey.conf's max_age in seconds, 0 when none or unreadable (folder_conf.c). */
 int64_t cckey_store_conf_max_age(const char *dir);
+/* DIR/cckey.conf's compression (none or zstd) and compression_level: true
+ * with *level (0: zstd's default) when the folder compresses. */
+bool cckey_store_conf_compression(const char *dir, int *level);
 
 /* Test hook (test builds only): called by put at each stage of a write
  * (see put's stages), so a test can kill the writer at a chosen point. */
@@ -271,6 +306,26 @@ void cckey_store_shard_of(char shard[3], const char *key);
 /* Fill a header for key, records and payload (computes the checksum). */
 void cckey_entry_header(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *records, uint32_t rec_len,
                         const void *payload, uint64_t len);
+/* The same for a payload stored compressed: encoding (CCKEY_ENCODING_*)
+ * and the stored length, the checksum over the len bytes at payload
+ * (uncompressed). CCKEY_ENCODING_NONE is cckey_entry_header. */
+void cckey_entry_header_stored(uint8_t hdr[CCKEY_ENTRY_HEADER], const char *key, const void *records,
+                               uint32_t rec_len, const void *payload, uint64_t len, uint32_t encoding,
+                               uint64_t stored);
+/* An entry's bytes in memory made uncompressed (version 4, the same
+ * records and payload), in place: *entry realloc'ed, *n updated. Checked
+ * first as cckey_entry_check; an uncompressed entry is left as it is. */
+cckey_status cckey_entry_make_plain(uint8_t **entry, size_t *n, const char *key);
+
+/* Compression (compress.c): the payload as one zstd frame at level, when
+ * that is smaller (*out malloc'ed, *out_len); false when it is not, or
+ * cannot be (no memory: the put writes it uncompressed). */
+bool cckey_compress(int level, const void *data, size_t len, uint8_t **out, size_t *out_len);
+/* The frame at in (n bytes) decoded into exactly len bytes at out;
+ * CCKEY_ERR_CORRUPT when it does not decode to that many. */
+cckey_status cckey_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t len);
+/* Whether zstd has this level (false when built without libzstd). */
+bool cckey_compress_level_ok(int level);
 
 /* Read and check the entry open on fd, which must be named for key. On
  * CCKEY_OK *payload (malloc'ed, non-NULL) and *len hold the payload, and
@@ -288,9 +343,10 @@ cckey_status cckey_entry_check(const uint8_t *entry, size_t n, const char *key, 
 typedef struct cckey_entry_view {
     const uint8_t *rec;
     uint32_t rec_len;
-    const uint8_t *payload;
+    const uint8_t *payload;       /* uncompressed */
     size_t len;
     uint32_t version, variants;   /* as cckey_records */
+    uint8_t *owned;               /* the payload, when decompressed here (malloc'ed: free it), else NULL */
 } cckey_entry_view;
 /* An entry as a remote's get receives it, each byte read once into its
  * final place: the header and records in front, the payload in a buffer of

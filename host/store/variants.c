@@ -167,7 +167,9 @@ static bool read_held(cckey_store *s, const char *key, held *h)
     memset(h, 0, sizeof *h);
     size_t n;
     void *buf;
-    if (cckey_store_read_entry(s, key, &buf, &n) != CCKEY_OK) {
+    if (cckey_store_read_entry(s, key, &buf, &n) != CCKEY_OK ||
+        cckey_entry_make_plain((uint8_t **)&buf, &n, key) != CCKEY_OK) {
+        free(buf);
         cckey_clear_error();   /* none, or damaged: the put replaces it */
         return false;
     }

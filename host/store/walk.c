@@ -97,6 +97,10 @@ static void header_info(const char *path, cckey_store_entry_info *e)
     e->version = cckey_get_le32(hdr + 8);
     uint32_t v = e->version >= 4 ? cckey_get_le32(hdr + CCKEY_ENTRY_VARIANTS_AT) : 0;
     e->variants = v ? v : 1;
+    /* Compressed (version 5): the header, the records and the payload's own length. */
+    e->plain_bytes = e->version >= 5 ? CCKEY_ENTRY_HEADER + (uint64_t)cckey_get_le32(hdr + CCKEY_ENTRY_RECLEN_AT) +
+                                           cckey_get_le64(hdr + 16)
+                                     : e->bytes;
 }
 
 typedef struct info_walk {

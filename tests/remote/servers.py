@@ -6,6 +6,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -163,3 +164,12 @@ class Silent:
 
 def have(binary):
     return shutil.which(binary) is not None or os.path.exists(f"/usr/sbin/{binary}")
+
+
+def skip_unless(*needs):
+    """A test program's skip (exit 77) with a one-line reason: the reason of
+    the first (ok, reason) pair that is not ok."""
+    for ok, reason in needs:
+        if not ok:
+            print("skipped: " + reason)
+            sys.exit(77)

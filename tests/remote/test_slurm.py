@@ -26,7 +26,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
 sys.path.insert(0, HERE)
-from servers import Redis, have  # noqa: E402
+from servers import Redis, have, skip_unless  # noqa: E402
 import slurm  # noqa: E402
 
 CCKEY = None
@@ -140,16 +140,10 @@ def main():
     global CCKEY, DEVICE
     CCKEY = os.path.abspath(sys.argv.pop(1))
     absent = slurm.missing()
-    if absent:
-        print(f"skipped: {absent} is not installed (Debian: slurm-wlm, slurmctld, slurmd, munge)")
-        sys.exit(77)
-    if not have("redis-server"):
-        print("skipped: redis-server is not installed")
-        sys.exit(77)
+    skip_unless((not absent, f"{absent} is not installed (Debian: slurm-wlm, slurmctld, slurmd, munge)"),
+                (have("redis-server"), "redis-server is not installed"))
     DEVICE = opencl_device()
-    if not DEVICE:
-        print("skipped: no OpenCL device (PoCL: pocl-opencl-icd)")
-        sys.exit(77)
+    skip_unless((DEVICE, "no OpenCL device (PoCL: pocl-opencl-icd)"))
     unittest.main(verbosity=2)
 
 
