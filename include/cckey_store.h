@@ -196,6 +196,14 @@ CCKEY_API cckey_status cckey_store_put(cckey_store *s, const char *key, const vo
 CCKEY_API cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out);
 
 /**
+ * Remove the entry stored under key from the folder (all its builds); the
+ * remotes keep theirs.
+ * @return CCKEY_OK; CCKEY_ERR_NOT_FOUND (no entry); CCKEY_ERR_INVALID_ARG (a
+ *         malformed key, or a read-only handle); CCKEY_ERR_IO.
+ */
+CCKEY_API cckey_status cckey_store_remove(cckey_store *s, const char *key);
+
+/**
  * Zero the folder's counters, local and remote (as ccache -z), and record
  * when (cckey_store_usage.zeroed). cckey_store_clear keeps them, as ccache
  * -C does. Counts of handles still open are added when they close.
@@ -682,6 +690,34 @@ typedef struct cckey_remote_counters {
  *         remote's kind: Redis needs hiredis, HTTP libcurl, at build time).
  */
 CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, const cckey_remote_settings *settings);
+
+/**
+ * Add the remotes of the store's folder, as its DIR/cckey.conf names them
+ * (the `cckey` command reads the folder through this, so every client of a
+ * folder sees the same shared cache). The file's lines ("NAME = VALUE",
+ * '#' comments): `remote = URL` (repeatable, asked in order),
+ * `remote_only_read = true|false` (for the remotes after it),
+ * `remote_key_file = PATH` (the signing secret: the file's bytes less a
+ * final newline), `remote_max_entry = SIZE`. A missing file names none.
+ * @param urls      NULL for the file's remote lines; else these n_urls URLs
+ *                  in their place (the file's remote_key_file and
+ *                  remote_max_entry still apply, its other lines are not
+ *                  read, as `cckey --remote` does).
+ * @param settings  may be NULL; its read_only is kept (remote_only_read can
+ *                  only add it), its secret wins over remote_key_file, its
+ *                  max_entry_bytes (when not 0) over remote_max_entry.
+ * A line that cannot be read (no NAME = VALUE, an unknown remote_ setting,
+ * a bad remote_only_read or remote_max_entry: a damaged or cut file) is
+ * said through settings->warn (file and line, never the value) and ignored.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a bad URL, an unreadable or
+ *         empty key file; cckey_last_error() names the file and line and
+ *         never shows a value); CCKEY_ERR_IO (the file exists
+ *         and cannot be read); CCKEY_ERR_UNAVAILABLE (a remote kind or
+ *         signing this build lacks); CCKEY_ERR_NO_MEMORY. Remotes added
+ *         before an error stay. Not thread-safe, as cckey_store_add_remote.
+ */
+CCKEY_API cckey_status cckey_store_add_conf_remotes(cckey_store *s, const char *const *urls, size_t n_urls,
+                                                    const cckey_remote_settings *settings);
 
 /**
  * Remote counters. since_open: this handle's own; otherwise the folder's

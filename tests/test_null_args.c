@@ -278,6 +278,18 @@ static void w_make_keys(void)
     EXPECT(cckey_make_keys(NULL, NULL, 0, NULL), CCKEY_OK);
 }
 
+static void w_make_keys_ex(void)
+{
+    cckey_batch_result r;
+    cckey_tuple bad = one;
+    bad.device = BAD;
+    INVALID(cckey_make_keys_ex(&out_key, &one, 1, NULL, NULL));
+    INVALID(cckey_make_keys_ex(NULL, &one, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, NULL, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, &bad, 1, NULL, &r));
+    EXPECT(cckey_make_keys_ex(NULL, NULL, 0, NULL, &r), CCKEY_OK);
+}
+
 static void w_make_keys_bin(void)
 {
     unsigned char bin[1][CCKEY_KEY_BIN_LEN];
@@ -513,6 +525,23 @@ static void w_store_add_remote(void)
     cckey_store_close(s);
 }
 
+static void w_store_add_conf_remotes(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_add_conf_remotes(NULL, NULL, 0, NULL));
+    INVALID(cckey_store_add_conf_remotes(s, NULL, 1, NULL));   /* a count without its URLs */
+    EXPECT(cckey_store_add_conf_remotes(s, NULL, 0, NULL), CCKEY_OK);   /* no cckey.conf: none */
+    cckey_store_close(s);
+}
+
+static void w_store_remove(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_remove(NULL, "k"));
+    INVALID(cckey_store_remove(s, NULL));
+    cckey_store_close(s);
+}
+
 static void w_store_remote_counters(void)
 {
     cckey_store *s = store();
@@ -617,7 +646,7 @@ static const struct walk {
     W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
-    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_bin, w_make_keys_bin),
+    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_ex, w_make_keys_ex), W(cckey_make_keys_bin, w_make_keys_bin),
     W(cckey_backend_digests, w_backend_digests), W(cckey_keyer_new, w_keyer_new),
     W(cckey_keyer_submit, w_keyer_submit), W(cckey_keyer_wait, w_keyer_wait),
     W(cckey_keyer_warning, w_keyer_warning), W(cckey_keyer_free, w_keyer_free), W(cckey_store_open, w_store_open),
@@ -629,6 +658,7 @@ static const struct walk {
     W(cckey_store_trim, w_store_trim), W(cckey_store_verify, w_store_verify), W(cckey_store_clear, w_store_clear),
     W(cckey_store_export, w_store_export), W(cckey_store_import, w_store_import),
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
+    W(cckey_store_add_conf_remotes, w_store_add_conf_remotes), W(cckey_store_remove, w_store_remove),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),
     W(cckey_deps_scan, w_deps_scan), W(cckey_deps_free, w_deps_free),
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),

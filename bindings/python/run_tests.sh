@@ -5,9 +5,10 @@
 # with plain pip into a fresh venv in a temporary folder, away from this
 # repository and its CMake build, with no CCKEY_* variable set, so it builds
 # the C library from its own copy of the sources; its own tests/ then run
-# there. Exit 77 (a ctest skip) with a one-line reason when this Python
-# cannot build extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes
-# that a failure.
+# there, and mypy --strict checks them against the installed stubs. Exit
+# 77 (a ctest skip) with a one-line reason when this Python cannot build
+# extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes that a
+# failure.
 . "$(dirname "$0")/../test_common.sh"
 # Any python3 will do (Debian's or a pyenv one): the extension is built with
 # the same interpreter as the venv, against that interpreter's own headers.
@@ -41,6 +42,13 @@ for v in $(compgen -e | grep '^CCKEY_' || true); do no_cckey_vars+=(-u "$v"); do
   "$sdist" pytest mypy)
 tar -xzf "$sdist" -C "$away"
 warm_spirv "$build/bindings/python-spirv"
+# The shared-cache tests start redis-server and nginx with the CLI tests'
+# helpers, and write the remotes through the cckey command.
+mkdir "$away/helpers"
+cp "$here/../../tests/remote/servers.py" "$away/helpers/"
+export CCKEY_TEST_SERVERS=$away/helpers CCKEY_TEST_CLI=$build/cckey
 cd "$away"/cckey-*/
 rm -rf src   # the tests import the installed package, never the sdist's copy
-exec "$away/venv/bin/python" -m pytest -q -p no:cacheprovider tests
+"$away/venv/bin/python" -m pytest -q -p no:cacheprovider tests
+# The stubs as installed, against the tests that use every part of them.
+"$away/venv/bin/python" -m mypy --strict --no-incremental tests

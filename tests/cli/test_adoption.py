@@ -10,6 +10,8 @@ import sys
 import tempfile
 import unittest
 
+from clitest import run_on_pty
+
 CCKEY = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -261,26 +263,9 @@ class ProgressOnATerminal(unittest.TestCase):
     before any key is written, so every key line shows the key alone."""
 
     def run_on_pty(self, args):
-        import pty
-        import select
-        master, slave = pty.openpty()
-        p = subprocess.Popen([CCKEY] + args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, close_fds=True)
-        os.close(slave)
-        chunks = []
-        while True:
-            r, _, _ = select.select([master], [], [], 120)
-            if not r:
-                break
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:   # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(master)
-        self.assertEqual(p.wait(timeout=120), 0)
-        return b"".join(chunks).decode("utf-8", "replace")
+        rc, out = run_on_pty([CCKEY] + args, timeout=120, environ=os.environ.copy())
+        self.assertEqual(rc, 0)
+        return out
 
     def test_bar_never_shares_a_line_with_a_key(self):
         with tempfile.TemporaryDirectory() as d:

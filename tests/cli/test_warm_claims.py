@@ -14,13 +14,13 @@ a one-line reason where PoCL is absent."""
 import fcntl
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
+
+from clitest import OpenCLTest, env
 
 CCKEY = None
 N = 40
@@ -28,22 +28,9 @@ N = 40
 SLOW = "float x = a[0];" + " x = x * 1.0001f + 2.0f;" * 4000 + " a[0] = x + %d;"
 
 
-def env():
-    e = dict(os.environ)
-    for var in ("CCKEY_REMOTE", "CCKEY_CACHE_DIR"):
-        e.pop(var, None)
-    return e
-
-
 def run(args, cwd, timeout=600):
     p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout, env=env())
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def opencl_device():
-    p = subprocess.run([CCKEY, "devices"], capture_output=True, env=env())
-    m = re.search(r"^opencl\s+available.*?device id: (.+?)$", p.stdout.decode(), re.M | re.S)
-    return m.group(1).strip() if m else None
 
 
 def kernels(folder, n, body="a[get_global_id(0)] *= %d.0f;"):
@@ -60,20 +47,10 @@ def manifest(folder, device, n):
                                 "options": []}) + "\n")
 
 
-class Claims(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.device = opencl_device()
-        if not cls.device:
-            raise unittest.SkipTest("no OpenCL device (PoCL) here")
-
+class Claims(OpenCLTest):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
+        super().setUp()
         self.store = os.path.join(self.dir, "store")
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def warm(self, *extra):
         return subprocess.Popen([CCKEY, "warm", "m.jsonl", "--cache-dir", self.store, "-q", "--format", "json"]
@@ -94,6 +71,22 @@ class Claims(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertEqual(json.loads(out)["cached"], n)
 
+    def killed_with_its_claim(self):
+        """A warm of one slow build, killed while it compiles: the process
+        and the claims it left."""
+        kernels(self.dir, 1, body=SLOW)
+        manifest(self.dir, self.device, 1)
+        p = self.warm("-j1")
+        deadline = time.monotonic() + 300   # a guard against a hang, not a timing
+        while not self.claims_left() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        left = self.claims_left()
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        if not left or p.returncode == 0:
+            self.skipTest("the build finished before its claim could be seen")
+        return p, left
+
     def test_eight_warms_compile_each_tuple_once(self):
         kernels(self.dir, N)
         manifest(self.dir, self.device, N)
@@ -110,17 +103,7 @@ class Claims(unittest.TestCase):
     def test_a_dead_owners_claim_is_taken_over(self):
         # A build slow enough to be caught while it compiles: a long
         # unrolled body. The warm is killed with its claim on file.
-        kernels(self.dir, 1, body=SLOW)
-        manifest(self.dir, self.device, 1)
-        p = self.warm("-j1")
-        deadline = time.monotonic() + 300   # a guard against a hang, not a timing
-        while not self.claims_left() and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        left = self.claims_left()
-        p.send_signal(signal.SIGKILL)
-        p.communicate()
-        if not left or p.returncode == 0:
-            self.skipTest("the build finished before its claim could be seen")
+        p, left = self.killed_with_its_claim()
         self.assertEqual(self.claims_left(), left)   # the dead owner's file stays
         with open(os.path.join(self.store, "claims", left[0])) as f:
             owner = f.read().split()
@@ -131,16 +114,7 @@ class Claims(unittest.TestCase):
         self.check_all_cached(1)
 
     def test_a_live_holder_is_waited_for(self):
-        kernels(self.dir, 1, body=SLOW)
-        manifest(self.dir, self.device, 1)
-        p = self.warm("-j1")
-        while not self.claims_left() and p.poll() is None:
-            time.sleep(0.005)
-        left = self.claims_left()
-        p.send_signal(signal.SIGKILL)
-        p.communicate()
-        if not left or p.returncode == 0:
-            self.skipTest("the build finished before its claim could be seen")
+        p, left = self.killed_with_its_claim()
         path = os.path.join(self.store, "claims", left[0])
         holder = open(path, "r+")
         fcntl.lockf(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)   # free: its owner is dead
@@ -168,5 +142,5 @@ class Claims(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_warm_claims.py PATH/TO/cckey [unittest args]")
-    CCKEY = os.path.abspath(sys.argv.pop(1))
+    CCKEY = OpenCLTest.cckey = os.path.abspath(sys.argv.pop(1))
     unittest.main()

@@ -10,41 +10,17 @@ Oracles: the manifest itself (tuple counts, lines) and --format jsonl's
 per-tuple results. Skips with a one-line reason where PoCL is absent."""
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
-import tempfile
 import unittest
+
+from clitest import OpenCLTest, env, run_on_pty
 
 CCKEY = None
 
 
-def env():
-    return {k: v for k, v in os.environ.items() if k not in ("CCKEY_REMOTE", "CCKEY_CACHE_DIR")}
-
-
-def opencl_device():
-    p = subprocess.run([CCKEY, "devices"], capture_output=True, env=env())
-    m = re.search(r"^opencl\s+available.*?device id: (.+?)$", p.stdout.decode(), re.M | re.S)
-    return m.group(1).strip() if m else None
-
-
-class Report(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.device = opencl_device()
-        if not cls.device:
-            raise unittest.SkipTest("no OpenCL device (PoCL) here")
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Report(OpenCLTest):
     def write(self, name, text):
         with open(os.path.join(self.dir, name), "w") as f:
             f.write(text)
@@ -58,25 +34,9 @@ class Report(unittest.TestCase):
         return p.returncode, p.stdout.decode(), p.stderr.decode()
 
     def on_pty(self, args):
-        master, slave = pty.openpty()
-        p = subprocess.Popen([CCKEY] + args, cwd=self.dir, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                             close_fds=True, env=env())
-        os.close(slave)
-        chunks = []
-        while True:
-            r, _, _ = select.select([master], [], [], 600)
-            if not r:
-                break
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:   # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(master)
-        self.assertEqual(p.wait(timeout=600), 0)
-        return b"".join(chunks).decode("utf-8", "replace")
+        rc, out = run_on_pty([CCKEY] + args, cwd=self.dir)
+        self.assertEqual(rc, 0, out[-2000:])
+        return out
 
     def test_progress_counts_tuples_of_the_total(self):
         n = 30
@@ -148,5 +108,5 @@ class Report(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_warm_report.py PATH/TO/cckey [unittest args]")
-    CCKEY = os.path.abspath(sys.argv.pop(1))
+    CCKEY = OpenCLTest.cckey = os.path.abspath(sys.argv.pop(1))
     unittest.main()

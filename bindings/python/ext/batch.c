@@ -6,7 +6,8 @@
 #include <string.h>
 
 const char pyck_make_keys_doc[] =
-    "make_keys(tuples, backend='auto', threads=0, verify=None, device=None) -> list[str]\n"
+    "make_keys(tuples, *, backend='auto', threads=0, verify=None, device=None)\n--\n\n"
+    "Returns list[str].\n"
     "\n"
     "The keys of many (device, name, source[, options]) tuples, in order.\n"
     "\n"

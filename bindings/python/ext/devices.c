@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 const char pyck_devices_doc[] =
-    "devices() -> list[dict]\n"
-    "\n"
+    "devices()\n--\n\n"
+    "Returns list[dict].\n"
     "The OpenCL and CUDA devices this process can see, usable or not: one dict\n"
     "per device with 'backend', 'index' (what a device selector takes), 'id'\n"
     "('name|driver': the recommended device field of a key), 'name', 'driver',\n"
@@ -18,8 +18,8 @@ const char pyck_devices_doc[] =
     "call; the GIL is released meanwhile.";
 
 const char pyck_backends_doc[] =
-    "backends() -> list[dict]\n"
-    "\n"
+    "backends()\n--\n\n"
+    "Returns list[dict].\n"
     "The backends of this build and whether each can compute keys here: one\n"
     "dict per backend with 'backend' ('cpu', 'opencl', 'cuda'), 'available'\n"
     "(bool), 'used' (what the library reported running, e.g. 'opencl') and\n"
@@ -121,8 +121,8 @@ PyObject *pyck_devices(PyObject *self, PyObject *unused)
 }
 
 const char pyck_features_doc[] =
-    "features() -> dict[str, bool]\n"
-    "\n"
+    "features()\n--\n\n"
+    "Returns dict[str, bool].\n"
     "The optional parts this build holds, found when it was built (a part whose\n"
     "headers or library were missing is left out): 'opencl' and 'cuda' (the\n"
     "device engines; backends() says whether they run here), 'redis' and 'http'\n"

@@ -3,6 +3,7 @@
  * through a held view. */
 #include "pyck.h"
 
+#include <errno.h>
 #include <string.h>
 
 void pyck_holder_init(pyck_holder *h, int keep_refs)
@@ -182,25 +183,59 @@ PyObject *pyck_raise(cckey_status status)
     return pyck_raise_detail(status, cckey_last_error());
 }
 
-PyObject *pyck_raise_detail(cckey_status status, const char *detail)
+/* The class of a failure: an argument the library refused is also a
+ * ValueError, a folder or file it could not use also an OSError. */
+static PyObject *error_class(cckey_status status)
+{
+    if (status == CCKEY_ERR_INVALID_ARG) return pyck_ArgumentError;
+    if (status == CCKEY_ERR_IO) return pyck_StorageError;
+    return pyck_Error;
+}
+
+static int set_fields(PyObject *exc, cckey_status status, const char *detail, int set_strerror)
+{
+    PyObject *st = PyLong_FromLong((long)status);
+    PyObject *se = PyUnicode_FromString(cckey_strerror(status));
+    PyObject *de = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
+    int rc = st && se && de && PyObject_SetAttrString(exc, "status", st) == 0 &&
+                     (!set_strerror || PyObject_SetAttrString(exc, "strerror", se) == 0) &&
+                     PyObject_SetAttrString(exc, "detail", de) == 0
+                 ? 0
+                 : -1;
+    Py_XDECREF(st);
+    Py_XDECREF(se);
+    Py_XDECREF(de);
+    return rc;
+}
+
+/* An OSError's own fields: errno (err, else EIO), strerror (the library's
+ * words) and filename (a str, or NULL). */
+static PyObject *new_os_error(PyObject *cls, PyObject *msg, int err, PyObject *filename)
+{
+    return PyObject_CallFunction(cls, "iOO", err ? err : EIO, msg, filename ? filename : Py_None);
+}
+
+static PyObject *raise_with(cckey_status status, const char *detail, int err, PyObject *filename)
 {
     const char *name = cckey_strerror(status);
     PyObject *msg = *detail ? PyUnicode_FromFormat("%s: %s", name, detail) : PyUnicode_FromString(name);
     if (!msg) return NULL;
-    PyObject *exc = PyObject_CallOneArg(pyck_Error, msg);
+    PyObject *cls = error_class(status);
+    PyObject *exc = cls == pyck_StorageError ? new_os_error(cls, msg, err, filename) : PyObject_CallOneArg(cls, msg);
     Py_DECREF(msg);
-    if (!exc) return NULL;
-    PyObject *st = PyLong_FromLong((long)status);
-    PyObject *se = PyUnicode_FromString(name);
-    PyObject *de = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
-    if (st && se && de && PyObject_SetAttrString(exc, "status", st) == 0 &&
-        PyObject_SetAttrString(exc, "strerror", se) == 0 && PyObject_SetAttrString(exc, "detail", de) == 0)
-        PyErr_SetObject(pyck_Error, exc);
-    Py_XDECREF(st);
-    Py_XDECREF(se);
-    Py_XDECREF(de);
-    Py_DECREF(exc);
+    if (exc && set_fields(exc, status, detail, cls != pyck_StorageError) == 0) PyErr_SetObject(cls, exc);
+    Py_XDECREF(exc);
     return NULL;
+}
+
+PyObject *pyck_raise_os(cckey_status status, int err, PyObject *filename)
+{
+    return raise_with(status, cckey_last_error(), err, filename);
+}
+
+PyObject *pyck_raise_detail(cckey_status status, const char *detail)
+{
+    return raise_with(status, detail, 0, NULL);
 }
 
 PyObject *pyck_key_str(const char *key)

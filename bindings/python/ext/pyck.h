@@ -52,9 +52,12 @@ void pyck_options_free(pyck_options *opts);
 PyObject *pyck_raise(cckey_status status);
 /* The same, with the detail given (cckey_last_error of another thread). */
 PyObject *pyck_raise_detail(cckey_status status, const char *detail);
+/* As pyck_raise, with the errno and the file (a str, may be NULL) an
+ * OSError (cckey.StorageError, for CCKEY_ERR_IO) carries. */
+PyObject *pyck_raise_os(cckey_status status, int err, PyObject *filename);
 
 /* The module's types and error, created in module.c. */
-extern PyObject *pyck_Error;
+extern PyObject *pyck_Error, *pyck_ArgumentError, *pyck_StorageError;
 extern PyTypeObject pyck_SourceType;
 extern PyTypeObject pyck_StoreType;
 

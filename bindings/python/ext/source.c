@@ -103,7 +103,7 @@ static PyObject *Source_digest(SourceObject *self, void *closure)
 
 static PyMethodDef Source_methods[] = {
     {"key", (PyCFunction)(void (*)(void))Source_key, METH_VARARGS | METH_KEYWORDS,
-     "key(device, name, options=()) -> str\n\n"
+     "key($self, device, name, options=None)\n--\n\n"
      "The key of (device, name, this source, options), as make_key would give it.\n"
      "Memoised per (device, name, options): a repeated call computes no MD5.\n"
      "Safe to call from many threads on one Source."},
@@ -117,7 +117,7 @@ static PyGetSetDef Source_getset[] = {
 
 PyTypeObject pyck_SourceType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cckey.Source",
-    .tp_doc = "Source(source)\n\n"
+    .tp_doc = "Source(source)\n--\n\n"
               "A kernel source, digested once, with a memo of its keys.\n"
               "source is bytes, str (hashed as UTF-8) or a buffer (copied). Sources of\n"
               "64 KiB and more are digested with the GIL released.",

@@ -5,21 +5,23 @@ import os
 import random
 import threading
 import warnings
+from pathlib import Path
+from typing import Any, Callable, List, Sequence, Tuple, Type
 
 import pytest
 
 import cckey
 
 
-def as_bytes(field):
+def as_bytes(field: Any) -> bytes:
     return field.encode("utf-8") if isinstance(field, str) else bytes(field)
 
 
-def hexmd5(data):
+def hexmd5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
 
-def oracle(device, name, source, options=()):
+def oracle(device: Any, name: Any, source: Any, options: Any = ()) -> str:
     """The recipe, written from its specification on hashlib."""
     pairs = [(as_bytes(k), as_bytes(v)) for k, v in options]
     pairs.sort(key=lambda kv: kv[0])   # stable; bytes compare as unsigned, prefix first
@@ -32,13 +34,13 @@ def oracle(device, name, source, options=()):
 SPECIAL = [b"", b":", b",", b"=", b"\x00", b"\xff\xfe", b"a:b,c=d", b"\x80"]
 
 
-def random_bytes(rng, max_len):
+def random_bytes(rng: random.Random, max_len: int) -> bytes:
     if rng.random() < 0.3:
         return rng.choice(SPECIAL)
     return bytes(rng.randrange(256) for _ in range(rng.randrange(max_len + 1)))
 
 
-def random_field(rng, max_len=40):
+def random_field(rng: random.Random, max_len: int = 40) -> Any:
     """A field as the caller might pass it: bytes, str, bytearray or memoryview."""
     kind = rng.randrange(4)
     if kind == 1:
@@ -48,30 +50,30 @@ def random_field(rng, max_len=40):
     return {0: data, 2: bytearray(data), 3: memoryview(data)}[kind]
 
 
-def random_options(rng):
+def random_options(rng: random.Random) -> List[Tuple[Any, Any]]:
     keys = [random_field(rng, 8) for _ in range(3)]
     # Draws from three keys, so duplicate keys are common.
     return [(rng.choice(keys), random_field(rng, 8)) for _ in range(rng.randrange(6))]
 
 
-def random_tuples(seed, n):
+def random_tuples(seed: int, n: int) -> List[Any]:
     rng = random.Random(seed)
     return [(random_field(rng), random_field(rng), random_field(rng, 200), random_options(rng))
             for _ in range(n)]
 
 
-def test_known_key():
+def test_known_key() -> None:
     key = cckey.make_key("dev", "k", "src", [("-O", "3")])
     assert key == oracle(b"dev", b"k", b"src", [(b"-O", b"3")])
     assert len(key) == cckey.KEY_LEN == 131
 
 
-def test_make_key_matches_hashlib():
+def test_make_key_matches_hashlib() -> None:
     for t in random_tuples(1, 3000):
         assert cckey.make_key(*t) == oracle(*t)
 
 
-def test_make_keys_matches_hashlib_every_backend_setting():
+def test_make_keys_matches_hashlib_every_backend_setting() -> None:
     tuples = random_tuples(2, 5000)
     want = [oracle(*t) for t in tuples]
     assert cckey.make_keys(tuples) == want
@@ -79,7 +81,7 @@ def test_make_keys_matches_hashlib_every_backend_setting():
     assert cckey.make_keys(tuples, backend="cpu", threads=3) == want
 
 
-def test_make_keys_on_opencl_with_verify():
+def test_make_keys_on_opencl_with_verify() -> None:
     avail = {d["backend"]: d for d in cckey.backends()}
     if not avail["opencl"]["available"]:
         pytest.skip("no OpenCL device: " + avail["opencl"]["reason"])
@@ -101,7 +103,7 @@ def test_make_keys_on_opencl_with_verify():
         assert cckey.make_keys(tuples, backend="opencl", verify="sample") == want
 
 
-def test_source_handle_matches_hashlib():
+def test_source_handle_matches_hashlib() -> None:
     rng = random.Random(4)
     for _ in range(50):
         source = random_field(rng, 300)
@@ -114,7 +116,7 @@ def test_source_handle_matches_hashlib():
             assert src.key(device, name, options=options) == want
 
 
-def test_long_source_and_buffer_copied():
+def test_long_source_and_buffer_copied() -> None:
     data = bytearray(os.urandom(200_000))
     src = cckey.Source(data)          # a buffer is copied ...
     want = oracle(b"d", b"n", bytes(data))
@@ -123,7 +125,7 @@ def test_long_source_and_buffer_copied():
     assert cckey.make_key(b"d", b"n", data) == oracle(b"d", b"n", bytes(data))
 
 
-def test_input_shapes():
+def test_input_shapes() -> None:
     want = oracle(b"d", b"n", b"s", [(b"k", b"v")])
     assert cckey.make_key("d", "n", "s", {"k": "v"}) == want
     assert cckey.make_key("d", "n", "s", [["k", "v"]]) == want
@@ -134,26 +136,26 @@ def test_input_shapes():
     assert cckey.make_key("d", "n", "s", None) == oracle(b"d", b"n", b"s")
 
 
-def test_shared_options_converted_once_but_never_stale():
+def test_shared_options_converted_once_but_never_stale() -> None:
     """make_keys converts a shared options list once per batch; Python code
     that runs during the conversion (a sequence's __iter__) and changes the
     list must not leave later tuples with the old options."""
-    opts = [(b"-O", b"3")]
-    shared = dict(O=b"2")
+    opts: List[Tuple[bytes, Any]] = [(b"-O", b"3")]
+    shared: dict[str, Any] = dict(O=b"2")
 
     class Growing:
-        def __iter__(self):
+        def __iter__(self) -> Any:
             opts.append((b"-arch", "sm_90"))
             shared["arch"] = "sm_80"
             return iter((b"d", b"n", b"s", opts))
 
-    tuples = [(b"d", b"n", b"s", opts), (b"d", "n", b"s", shared), Growing(), (b"d", b"n", b"s", opts),
+    tuples: List[object] = [(b"d", b"n", b"s", opts), (b"d", "n", b"s", shared), Growing(), (b"d", b"n", b"s", opts),
               (b"d", b"n", b"s", shared), (b"e", b"n", b"s", opts)]
     want = [oracle(b"d", b"n", b"s", [(b"-O", b"3")]), oracle(b"d", b"n", b"s", [(b"O", b"2")])]
     grown = [(b"-O", b"3"), (b"-arch", b"sm_90")]
     want += [oracle(b"d", b"n", b"s", grown)] * 2
     want += [oracle(b"d", b"n", b"s", [(b"O", b"2"), (b"arch", b"sm_80")]), oracle(b"e", b"n", b"s", grown)]
-    assert cckey.make_keys(tuples, backend="cpu") == want
+    assert cckey.make_keys(tuples, backend="cpu") == want  # type: ignore[arg-type]
     # Many tuples sharing a few option objects, in every order.
     rng = random.Random(5)
     sets = [[], [(b"-O", b"3")], ((b"-arch", b"sm_90"), (b"-O", b"2")), {"k": "v", "a": b"b"}]
@@ -162,7 +164,7 @@ def test_shared_options_converted_once_but_never_stale():
     assert cckey.make_keys(batch, backend="cpu") == [oracle(*t[:3], p) for t, p in zip(batch, pairs)]
 
 
-def test_make_keys_over_many_blocks():
+def test_make_keys_over_many_blocks() -> None:
     """A CPU batch runs in blocks of 32768 tuples, keyed on a helper thread
     while the next block is converted: every block's keys, in order, and a
     bad tuple's index counted from the start of the batch."""
@@ -176,17 +178,17 @@ def test_make_keys_over_many_blocks():
         cckey.make_keys(bad, backend="cpu")
 
 
-def test_make_keys_list_changed_during_the_call():
+def test_make_keys_list_changed_during_the_call() -> None:
     """The caller's list is not copied: Python code that runs in mid-batch
     (a mapping's items()) and empties it must raise, not crash or return
     keys of freed tuples."""
-    tuples = [(b"d", b"k%d" % i, b"s%d" % i) for i in range(80000)]
+    tuples: List[Tuple[object, ...]] = [(b"d", b"k%d" % i, b"s%d" % i) for i in range(80000)]
 
     class Emptying:
-        def __getitem__(self, key):
+        def __getitem__(self, key: Any) -> Any:
             raise KeyError(key)
 
-        def items(self):
+        def items(self) -> Any:
             tuples.clear()
             return [(b"-O", b"3")]
 
@@ -196,12 +198,12 @@ def test_make_keys_list_changed_during_the_call():
     assert tuples == []
 
 
-def test_utf8_is_what_str_hashes():
+def test_utf8_is_what_str_hashes() -> None:
     assert cckey.make_key("é", "名", "😀") == cckey.make_key("é".encode(), "名".encode(), "😀".encode())
 
 
 @pytest.mark.parametrize("call, exc, words", [
-    (lambda: cckey.make_key(1, "n", "s"), TypeError, "device must be bytes, str or a buffer, not int"),
+    (lambda: cckey.make_key(1, "n", "s"), TypeError, "device must be bytes, str or a buffer, not int"),  # type: ignore[arg-type]
     (lambda: cckey.make_key("d", "n", "s", [("k",)]), TypeError, "(key, value) pair"),
     (lambda: cckey.make_key("d", "n", "s", "k=v"), TypeError, "options must be"),
     (lambda: cckey.make_key("d", "n", "s", ["kv"]), TypeError, "(key, value) pair, not str"),
@@ -210,20 +212,20 @@ def test_utf8_is_what_str_hashes():
     (lambda: cckey.make_keys([("d", "n")]), TypeError, "tuple 0: expected (device, name, source[, options]), got 2"),
     (lambda: cckey.make_keys([("d", "n", "s"), ("d", None, "s")]), TypeError, "tuple 1: name"),
     (lambda: cckey.make_keys([("d", "n", "s", [(1, "v")])]), TypeError, "tuple 0: option key"),
-    (lambda: cckey.make_keys([5]), TypeError, "tuple 0: expected"),
-    (lambda: cckey.make_keys(5), TypeError, "not iterable"),
-    (lambda: cckey.make_keys([], backend="gpu"), ValueError, "unknown backend 'gpu'"),
+    (lambda: cckey.make_keys([5]), TypeError, "tuple 0: expected"),  # type: ignore[list-item]
+    (lambda: cckey.make_keys(5), TypeError, "not iterable"),  # type: ignore[arg-type]
+    (lambda: cckey.make_keys([], backend="gpu"), ValueError, "unknown backend 'gpu'"),  # type: ignore[arg-type]
     (lambda: cckey.make_keys([], threads=-1), ValueError, "threads must be"),
-    (lambda: cckey.make_keys([], verify="most"), ValueError, "verify must be"),
+    (lambda: cckey.make_keys([], verify="most"), ValueError, "verify must be"),  # type: ignore[arg-type]
     (lambda: cckey.make_keys([], backend="cpu", device="0"), ValueError, "not of cpu"),
 ])
-def test_bad_arguments(call, exc, words):
+def test_bad_arguments(call: Callable[[], object], exc: Type[BaseException], words: str) -> None:
     with pytest.raises(exc) as info:
         call()
     assert words in str(info.value)
 
 
-def test_unavailable_backend_raises_library_error():
+def test_unavailable_backend_raises_library_error() -> None:
     avail = {d["backend"]: d for d in cckey.backends()}
     assert avail["cpu"]["available"] and avail["cpu"]["used"] == "cpu"
     if avail["cuda"]["available"]:
@@ -237,7 +239,7 @@ def test_unavailable_backend_raises_library_error():
     assert str(err) == f"{err.strerror}: {err.detail}"
 
 
-def test_store_round_trip(tmp_path):
+def test_store_round_trip(tmp_path: Path) -> None:
     key = cckey.make_key("d", "n", "s")
     with cckey.Store(tmp_path / "store") as store:
         assert store.get(key) is None
@@ -251,7 +253,7 @@ def test_store_round_trip(tmp_path):
         store.get(key)
 
 
-def test_store_serves_no_corrupt_entry(tmp_path):
+def test_store_serves_no_corrupt_entry(tmp_path: Path) -> None:
     key = cckey.make_key("d", "n", "s")
     store = cckey.Store(str(tmp_path))
     store.put(key, b"x" * 100)
@@ -265,7 +267,7 @@ def test_store_serves_no_corrupt_entry(tmp_path):
     assert store.stats()["entries"] == 0
 
 
-def test_store_errors(tmp_path):
+def test_store_errors(tmp_path: Path) -> None:
     store = cckey.Store(tmp_path)
     with pytest.raises(cckey.Error) as info:
         store.put("not a key", b"x")
@@ -291,17 +293,17 @@ def test_store_errors(tmp_path):
     (1.5, TypeError),
     ("4096", TypeError),
 ])
-def test_store_max_bytes_out_of_range_is_refused(tmp_path, value, exc):
+def test_store_max_bytes_out_of_range_is_refused(tmp_path: Path, value: Any, exc: Type[BaseException]) -> None:
     with pytest.raises(exc, match="max_bytes|integer|int"):
         cckey.Store(tmp_path / "s", max_bytes=value)
     assert not (tmp_path / "s").exists(), "a refused Store() still created its folder"
 
 
-def test_store_max_bytes_in_range(tmp_path):
+def test_store_max_bytes_in_range(tmp_path: Path) -> None:
     # The limit in effect is the one given: 2**64 - 1 stays (no wrap), and an
     # object with __index__ is an int.
     class Four:
-        def __index__(self):
+        def __index__(self) -> int:
             return 4096
     for value, want in ((2**64 - 1, 2**64 - 1), (Four(), 4096), (0, 0)):
         with cckey.Store(tmp_path / str(want), max_bytes=value) as store:
@@ -312,13 +314,13 @@ def test_store_max_bytes_in_range(tmp_path):
     (-1, ValueError), (4097, ValueError), (2**63, OverflowError), (2**64 + 2, OverflowError),
     (-(2**64), OverflowError), (2.0, TypeError),
 ])
-def test_make_keys_threads_out_of_range_is_refused(value, exc):
+def test_make_keys_threads_out_of_range_is_refused(value: Any, exc: Type[BaseException]) -> None:
     # Every integer argument of the binding: make_keys(threads=) is the other.
     with pytest.raises(exc):
         cckey.make_keys([("d", "n", "s")], threads=value)
 
 
-def test_store_close_waits_for_calls_in_flight(tmp_path):
+def test_store_close_waits_for_calls_in_flight(tmp_path: Path) -> None:
     # A worker reads a 64 MiB entry over and over (each get spends most of
     # its time with the GIL released); close() from this thread waits for
     # the get in flight instead of raising RuntimeError, and every later
@@ -328,9 +330,10 @@ def test_store_close_waits_for_calls_in_flight(tmp_path):
     payload = b"p" * (64 << 20)
     store = cckey.Store(tmp_path)
     store.put(key, payload)
-    started, stop, results = threading.Event(), threading.Event(), []
+    started, stop = threading.Event(), threading.Event()
+    results: List[object] = []
 
-    def worker():
+    def worker() -> None:
         while not stop.is_set():
             try:
                 got = store.get(key)
@@ -357,14 +360,15 @@ def test_store_close_waits_for_calls_in_flight(tmp_path):
     store.close()            # idempotent
 
 
-def test_make_keys_from_four_threads():
+def test_make_keys_from_four_threads() -> None:
     batches = [random_tuples(10 + i, 4000) for i in range(4)]
     wants = [[oracle(*t) for t in b] for b in batches]
     shared = cckey.Source(b"one source for all threads")
-    results, errors = [None] * 4, []
+    results: List[Any] = [None] * 4
+    errors: List[BaseException] = []
     start = threading.Barrier(4)
 
-    def work(i):
+    def work(i: int) -> None:
         try:
             start.wait()
             got = []
@@ -384,7 +388,7 @@ def test_make_keys_from_four_threads():
     assert results == wants
 
 
-def test_devices_name_themselves():
+def test_devices_name_themselves() -> None:
     backends = {b["backend"]: b for b in cckey.backends()}
     devices = cckey.devices()
     for d in devices:
@@ -398,7 +402,7 @@ def test_devices_name_themselves():
             assert sum(d["selected"] for d in devices if d["backend"] == kind) == 1
 
 
-def test_docstrings_and_version():
+def test_docstrings_and_version() -> None:
     for obj in (cckey.make_key, cckey.make_keys, cckey.devices, cckey.backends, cckey.version, cckey.Source,
                 cckey.Source.key, cckey.Store, cckey.Store.get, cckey.Store.put, cckey.Store.stats,
                 cckey.Error):

@@ -5,6 +5,7 @@ here is the binding's own, from the tuple the manifest named."""
 import json
 import os
 import struct
+from typing import Tuple
 
 import pytest
 
@@ -13,7 +14,7 @@ import cckey
 SPIRV_MAGIC = 0x07230203
 
 
-def warmed():
+def warmed() -> str:
     where = os.environ.get("CCKEY_TEST_SPIRV_DIR")
     if not where:
         pytest.skip("no warmed SPIR-V: run_tests.sh warms it (bindings/warm_spirv.sh)")
@@ -23,14 +24,14 @@ def warmed():
     return where
 
 
-def test_store_reads_spirv_that_warm_stored():
+def test_store_reads_spirv_that_warm_stored() -> None:
     where = warmed()
     with open(os.path.join(where, "device"), "rb") as f:
         device = f.read()
     with open(os.path.join(where, "double.comp"), "rb") as f:
         source = f.read()
     with open(os.path.join(where, "options.json"), encoding="utf-8") as f:
-        options = [tuple(kv) for kv in json.load(f)]
+        options: list[Tuple[str, str]] = [(k, v) for k, v in json.load(f)]
     with open(os.path.join(where, "expected.spv"), "rb") as f:
         expected = f.read()
     key = cckey.make_key(device, "main", source, options)

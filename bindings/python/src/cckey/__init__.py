@@ -8,7 +8,8 @@ A key is hex(md5(device)):hex(md5(name)):hex(md5(source)):hex(md5(canon(options)
     key = cckey.make_key("NVIDIA H200|580.159.04", "vec_add", src, [("-O", "3")])
     keys = cckey.make_keys([(dev, name, src, opts), ...])   # the GIL is released
 """
-from ._cckey import (KEY_LEN, Error, Source, Store, __version__, backends, devices, features, make_key,
-                     make_keys, version)
+from ._cckey import (KEY_LEN, ArgumentError, Error, Source, StorageError, Store, __version__, backends, devices,
+                     features, make_key, make_keys, version)
 
-__all__ = ["KEY_LEN", "Error", "Source", "Store", "backends", "devices", "features", "make_key", "make_keys", "version"]
+__all__ = ["KEY_LEN", "ArgumentError", "Error", "Source", "StorageError", "Store", "backends", "devices", "features",
+           "make_key", "make_keys", "version"]

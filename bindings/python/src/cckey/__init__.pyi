@@ -1,9 +1,10 @@
 import os
-from typing import Iterable, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import SupportsIndex, Iterable, Iterator, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 # bytes, str (hashed as UTF-8) or any object with the buffer protocol.
 Field = Union[bytes, str, bytearray, memoryview]
-Options = Union[Iterable[Tuple[Field, Field]], Mapping[Field, Field], None]
+# Pairs (tuples or two-item sequences) in any order, or a mapping.
+Options = Union[Iterable[Tuple[Field, Field]], Iterable[Sequence[Field]], Mapping[str, Field], Mapping[bytes, Field], None]
 Tuple3 = Tuple[Field, Field, Field]
 Tuple4 = Tuple[Field, Field, Field, Options]
 
@@ -14,6 +15,11 @@ class Error(Exception):
     status: int
     strerror: str
     detail: str
+
+class ArgumentError(Error, ValueError): ...
+
+class StorageError(Error, OSError):
+    strerror: str
 
 class BackendInfo(TypedDict):
     backend: str
@@ -41,6 +47,13 @@ class StoreStats(TypedDict):
     max_bytes: int
     temp_files: int
     temp_bytes: int
+    hits: int
+    misses: int
+
+class Explanation(TypedDict):
+    hit: bool
+    why: Literal["hit", "absent", "headers", "toolchain", "corrupt", "unknown_record", "collision", "unverified"]
+    detail: str
 
 def make_key(device: Field, name: Field, source: Field, options: Options = ...) -> str: ...
 def make_keys(
@@ -64,10 +77,35 @@ class Source:
 
 class Store:
     path: str
-    def __init__(self, path: Union[str, bytes, os.PathLike[str]], max_bytes: int = ...) -> None: ...
+    def __init__(
+        self,
+        path: Union[str, bytes, os.PathLike[str]],
+        max_bytes: SupportsIndex = ...,
+        *,
+        remotes: Optional[Sequence[str]] = ...,
+        read_only: bool = ...,
+        sign_key: Union[bytes, str, bytearray, memoryview, None] = ...,
+        sign_key_file: Union[str, bytes, os.PathLike[str], None] = ...,
+        no_remote: bool = ...,
+    ) -> None: ...
     def get(self, key: Field) -> Optional[bytes]: ...
     def put(self, key: Field, data: Union[bytes, bytearray, memoryview]) -> None: ...
     def stats(self) -> StoreStats: ...
+    def explain(
+        self,
+        key: Field,
+        /,
+        *,
+        compiler: Optional[str] = ...,
+        version: Optional[str] = ...,
+        options: Optional[Sequence[str]] = ...,
+        roots: Optional[Sequence[str]] = ...,
+    ) -> Explanation: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __getitem__(self, key: Field) -> bytes: ...
+    def __delitem__(self, key: Field) -> None: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Store": ...
     def __exit__(self, *exc: object) -> None: ...
