@@ -706,12 +706,9 @@ CCKEY_API cckey_status cckey_store_add_remote(cckey_store *s, const char *url, c
  * @param settings  may be NULL; its read_only is kept (remote_only_read can
  *                  only add it), its secret wins over remote_key_file, its
  *                  max_entry_bytes (when not 0) over remote_max_entry.
- * A line that cannot be read (no NAME = VALUE, an unknown remote_ setting,
- * a bad remote_only_read or remote_max_entry: a damaged or cut file) is
- * said through settings->warn (file and line, never the value) and ignored.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a bad URL, an unreadable or
- *         empty key file; cckey_last_error() names the file and line and
- *         never shows a value); CCKEY_ERR_IO (the file exists
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (a malformed line, a bad URL, an
+ *         unreadable or empty key file; cckey_last_error() names the file
+ *         and line and never shows a value); CCKEY_ERR_IO (the file exists
  *         and cannot be read); CCKEY_ERR_UNAVAILABLE (a remote kind or
  *         signing this build lacks); CCKEY_ERR_NO_MEMORY. Remotes added
  *         before an error stay. Not thread-safe, as cckey_store_add_remote.

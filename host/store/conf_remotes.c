@@ -6,17 +6,12 @@
  *   remote_key_file = PATH    the signing secret: the file's bytes
  *   remote_max_entry = SIZE   the largest entry taken from a remote
  * Values are never echoed: a mistyped "remote_key = SECRET" must not print
- * the secret. Other names belong to other parts of cckey (max_size). A line
- * that cannot be read (no NAME = VALUE, an unknown remote setting, a bad
- * value: a damaged or cut file) is said through the settings' warn and
- * ignored, so that it never fails a look-up; a remote URL that does not
- * parse is an error, as it is on the command line. */
+ * the secret. Other names belong to other parts of cckey (max_size). */
 #include "store_internal.h"
 #include "../core/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,37 +41,21 @@ typedef struct conf_settings {
     uint64_t max_entry;
 } conf_settings;
 
-/* A line that cannot be read, said (never its value) and ignored. */
-static cckey_status ignored(const cckey_remote_settings *set, const char *fmt, ...)
-{
-    char msg[4600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (set && set->warn) {
-        strncat(msg, " (ignored; its value is not shown)", sizeof msg - strlen(msg) - 1);
-        set->warn(set->warn_user, msg);
-    }
-    return CCKEY_OK;
-}
-
-static cckey_status settings_line(const char *name, const char *value, const char *from, conf_settings *conf,
-                                  const cckey_remote_settings *set)
+static cckey_status settings_line(const char *name, const char *value, const char *from, conf_settings *conf)
 {
     if (!value) return CCKEY_OK;   /* said by the remotes' pass, when it runs */
     if (strcmp(name, "remote_key_file") == 0 && *value)
         snprintf(conf->key_file, sizeof conf->key_file, "%s", value);
     else if (strcmp(name, "remote_max_entry") == 0 &&
              (cckey_size_parse(value, &conf->max_entry) != CCKEY_OK || conf->max_entry < 192))
-        return conf->max_entry = 0, ignored(set, "%sremote_max_entry wants a size such as 64M", from);
+        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%sremote_max_entry wants a size such as 64M", from);
     return CCKEY_OK;
 }
 
 static cckey_status remotes_line(cckey_store *s, const char *name, const char *value, const char *from,
                                  cckey_remote_settings *set)
 {
-    if (!value) return ignored(set, "%sexpected NAME = VALUE", from);
+    if (!value) return cckey_fail(CCKEY_ERR_INVALID_ARG, "%sexpected NAME = VALUE", from);
     if (strcmp(name, "remote") == 0) {
         cckey_status st = cckey_store_add_remote(s, value, set);
         if (st == CCKEY_OK) return st;
@@ -86,22 +65,22 @@ static cckey_status remotes_line(cckey_store *s, const char *name, const char *v
     }
     if (strcmp(name, "remote_only_read") == 0) {
         if (strcmp(value, "true") && strcmp(value, "false"))
-            return ignored(set, "%sremote_only_read wants true or false", from);
+            return cckey_fail(CCKEY_ERR_INVALID_ARG, "%sremote_only_read wants true or false", from);
         set->read_only = set->read_only || strcmp(value, "true") == 0;
         return CCKEY_OK;
     }
     if (strncmp(name, "remote", 6) == 0 && strcmp(name, "remote_key_file") && strcmp(name, "remote_max_entry")) {
         bool plain = strlen(name) <= 40 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(name);
-        return ignored(set, "%sunknown setting%s%s%s (remote, remote_only_read, remote_key_file, remote_max_entry)",
-                       from, plain ? " \"" : "", plain ? name : "", plain ? "\"" : "");
+        return cckey_fail(CCKEY_ERR_INVALID_ARG,
+                          "%sunknown setting%s%s%s (remote, remote_only_read, remote_key_file, remote_max_entry; "
+                          "its value is not shown)", from, plain ? " \"" : "", plain ? name : "", plain ? "\"" : "");
     }
     return CCKEY_OK;
 }
 
 /* One pass over DIR/cckey.conf: the settings (s NULL) or the remotes. A
  * missing file is no config. */
-static cckey_status scan_conf(const char *dir, cckey_store *s, cckey_remote_settings *set, conf_settings *conf,
-                              const cckey_remote_settings *said)
+static cckey_status scan_conf(const char *dir, cckey_store *s, cckey_remote_settings *set, conf_settings *conf)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/cckey.conf", dir);
@@ -113,7 +92,7 @@ static cckey_status scan_conf(const char *dir, cckey_store *s, cckey_remote_sett
         char *name, *value;
         if (!conf_line(line, &name, &value)) continue;
         snprintf(from, sizeof from, "%s:%u: ", path, no);
-        st = s ? remotes_line(s, name, value, from, set) : settings_line(name, value, from, conf, said);
+        st = s ? remotes_line(s, name, value, from, set) : settings_line(name, value, from, conf);
     }
     fclose(f);
     return st;
@@ -153,11 +132,11 @@ cckey_status cckey_store_add_conf_remotes(cckey_store *s, const char *const *url
     conf_settings conf = {"", 0};
     char *secret = NULL;
     size_t secret_len = 0;
-    cckey_status st = scan_conf(s->dir, NULL, NULL, &conf, &set);
+    cckey_status st = scan_conf(s->dir, NULL, NULL, &conf);
     if (st == CCKEY_OK && !set.secret && conf.key_file[0]) st = read_secret(s->dir, conf.key_file, &secret, &secret_len);
     if (secret) set.secret = secret, set.secret_len = secret_len;
     if (!set.max_entry_bytes) set.max_entry_bytes = conf.max_entry;
-    if (st == CCKEY_OK) st = urls ? add_urls(s, urls, n_urls, &set) : scan_conf(s->dir, s, &set, NULL, NULL);
+    if (st == CCKEY_OK) st = urls ? add_urls(s, urls, n_urls, &set) : scan_conf(s->dir, s, &set, NULL);
     if (secret) memset(secret, 0, secret_len);
     free(secret);
     return st;
