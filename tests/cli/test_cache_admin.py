@@ -256,8 +256,14 @@ class Admin(unittest.TestCase):
         for line in (2, 3, 4, 5, 6, 7):
             self.assertIn("cckey.conf:%d:" % line, err)
         self.assertNotIn("hunter2", err)
-        rc, out, err = self.cache("get", key_of("a"))
+        # The store's own settings skip such lines: a look-up never fails.
+        rc, out, err = self.cache("get", key_of("a"), "--no-remote")
         self.assertEqual(rc, 0, err)
+        # The remote settings' readers refuse them, naming the line (never the value).
+        rc, out, err = self.cache("get", key_of("a"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("cckey.conf:", err)
+        self.assertNotIn("hunter2", err)
         # Setting a value keeps the damaged lines as they were.
         self.assertEqual(self.cache("config", "max-age", "2w")[0], 0)
         self.assertIn("\x01\x02 garbage\nbogus = 1\n", self.conf())
