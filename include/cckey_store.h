@@ -297,11 +297,16 @@ CCKEY_API cckey_status cckey_store_verify(cckey_store *s, cckey_store_report *ou
 CCKEY_API cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed);
 
 /*
- * Bundles: entries in one portable stream, to ship a warmed cache to a
- * deployment or a container image. A bundle holds whole entry files, each
- * checked on import exactly as cckey_store_get checks an entry, and ends in
- * a trailer (entry count, MD5 of the stream) that catches a cut or damaged
- * stream.
+ * Bundles: entries in one portable file, to ship a warmed cache to a
+ * deployment or a container image. A bundle is a POSIX tar archive (pax),
+ * optionally zstd-compressed, holding whole entry files as the folder names
+ * them (SHARD/NAME): `tar -tf` lists it, `tar -xf` unpacks it into a store
+ * folder. Each entry is checked on import exactly as cckey_store_get checks
+ * an entry; a cut or damaged archive is an error. Import never takes a
+ * member's name as a path to write: members with an absolute path, "..",
+ * links, devices and FIFOs are refused, folders and files that are no entry
+ * are skipped. Bundles of earlier releases (CCKEYBND, with a trailer of
+ * entry count and MD5) are still imported.
  */
 
 /** What cckey_store_import did. */
@@ -312,7 +317,9 @@ typedef struct cckey_import_report {
                                 a writable remote that signs (to remotes only) */
     uint64_t unsigned_held; /**< kept, but not sent to a remote that signs:
                                  unsigned, and CCKEY_IMPORT_SIGN_UNSIGNED not given */
-    uint64_t reserved[4];  /**< 0; room to grow without changing the size */
+    uint64_t unsafe;       /**< of refused: archive members never read (an absolute
+                                path, "..", a link, device, FIFO) */
+    uint64_t reserved[3];  /**< 0; room to grow without changing the size */
 } cckey_import_report;
 
 /** cckey_store_import's to_remotes: send the entries to the writable remotes. */
@@ -331,6 +338,17 @@ typedef struct cckey_import_report {
  */
 CCKEY_API cckey_status cckey_store_export(cckey_store *s, const char *const *keys, size_t n_keys, int fd,
                                           uint64_t *exported, uint64_t *missing);
+
+/** cckey_store_export_ex's flags: the tar archive compressed with zstd. */
+#define CCKEY_EXPORT_ZSTD 1u
+
+/**
+ * cckey_store_export with flags (0 or CCKEY_EXPORT_ZSTD).
+ * @return as cckey_store_export; CCKEY_ERR_INVALID_ARG for unknown flags,
+ *         CCKEY_ERR_UNAVAILABLE in a library built without libarchive.
+ */
+CCKEY_API cckey_status cckey_store_export_ex(cckey_store *s, const char *const *keys, size_t n_keys, int fd,
+                                             unsigned flags, uint64_t *exported, uint64_t *missing);
 
 /**
  * Read a bundle from fd into the folder; with to_remotes

@@ -515,6 +515,20 @@ static void w_store_export(void)
     cckey_store_close(s);
 }
 
+static void w_store_export_ex(void)
+{
+    cckey_store *s = store();
+    int fd[2];
+    if (pipe(fd) != 0) exit(1);
+    INVALID(cckey_store_export_ex(NULL, NULL, 0, fd[1], 0, NULL, NULL));
+    const char *keys[] = {NULL};
+    INVALID(cckey_store_export_ex(s, keys, 1, fd[1], CCKEY_EXPORT_ZSTD, NULL, NULL));
+    INVALID(cckey_store_export_ex(s, NULL, 0, fd[1], 8, NULL, NULL));   /* an unknown flag */
+    EXPECT(cckey_store_export_ex(s, NULL, 0, fd[1], CCKEY_EXPORT_ZSTD, NULL, NULL), CCKEY_OK);
+    close(fd[0]), close(fd[1]);
+    cckey_store_close(s);
+}
+
 static void w_store_import(void) { INVALID(cckey_store_import(NULL, 0, 0, NULL)); }
 
 static void w_store_add_remote(void)
@@ -656,7 +670,8 @@ static const struct walk {
     W(cckey_store_get_checked, w_store_get_checked), W(cckey_store_get_explained, w_store_get_explained),
     W(cckey_store_stats, w_store_stats), W(cckey_store_list, w_store_list), W(cckey_size_parse, w_size_parse),
     W(cckey_store_trim, w_store_trim), W(cckey_store_verify, w_store_verify), W(cckey_store_clear, w_store_clear),
-    W(cckey_store_export, w_store_export), W(cckey_store_import, w_store_import),
+    W(cckey_store_export, w_store_export), W(cckey_store_export_ex, w_store_export_ex),
+    W(cckey_store_import, w_store_import),
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
     W(cckey_store_add_conf_remotes, w_store_add_conf_remotes), W(cckey_store_remove, w_store_remove),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),

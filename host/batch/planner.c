@@ -7,7 +7,7 @@
  * digests those on the CPU: they are short, and there are few of them. */
 #include "config.h"
 #include "dedup.h"
-#include "intern.h"
+#include "hash.h"
 #include "intern_block.h"
 #include "plan.h"
 #include "scratch.h"
@@ -27,7 +27,10 @@ typedef struct plan {
     size_t n;
     size_t base;            /* tuples[0]'s index in the caller's batch (blocks.c) */
     cckey_scratch *mem;     /* every table below comes from it */
-    cckey_intern strings;   /* only msgs and n: the distinct strings by id */
+    struct {
+        cckey_msg *msgs;    /* the distinct strings, by id */
+        size_t n;
+    } strings;
     uint32_t *ids;          /* per tuple: device, name, source string ids */
     uint32_t *opt_ids;      /* all option key/value ids, tuple after tuple */
     size_t *opt_base;       /* per tuple: offset into opt_ids */
