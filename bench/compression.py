@@ -130,7 +130,7 @@ def main():
                 os.path.join(EXAMPLES, "kernels", "opencl"), "-d", m.group(1).strip(), "-O", "",
                 "-O", "-cl-fast-relaxed-math,-DUNROLL=4"])))
         if re.search(r"^nvrtc\s+available", out, re.M):
-            suites.append(("CUDA (NVRTC, sm_90)", binaries(cckey, tmp, "cuda", [
+            suites.append(("CUDA (NVRTC, sm_90 and sm_80)", binaries(cckey, tmp, "cuda", [
                 os.path.join(EXAMPLES, "kernels", "cuda"), "-d", "NVIDIA H200|580.159.04", "-O", "arch=sm_90",
                 "-O", "arch=sm_80"])))
         lib = Lib(os.path.abspath(a.lib))

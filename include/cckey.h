@@ -416,7 +416,7 @@ CCKEY_API cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config
  * Which backend the last cckey_make_keys with this config used ("cpu",
  * "opencl", "cuda", "cpu+cuda", ...); "" before the first batch. The
  * string is owned by the config. Not thread-safe with a concurrent batch on
- * the same config.
+ * the same config: cckey_make_keys_ex gives each call its own result.
  */
 CCKEY_API const char *cckey_batch_config_used(const cckey_batch_config *cfg);
 
@@ -458,6 +458,25 @@ CCKEY_API const char *cckey_backend_name(cckey_backend_kind kind);
  */
 CCKEY_API cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
                                        size_t n, const cckey_batch_config *config);
+
+/** What one batch call used and reported (cckey_make_keys_ex). */
+typedef struct cckey_batch_result {
+    char used[32];         /**< the backends used: "cpu", "opencl", "cpu+cuda", ... */
+    char warning[1024];    /**< e.g. a device that failed in mid-batch; "" when none */
+    uint64_t reserved[4];  /**< 0 */
+} cckey_batch_result;
+
+/**
+ * cckey_make_keys, reporting into result what this call used and any
+ * warning, so that calls sharing a config (on several threads, or queued)
+ * each get their own. The config is only read; the batch also leaves its
+ * report as the config's last (cckey_batch_config_used, _warning), as
+ * cckey_make_keys does.
+ * @param result  written on every return, whatever the status; not NULL.
+ * @return as cckey_make_keys; CCKEY_ERR_INVALID_ARG also for a NULL result.
+ */
+CCKEY_API cckey_status cckey_make_keys_ex(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
+                                          const cckey_batch_config *config, cckey_batch_result *result);
 
 /**
  * cckey_make_keys for tuples whose sources are already digested: where
@@ -530,9 +549,9 @@ CCKEY_API cckey_status cckey_keyer_submit(cckey_keyer *k, char (*out)[CCKEY_KEY_
 CCKEY_API cckey_status cckey_keyer_wait(cckey_keyer *k);
 
 /**
- * The warning of the call the last cckey_keyer_wait returned ("" when none):
- * cckey_batch_config_warning(config) as that call left it, which a later
- * queued call may have overwritten since. Valid until the next wait.
+ * The warning of the call the last cckey_keyer_wait returned ("" when
+ * none): that call's own cckey_batch_result.warning, whatever calls queued
+ * after it did to the config. Valid until the next wait.
  */
 CCKEY_API const char *cckey_keyer_warning(const cckey_keyer *k);
 

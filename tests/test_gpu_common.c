@@ -2,6 +2,7 @@
 #include "test_gpu_common.h"
 #include "backends/gpu_devices.h"
 #include "backends/gpu_pipeline.h"
+#include "batch/config.h"
 #include "cckey_advanced.h"
 #include "support.h"
 #include "testing/testing.h"
@@ -435,6 +436,21 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     char used[32];
     snprintf(used, sizeof used, "%s+cpu", b->name);
     cr_assert_str_eq(cckey_batch_config_used(cfg), used);
+
+    /* The same through cckey_make_keys_ex: the call's own result says it,
+     * and the config, given as const, keeps every byte (its settings and the
+     * pointer to what batches leave behind). */
+    cckey_batch_config before = *cfg;
+    cckey_batch_result res;
+    memset(&res, 0x5a, sizeof res);
+    memset(keys, 0, ts.n * sizeof *keys);
+    cr_assert_eq(cckey_make_keys_ex(keys, ts.t, ts.n, cfg, &res), CCKEY_OK, "%s", cckey_last_error());
+    check_keys(&ts, keys, "device failed at chunk 2, _ex");
+    cr_assert(strstr(res.warning, "CCKEY_FAULT_CHUNK") && strstr(res.warning, "CPU"), "warning: '%s'", res.warning);
+    cr_assert_str_eq(res.used, used);
+    cr_assert_str_eq(res.warning, cckey_batch_config_warning(cfg));
+    for (size_t i = 0; i < sizeof res.reserved / sizeof *res.reserved; i++) cr_assert_eq(res.reserved[i], 0);
+    cr_assert(memcmp(&before, cfg, sizeof before) == 0, "the const config changed");
 
     /* No fault: no warning, and the device alone did the work. */
     gs.fault_chunk = -1;

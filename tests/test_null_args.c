@@ -278,6 +278,18 @@ static void w_make_keys(void)
     EXPECT(cckey_make_keys(NULL, NULL, 0, NULL), CCKEY_OK);
 }
 
+static void w_make_keys_ex(void)
+{
+    cckey_batch_result r;
+    cckey_tuple bad = one;
+    bad.device = BAD;
+    INVALID(cckey_make_keys_ex(&out_key, &one, 1, NULL, NULL));
+    INVALID(cckey_make_keys_ex(NULL, &one, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, NULL, 1, NULL, &r));
+    INVALID(cckey_make_keys_ex(&out_key, &bad, 1, NULL, &r));
+    EXPECT(cckey_make_keys_ex(NULL, NULL, 0, NULL, &r), CCKEY_OK);
+}
+
 static void w_make_keys_bin(void)
 {
     unsigned char bin[1][CCKEY_KEY_BIN_LEN];
@@ -473,6 +485,22 @@ static void w_size_parse(void)
 
 static void w_store_trim(void) { INVALID(cckey_store_trim(NULL, NULL)); }
 
+static void w_store_trim_older(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_trim_older(NULL, 60, NULL));
+    INVALID(cckey_store_trim_older(s, 0, NULL));
+    EXPECT(cckey_store_trim_older(s, 60, NULL), CCKEY_OK);
+    cckey_store_close(s);
+}
+
+static void w_age_parse(void)
+{
+    int64_t v;
+    INVALID(cckey_age_parse(NULL, &v));
+    INVALID(cckey_age_parse("1d", NULL));
+}
+
 static void w_store_verify(void)
 {
     cckey_store *s = store();
@@ -498,6 +526,20 @@ static void w_store_export(void)
     const char *keys[] = {NULL};
     INVALID(cckey_store_export(s, keys, 1, fd[1], NULL, NULL));
     EXPECT(cckey_store_export(s, NULL, 0, fd[1], NULL, NULL), CCKEY_OK);   /* every entry: none */
+    close(fd[0]), close(fd[1]);
+    cckey_store_close(s);
+}
+
+static void w_store_export_ex(void)
+{
+    cckey_store *s = store();
+    int fd[2];
+    if (pipe(fd) != 0) exit(1);
+    INVALID(cckey_store_export_ex(NULL, NULL, 0, fd[1], 0, NULL, NULL));
+    const char *keys[] = {NULL};
+    INVALID(cckey_store_export_ex(s, keys, 1, fd[1], CCKEY_EXPORT_ZSTD, NULL, NULL));
+    INVALID(cckey_store_export_ex(s, NULL, 0, fd[1], 8, NULL, NULL));   /* an unknown flag */
+    EXPECT(cckey_store_export_ex(s, NULL, 0, fd[1], CCKEY_EXPORT_ZSTD, NULL, NULL), CCKEY_OK);
     close(fd[0]), close(fd[1]);
     cckey_store_close(s);
 }
@@ -633,7 +675,7 @@ static const struct walk {
     W(cckey_cpu_threads, w_cpu_threads), W(cckey_build_backends, w_build_backends),
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
-    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_bin, w_make_keys_bin),
+    W(cckey_make_keys, w_make_keys), W(cckey_make_keys_ex, w_make_keys_ex), W(cckey_make_keys_bin, w_make_keys_bin),
     W(cckey_make_keys_sources, w_make_keys_sources),
     W(cckey_backend_digests, w_backend_digests), W(cckey_keyer_new, w_keyer_new),
     W(cckey_keyer_submit, w_keyer_submit), W(cckey_keyer_wait, w_keyer_wait),
@@ -644,7 +686,8 @@ static const struct walk {
     W(cckey_store_get_checked, w_store_get_checked), W(cckey_store_get_explained, w_store_get_explained),
     W(cckey_store_stats, w_store_stats), W(cckey_store_list, w_store_list), W(cckey_size_parse, w_size_parse),
     W(cckey_store_trim, w_store_trim), W(cckey_store_verify, w_store_verify), W(cckey_store_clear, w_store_clear),
-    W(cckey_store_export, w_store_export), W(cckey_store_import, w_store_import),
+    W(cckey_store_export, w_store_export), W(cckey_store_export_ex, w_store_export_ex),
+    W(cckey_store_import, w_store_import),
     W(cckey_store_add_remote, w_store_add_remote), W(cckey_store_remote_counters, w_store_remote_counters),
     W(cckey_store_add_conf_remotes, w_store_add_conf_remotes), W(cckey_store_remove, w_store_remove),
     W(cckey_dep_memo_new, w_dep_memo_new), W(cckey_dep_memo_free, w_dep_memo_free),
@@ -652,7 +695,8 @@ static const struct walk {
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
-    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_trim_older, w_store_trim_older),
+    W(cckey_age_parse, w_age_parse), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -16,9 +16,11 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
     if (!c) return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config");
     c->backend = CCKEY_BACKEND_AUTO;
     c->device = cckey_device_settings_default;
-    if (pthread_mutex_init(&c->report_lock, NULL) != 0) {
+    c->state = calloc(1, sizeof *c->state);
+    if (!c->state || pthread_mutex_init(&c->state->lock, NULL) != 0) {
+        free(c->state);
         free(c);
-        return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config lock");
+        return cckey_fail(CCKEY_ERR_NO_MEMORY, "batch config state");
     }
     *out = c;
     return CCKEY_OK;
@@ -27,36 +29,48 @@ cckey_status cckey_batch_config_new(cckey_batch_config **out)
 void cckey_batch_config_free(cckey_batch_config *cfg)
 {
     if (!cfg) return;
-    for (int i = 0; i < CCKEY_KEPT_SCRATCH; i++) cckey_scratch_free(&cfg->scratch[i]);
-    pthread_mutex_destroy(&cfg->report_lock);
+    for (int i = 0; i < CCKEY_KEPT_SCRATCH; i++) cckey_scratch_free(&cfg->state->scratch[i]);
+    pthread_mutex_destroy(&cfg->state->lock);
+    free(cfg->state);
     free(cfg);
 }
 
-/* Configs come only from cckey_batch_config_new: writable under the lock. */
+/* The kept tables live in the config's state, not in the config: a const
+ * config stays unchanged. */
 void cckey_batch_config_take_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH])
 {
     memset(s, 0, CCKEY_KEPT_SCRATCH * sizeof *s);
-    if (!cfg) return;
-    cckey_batch_config *c = (cckey_batch_config *)cfg;
-    pthread_mutex_lock(&c->report_lock);
-    memcpy(s, c->scratch, sizeof c->scratch);
-    memset(c->scratch, 0, sizeof c->scratch);
-    pthread_mutex_unlock(&c->report_lock);
+    cckey_config_state *st = cfg ? cfg->state : NULL;
+    if (!st) return;
+    pthread_mutex_lock(&st->lock);
+    memcpy(s, st->scratch, sizeof st->scratch);
+    memset(st->scratch, 0, sizeof st->scratch);
+    pthread_mutex_unlock(&st->lock);
 }
 
 void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratch s[CCKEY_KEPT_SCRATCH])
 {
-    cckey_batch_config *c = (cckey_batch_config *)cfg;
-    if (c) pthread_mutex_lock(&c->report_lock);
+    cckey_config_state *st = cfg ? cfg->state : NULL;
+    if (st) pthread_mutex_lock(&st->lock);
     for (int i = 0; i < CCKEY_KEPT_SCRATCH; i++) {
-        if (c && !c->scratch[i].buf) {
+        if (st && !st->scratch[i].buf) {
             cckey_scratch_reset(&s[i]);
-            c->scratch[i] = s[i];
+            st->scratch[i] = s[i];
             memset(&s[i], 0, sizeof s[i]);
         }
         cckey_scratch_free(&s[i]);
     }
-    if (c) pthread_mutex_unlock(&c->report_lock);
+    if (st) pthread_mutex_unlock(&st->lock);
+}
+
+void cckey_batch_config_publish(const cckey_batch_config *cfg, const cckey_batch_report *rep)
+{
+    cckey_config_state *st = cfg ? cfg->state : NULL;
+    if (!st) return;
+    pthread_mutex_lock(&st->lock);
+    memcpy(st->used, rep->used, sizeof rep->used);
+    memcpy(st->warning, rep->warning, sizeof rep->warning);
+    pthread_mutex_unlock(&st->lock);
 }
 
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)
@@ -104,9 +118,9 @@ cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_prog
     return CCKEY_OK;
 }
 
-const char *cckey_batch_config_used(const cckey_batch_config *cfg) { return cfg ? cfg->used : ""; }
+const char *cckey_batch_config_used(const cckey_batch_config *cfg) { return cfg ? cfg->state->used : ""; }
 
-const char *cckey_batch_config_warning(const cckey_batch_config *cfg) { return cfg ? cfg->warning : ""; }
+const char *cckey_batch_config_warning(const cckey_batch_config *cfg) { return cfg ? cfg->state->warning : ""; }
 
 cckey_status cckey_batch_config_set_chunk_bytes(cckey_batch_config *cfg, size_t bytes)
 {

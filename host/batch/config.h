@@ -22,18 +22,24 @@ struct cckey_batch_config {
     cckey_progress_cancel_fn progress_cancel;   /* set instead of progress */
     void *progress_user;
     cckey_device_settings device;   /* how a device backend runs the batch */
-    /* Results of the last batch, written through a const config: the
-     * config is always heap-allocated by cckey_batch_config_new. Batches
-     * build them privately and publish them under report_lock, so
-     * concurrent batches may share one config. */
-    pthread_mutex_t report_lock;
+    struct cckey_config_state *state;   /* NULL for the defaults of a NULL config */
+};
+
+/* What a config's batches leave for later: the last batch's report
+ * (cckey_batch_config_used, _warning) and its scratch tables. Kept apart
+ * from the settings, behind the config's pointer, so that a batch given a
+ * const config changes none of the config's own bytes: it writes here, under
+ * the lock, and concurrent batches may share one config. A batch's own
+ * report goes to its cckey_batch_result (cckey_make_keys_ex). */
+typedef struct cckey_config_state {
+    pthread_mutex_t lock;
     char used[32];
     char warning[1024];
     /* The last batch's scratch memory, for the next (scratch.h), one per
-     * thread of a batch planned by blocks (plan.h); also under report_lock.
-     * Concurrent batches each take it in turn or start empty. */
+     * thread of a batch planned by blocks (plan.h). Concurrent batches each
+     * take it in turn or start empty. */
     cckey_scratch scratch[CCKEY_KEPT_SCRATCH];
-};
+} cckey_config_state;
 
 /* The config's kept scratch memory (empty when cfg is NULL or another batch
  * holds it), and giving it back at the end of a batch: reset for the next
@@ -44,11 +50,15 @@ void cckey_batch_config_keep_scratch(const cckey_batch_config *cfg, cckey_scratc
 /* Digests --verify=sample recomputes (see verify() in planner.c). */
 #define CCKEY_VERIFY_SAMPLE_SIZE 46052u
 
-/* What a batch reports back: kept on the batch's own stack until the end. */
+/* What a batch reports back: kept on the batch's own stack until the end,
+ * then copied to the caller's cckey_batch_result and the config's state. */
 typedef struct cckey_batch_report {
     char used[32];
     char warning[1024];
 } cckey_batch_report;
+
+/* The report as the config's last batch (cckey_batch_config_used, _warning). */
+void cckey_batch_config_publish(const cckey_batch_config *cfg, const cckey_batch_report *rep);
 
 /* The one progress callback the backends see (progress.c): it calls the
  * config's callback and turns a cancel into the flag backends watch. */

@@ -19,7 +19,7 @@ typedef struct keyer_job {
     const cckey_batch_config *config;
     cckey_status status;
     char detail[1024];    /* cckey_last_error is per thread: carried to the waiter */
-    char warning[1024];   /* the config's, right after this call: a later call overwrites it */
+    char warning[1024];   /* this call's own (cckey_batch_result) */
 } keyer_job;
 
 struct cckey_keyer {
@@ -34,11 +34,11 @@ struct cckey_keyer {
 
 static void run_job(keyer_job *j)
 {
-    cckey_status st = cckey_make_keys(j->out, j->tuples, j->n, j->config);
-    const char *w = st == CCKEY_OK ? cckey_batch_config_warning(j->config) : "";
+    cckey_batch_result r;
+    cckey_status st = cckey_make_keys_ex(j->out, j->tuples, j->n, j->config, &r);
     j->status = st;
     snprintf(j->detail, sizeof j->detail, "%s", st != CCKEY_OK ? cckey_last_error() : "");
-    snprintf(j->warning, sizeof j->warning, "%s", w ? w : "");
+    snprintf(j->warning, sizeof j->warning, "%s", st == CCKEY_OK ? r.warning : "");
 }
 
 static void *keyer_main(void *arg)

@@ -7,7 +7,7 @@
  * digests those on the CPU: they are short, and there are few of them. */
 #include "config.h"
 #include "dedup.h"
-#include "intern.h"
+#include "hash.h"
 #include "intern_block.h"
 #include "plan.h"
 #include "scratch.h"
@@ -27,7 +27,10 @@ typedef struct plan {
     size_t n;
     size_t base;            /* tuples[0]'s index in the caller's batch (blocks.c) */
     cckey_scratch *mem;     /* every table below comes from it */
-    cckey_intern strings;   /* only msgs and n: the distinct strings by id */
+    struct {
+        cckey_msg *msgs;    /* the distinct strings, by id */
+        size_t n;
+    } strings;
     uint32_t *ids;          /* per tuple: device, name, source string ids */
     uint32_t *opt_ids;      /* all option key/value ids, tuple after tuple */
     size_t *opt_base;       /* per tuple: offset into opt_ids */
@@ -649,7 +652,8 @@ cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, 
     return CCKEY_OK;
 }
 
-static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config)
+static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size_t n, const cckey_batch_config *config,
+                              cckey_batch_result *result)
 {
     static const cckey_batch_config defaults = {.backend = CCKEY_BACKEND_AUTO, .device = CCKEY_DEVICE_SETTINGS_INIT};
     const cckey_batch_config *cfg = config ? config : &defaults;
@@ -675,13 +679,11 @@ static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size
         }
     }
     cckey_batch_config_keep_scratch(config, mem);
-    if (config) {
-        /* Configs come only from cckey_batch_config_new: writable. */
-        cckey_batch_config *out_cfg = (cckey_batch_config *)config;
-        pthread_mutex_lock(&out_cfg->report_lock);
-        memcpy(out_cfg->used, rep.used, sizeof rep.used);
-        memcpy(out_cfg->warning, rep.warning, sizeof rep.warning);
-        pthread_mutex_unlock(&out_cfg->report_lock);
+    cckey_batch_config_publish(config, &rep);
+    if (result) {
+        memset(result, 0, sizeof *result);
+        memcpy(result->used, rep.used, sizeof rep.used);
+        memcpy(result->warning, rep.warning, sizeof rep.warning);
     }
     return st;
 }
@@ -691,7 +693,19 @@ cckey_status cckey_make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *
 {
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
-    return make_keys((cckey_key_out){.text = out}, tuples, n, config);
+    return make_keys((cckey_key_out){.text = out}, tuples, n, config, NULL);
+}
+
+cckey_status cckey_make_keys_ex(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples, size_t n,
+                                const cckey_batch_config *config, cckey_batch_result *result)
+{
+    if (!result) return cckey_fail(CCKEY_ERR_INVALID_ARG, "result is NULL");
+    if (n == 0) {
+        memset(result, 0, sizeof *result);
+        return CCKEY_OK;
+    }
+    if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
+    return make_keys((cckey_key_out){.text = out}, tuples, n, config, result);
 }
 
 /* A handle stands for a source the tuple must not also carry. */
@@ -718,5 +732,5 @@ cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const 
 {
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
-    return make_keys((cckey_key_out){.bin = out}, tuples, n, config);
+    return make_keys((cckey_key_out){.bin = out}, tuples, n, config, NULL);
 }

@@ -54,6 +54,13 @@ static int manifest_keys(const char *path, char (**keys)[CCKEY_KEY_LEN + 1], siz
 
 static int by_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* A bundle named *.zst or *.tzst (foo.tar.zst) is zstd-compressed. */
+static bool bundle_zstd(const char *output)
+{
+    size_t n = output ? strlen(output) : 0;
+    return (n > 4 && strcmp(output + n - 4, ".zst") == 0) || (n > 5 && strcmp(output + n - 5, ".tzst") == 0);
+}
+
 int cli_cache_export(cckey_store *s, const char *manifest_path, const char *output)
 {
     char(*keys)[CCKEY_KEY_LEN + 1] = NULL;
@@ -80,7 +87,9 @@ int cli_cache_export(cckey_store *s, const char *manifest_path, const char *outp
     }
     fflush(out.f);
     uint64_t exported = 0, missing = 0;
-    cckey_status st = cckey_store_export(s, manifest_path ? list : NULL, distinct, fileno(out.f), &exported, &missing);
+    unsigned flags = bundle_zstd(output) ? CCKEY_EXPORT_ZSTD : 0;
+    cckey_status st = cckey_store_export_ex(s, manifest_path ? list : NULL, distinct, fileno(out.f), flags, &exported,
+                                            &missing);
     if (st != CCKEY_OK) {
         cli_error("cache export: %s", cckey_last_error());
         cli_output_abort(&out);
@@ -111,7 +120,10 @@ int cli_cache_import(cckey_store *s, const char *input, bool to_remotes, bool si
     int flags = to_remotes ? CCKEY_IMPORT_TO_REMOTES | (sign_unsigned ? CCKEY_IMPORT_SIGN_UNSIGNED : 0) : 0;
     cckey_status st = cckey_store_import(s, fd, flags, &r);
     if (!std_in) close(fd);
-    printf("imported: %llu\nrefused (damaged): %llu\n", (unsigned long long)r.imported, (unsigned long long)r.refused);
+    printf("imported: %llu\nrefused (damaged): %llu\n", (unsigned long long)r.imported,
+           (unsigned long long)(r.refused - r.unsafe));
+    if (r.unsafe)
+        printf("refused (absolute path, \"..\", link or device): %llu\n", (unsigned long long)r.unsafe);
     if (r.foreign) printf("refused (signed, but not with this secret): %llu\n", (unsigned long long)r.foreign);
     if (r.unsigned_held) {
         printf("not sent to signing remotes (unsigned): %llu\n", (unsigned long long)r.unsigned_held);

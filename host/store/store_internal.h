@@ -230,6 +230,7 @@ uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len);
 struct cckey_store {
     char *dir;
     uint64_t max_bytes;
+    int64_t max_age_s;        /* cckey.conf max_age: entries unused this long go; 0: none */
     bool read_only;           /* cckey_store_open_read_only: never write */
     pthread_mutex_t lock;     /* guards the fields below */
     bool counted;             /* approx_bytes holds a recount */
@@ -277,6 +278,8 @@ cckey_status cckey_counters_zero(const char *dir);
 
 /* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
 uint64_t cckey_store_conf_max_bytes(const char *dir);
+/* DIR/cckey.conf's max_age in seconds, 0 when none or unreadable (folder_conf.c). */
+int64_t cckey_store_conf_max_age(const char *dir);
 /* DIR/cckey.conf's compression (none or zstd) and compression_level: true
  * with *level (0: zstd's default) when the folder compresses. */
 bool cckey_store_conf_compression(const char *dir, int *level);
@@ -436,6 +439,21 @@ struct cckey_push *cckey_store_push_begin(cckey_store *s, const char *key, const
                                           uint32_t rec_len, const void *payload, size_t len);
 void cckey_store_push_end(cckey_store *s, struct cckey_push *p);
 void cckey_store_drop_remotes(cckey_store *s);
+
+/* Bundles (bundle.c, bundle_tar.c, bundle_legacy.c). An entry read from
+ * a bundle: installed (checked as a look-up checks a file) and sent on, or
+ * counted in r as refused. */
+cckey_status cckey_bundle_keep(cckey_store *s, const char *key, const void *entry, size_t n, unsigned flags,
+                               cckey_import_report *r);
+/* The tar archive of keys[0..n_keys) (NULL: every entry) to fd. */
+cckey_status cckey_bundle_write_tar(cckey_store *s, const char *const *keys, size_t n_keys, int fd, bool zstd,
+                                    uint64_t *exported, uint64_t *missing);
+/* A tar bundle whose first head_len bytes were read already into head. */
+cckey_status cckey_bundle_read_tar(cckey_store *s, int fd, const uint8_t *head, size_t head_len, unsigned flags,
+                                   cckey_import_report *r);
+/* A CCKEYBND bundle whose 16-byte head was read already. */
+cckey_status cckey_bundle_read_legacy(cckey_store *s, int fd, const uint8_t head[16], unsigned flags,
+                                      cckey_import_report *r);
 
 /* Called after a put of `bytes` on disk: recounts and evicts when needed. */
 void cckey_store_after_put(cckey_store *s, uint64_t bytes);
