@@ -724,7 +724,7 @@ cckey_status cckey_make_keys_sources(char (*out)[CCKEY_KEY_LEN + 1], const cckey
     if (n == 0) return CCKEY_OK;
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
     cckey_status st = check_sources(tuples, sources, n);
-    return st != CCKEY_OK ? st : make_keys((cckey_key_out){.text = out, .src = sources}, tuples, n, config);
+    return st != CCKEY_OK ? st : make_keys((cckey_key_out){.text = out, .src = sources}, tuples, n, config, NULL);
 }
 
 cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples, size_t n,
