@@ -470,6 +470,22 @@ static void w_size_parse(void)
 
 static void w_store_trim(void) { INVALID(cckey_store_trim(NULL, NULL)); }
 
+static void w_store_trim_older(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_trim_older(NULL, 60, NULL));
+    INVALID(cckey_store_trim_older(s, 0, NULL));
+    EXPECT(cckey_store_trim_older(s, 60, NULL), CCKEY_OK);
+    cckey_store_close(s);
+}
+
+static void w_age_parse(void)
+{
+    int64_t v;
+    INVALID(cckey_age_parse(NULL, &v));
+    INVALID(cckey_age_parse("1d", NULL));
+}
+
 static void w_store_verify(void)
 {
     cckey_store *s = store();
@@ -663,7 +679,8 @@ static const struct walk {
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
-    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_trim_older, w_store_trim_older),
+    W(cckey_age_parse, w_age_parse), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -105,9 +105,12 @@ int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len);
  * is no home folder either (cache_dir.c). */
 const char *cli_cache_dir(const char *given, char *buf, size_t len);
 
-/* cache list, put, trim and config (cache_more.c): argv holds the action's
- * n arguments; dir is the folder (NULL: none could be found). */
-int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt);
+/* cache list, put and trim (cache_more.c): argv holds the action's n
+ * arguments; dir is the folder (NULL: none could be found); older_than:
+ * trim --older-than's AGE, or NULL. */
+int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt, const char *older_than);
+/* cache stats (cache_stats.c): shown in fmt, or, with zero, zeroed. */
+int cli_cache_stats(cckey_store *s, const char *dir, cli_format fmt, bool zero);
 
 /* cckey --version (version.c). */
 int cli_print_version(void);
