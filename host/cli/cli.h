@@ -23,6 +23,7 @@ int cckey_cmd_batch(int argc, char **argv);
 int cckey_cmd_scan(int argc, char **argv);
 int cckey_cmd_warm(int argc, char **argv);
 void cckey_warm_usage(FILE *f);   /* warm --help (warm_help.c) */
+void scan_usage(FILE *f);         /* scan --help (scan_help.c) */
 int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
