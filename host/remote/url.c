@@ -131,35 +131,85 @@ static int read_secret(const char *path, char **out, char *why, size_t why_len)
     return bad ? -1 : 0;
 }
 
+/* Where an attribute's value goes. Each setter: 1 set, 0 a bad value,
+ * -1 not this form (a value missing or given where none belongs, or a
+ * repeat of one given once). */
+typedef struct attr_dst {
+    cckey_remote_url *u;
+    char **pw_file, **bearer_file;
+} attr_dst;
+
+static int set_read_only(attr_dst *d, const char *v)
+{
+    if (v) return -1;
+    d->u->read_only = true;
+    return 1;
+}
+
+static int set_ttl(attr_dst *d, const char *v) { return parse_u32(v, UINT32_MAX, &d->u->ttl_s); }
+static int set_connect_timeout(attr_dst *d, const char *v)
+{
+    return parse_u32(v, 3600000, &d->u->connect_timeout_ms) && d->u->connect_timeout_ms;
+}
+static int set_timeout(attr_dst *d, const char *v) { return parse_u32(v, 3600000, &d->u->timeout_ms) && d->u->timeout_ms; }
+static int set_retries(attr_dst *d, const char *v) { return parse_u32(v, 10, &d->u->retries); }
+
+static int set_max_entry(attr_dst *d, const char *v)
+{
+    uint64_t size;
+    return cckey_size_parse(v, &size) == CCKEY_OK && size >= CCKEY_ENTRY_HEADER && (d->u->max_entry = size);
+}
+
+/* A text value given once: the token itself, or a file to read it from. */
+static int set_once(char **slot, const char *v, bool copy)
+{
+    if (!*v || *slot) return -1;
+    *slot = copy ? strdup(v) : (char *)v;
+    return *slot != NULL;
+}
+static int set_bearer(attr_dst *d, const char *v) { return set_once(&d->u->bearer, v, true); }
+static int set_pw_file(attr_dst *d, const char *v) { return set_once(d->pw_file, v, false); }
+static int set_bearer_file(attr_dst *d, const char *v) { return set_once(d->bearer_file, v, false); }
+
+static const struct attr_kind {
+    const char *name;
+    bool valued;   /* NAME=VALUE; else a bare NAME */
+    int (*set)(attr_dst *d, const char *v);
+} attr_kinds[] = {
+    {"read-only", false, set_read_only},     {"ttl", true, set_ttl},
+    {"connect-timeout", true, set_connect_timeout}, {"timeout", true, set_timeout},
+    {"retries", true, set_retries},          {"max-entry", true, set_max_entry},
+    {"bearer", true, set_bearer},            {"password_file", true, set_pw_file},
+    {"bearer_file", true, set_bearer_file},
+};
+
+/* An attribute that is unknown, repeated or ill-formed: named when its
+ * name looks like one (never its value). */
+static int attr_refused(const char *attr, char *why, size_t why_len)
+{
+    size_t n = strlen(attr);
+    bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+    snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
+                           "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
+             known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "", plain ? attr : "",
+             plain ? "\"" : "");
+    return -1;
+}
+
 /* One attribute; on a bad one, why says which (never its value). */
 static int attribute(cckey_remote_url *u, char *attr, char **pw_file, char **bearer_file, char *why, size_t why_len)
 {
     char *eq = strchr(attr, '=');
     const char *val = eq ? eq + 1 : NULL;
     if (eq) *eq = '\0';
-    bool ok = true;
-    uint64_t size;
-    if (strcmp(attr, "read-only") == 0 && !val) u->read_only = true;
-    else if (strcmp(attr, "ttl") == 0 && val) ok = parse_u32(val, UINT32_MAX, &u->ttl_s);
-    else if (strcmp(attr, "connect-timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->connect_timeout_ms) && u->connect_timeout_ms;
-    else if (strcmp(attr, "timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->timeout_ms) && u->timeout_ms;
-    else if (strcmp(attr, "retries") == 0 && val) ok = parse_u32(val, 10, &u->retries);
-    else if (strcmp(attr, "max-entry") == 0 && val)
-        ok = cckey_size_parse(val, &size) == CCKEY_OK && size >= CCKEY_ENTRY_HEADER && (u->max_entry = size);
-    else if (strcmp(attr, "bearer") == 0 && val && *val && !u->bearer) ok = (u->bearer = strdup(val)) != NULL;
-    else if (strcmp(attr, "password_file") == 0 && val && *val && !*pw_file) *pw_file = (char *)val;
-    else if (strcmp(attr, "bearer_file") == 0 && val && *val && !*bearer_file) *bearer_file = (char *)val;
-    else {
-        size_t n = strlen(attr);
-        bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-        snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
-                               "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
-                 known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "",
-                 plain ? attr : "", plain ? "\"" : "");
-        return -1;
-    }
+    attr_dst d = {u, pw_file, bearer_file};
+    const struct attr_kind *k = NULL;
+    for (size_t i = 0; i < sizeof attr_kinds / sizeof *attr_kinds && !k; i++)
+        if (strcmp(attr, attr_kinds[i].name) == 0) k = &attr_kinds[i];
+    int ok = k && (val != NULL) == k->valued ? k->set(&d, val) : -1;
+    if (ok < 0) return attr_refused(attr, why, why_len);
     if (!ok) {
-        if (strcmp(attr, "bearer") == 0) snprintf(why, why_len, "out of memory");
+        if (k->set == set_bearer) snprintf(why, why_len, "out of memory");
         else snprintf(why, why_len, "bad value \"%.40s\" for remote attribute %s", val ? val : "", attr);
         return -1;
     }
