@@ -15,6 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#ifdef CCKEY_WITH_HTTP
+#include <curl/curl.h>
+#endif
 
 enum { DEFAULT_CONNECT_MS = 2000, DEFAULT_TIMEOUT_MS = 10000, DEFAULT_RETRIES = 2, SECRET_MAX = 4096 };
 
@@ -300,6 +303,36 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
     return u->host ? 0 : -1;
 }
 
+#ifdef CCKEY_WITH_HTTP
+/* The base URL as libcurl reads it (curl_url, RFC 3986: the host, a port
+ * from 1 to 65535, the path), so that a URL libcurl could not use is
+ * refused here, with libcurl's reason, rather than at the first request;
+ * *base becomes libcurl's own spelling of it, without a trailing '/'. The
+ * user name and password are split off before (see userinfo), so neither
+ * reaches libcurl's parser or its messages. */
+static int curl_checked(char **base, char *why, size_t why_len)
+{
+    CURLU *h = curl_url();
+    char *host = NULL, *port = NULL, *full = NULL;
+    CURLUcode rc = h ? curl_url_set(h, CURLUPART_URL, *base, 0) : CURLUE_OUT_OF_MEMORY;
+    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_HOST, &host, 0);
+    bool port0 = rc == CURLUE_OK && curl_url_get(h, CURLUPART_PORT, &port, 0) == CURLUE_OK && !strcmp(port, "0");
+    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_URL, &full, 0);
+    if (rc == CURLUE_OK && !*host) rc = CURLUE_NO_HOST;
+    char *own = rc == CURLUE_OK && !port0 ? strdup(full) : NULL;
+    if (port0) snprintf(why, why_len, "http URL: the port must be a number from 1 to 65535");
+    else if (rc != CURLUE_OK) snprintf(why, why_len, "http URL: %s", curl_url_strerror(rc));
+    curl_free(host), curl_free(port), curl_free(full);
+    curl_url_cleanup(h);
+    if (!own) return -1;
+    size_t n = strlen(own);
+    while (n && own[n - 1] == '/') own[--n] = '\0';
+    free(*base);
+    *base = own;
+    return 0;
+}
+#endif
+
 static int parse_http(cckey_remote_url *u, const char *scheme, char *rest, char *why, size_t why_len)
 {
     u->kind = CCKEY_REMOTE_HTTP;
@@ -311,7 +344,11 @@ static int parse_http(cckey_remote_url *u, const char *scheme, char *rest, char 
     }
     if (!(u->base = malloc(strlen(scheme) + n + 1))) return -1;
     sprintf(u->base, "%s%s", scheme, rest);
-    return 0;
+#ifdef CCKEY_WITH_HTTP
+    return curl_checked(&u->base, why, why_len);
+#else
+    return 0;   /* refused when added: no HTTP remotes in this build */
+#endif
 }
 
 /* The URL proper and its attributes, in url (a copy, cut up here). */
