@@ -84,6 +84,9 @@ double bench_rand_normal(uint64_t *state);
 void bench_fill(uint8_t *buf, size_t len, uint64_t seed, unsigned threads);
 void *bench_alloc(size_t bytes);                  /* exits on failure */
 /* body(ctx, begin, end) over [0, n) in grains claimed dynamically. */
+/* fn(arg, tid) for tid in [0, threads), tid 0 on the calling thread: 0, or
+ * -1 when a thread could not start (the started ones have finished). */
+int bench_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned tid), void *arg);
 void bench_parallel_for(size_t n, size_t grain, unsigned threads,
                         void (*body)(void *ctx, size_t begin, size_t end), void *ctx);
 /* A claim size that gives each thread several claims, so uneven items balance. */

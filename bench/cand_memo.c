@@ -2,7 +2,6 @@
  * one thread and on two threads sharing the handle. The naive loop and the
  * OpenSSL key loop on the same tuples come from the other candidate files. */
 #include "bench.h"
-#include "backends/backend.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,7 +43,7 @@ static uint64_t run_memo(const bench_candidate *c, const bench_workload *w, void
 {
     memo_run r = {.w = w, .out = out};
     atomic_init(&r.failed, 0);
-    if (cckey_parallel_run(c->threads, memo_worker, &r) != CCKEY_OK) {
+    if (bench_parallel_run(c->threads, memo_worker, &r) != 0) {
         snprintf(msg, len, "could not start %u threads", c->threads);
         return 0;
     }

@@ -1,7 +1,7 @@
 /* Hooks the --gpu bench uses when the CUDA backend provides them.
  *
- * host/backends/cuda_bench.c defines them (in builds with the CUDA backend;
- * the bench links every library object), turning on the bandwidth probes
+ * bench/cuda_bench.c defines them (compiled into the bench where the CUDA
+ * backend is built, over its internal header), turning on the bandwidth probes
  * and the kernel-only rows of bench/gpu.sh. They are declared weak here, so the
  * bench links and runs without them and reports those rows as skipped with
  * "not in this build". Both run on the device the CUDA backend would use.

@@ -1,7 +1,6 @@
 /* cckey_bench: the library against OpenSSL and against itself, on fixed,
  * mixed and suite-shaped workloads. How to run it: bench/RESULTS.md. */
 #include "bench.h"
-#include "backends/backend.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -196,7 +195,7 @@ int main(int argc, char **argv)
                     .gpu_kind = CCKEY_BACKEND_CUDA, .gpu_bytes = (uint64_t)4 << 30};
     bool no_plot = false, min_time_set = false;
     if (parse_args(argc, argv, &o, &no_plot, &min_time_set) != 0) return 2;
-    if (!o.threads) o.threads = cckey_cpu_count();
+    if (!o.threads) o.threads = cckey_cpu_threads();
     if (!min_time_set) o.min_time = o.smoke ? 0 : o.quick ? 0.08 : 0.5;
     if (o.smoke) o.samples = 1;
     static char png[4096];

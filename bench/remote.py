@@ -10,6 +10,7 @@ the best of --repeat runs. With --write-results, replaces the "## Remote
 caches" section of bench/RESULTS.md."""
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -146,8 +147,9 @@ def warm_speedup(cckey, redis, scratch, repeat):
         a, b = os.path.join(scratch, f"a{i}"), os.path.join(scratch, f"b{i}")
         compile_s.append(timed([cckey, "warm", manifest, "--cache-dir", a, "-q", "--remote", redis.url()]))
         copy_s.append(timed([cckey, "warm", manifest, "--cache-dir", b, "-q", "--remote", redis.url()]))
-        out = subprocess.run([cckey, "cache", "stats", "--cache-dir", b], capture_output=True, text=True).stdout
-        assert re.search(r"^entries: (\d+)", out, re.M).group(1) == re.search(r"remote hits: (\d+)", out).group(1)
+        out = subprocess.run([cckey, "cache", "stats", "--cache-dir", b, "--format", "json"], capture_output=True,
+                             text=True).stdout
+        assert json.loads(out)["entries"] == json.loads(out)["remote"]["hits"]
     with open(manifest) as f:
         tuples = sum(1 for l in f if l.strip())
     return tuples, min(compile_s), min(copy_s)

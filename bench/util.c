@@ -1,9 +1,10 @@
 /* Small helpers: clock, a seeded generator, a parallel loop over the
  * library's own fork-join helper. */
 #include "bench.h"
-#include "backends/backend.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +51,67 @@ size_t bench_grain(size_t n, unsigned threads)
     return g < 1 ? 1 : g > 64 ? 64 : g;
 }
 
+/* The bench's own fork-join (it sees only the public API): fn(arg, tid)
+ * for tid in [0, threads), tid 0 on the calling thread. */
+typedef struct run_arg {
+    void (*fn)(void *arg, unsigned tid);
+    void *arg;
+    unsigned tid;
+} run_arg;
+
+static void *run_one(void *p)
+{
+    run_arg *r = p;
+    r->fn(r->arg, r->tid);
+    return NULL;
+}
+
+int bench_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned tid), void *arg)
+{
+    if (threads < 1) threads = 1;
+    pthread_t *th = calloc(threads, sizeof *th);
+    run_arg *ra = calloc(threads, sizeof *ra);
+    unsigned started = 1;
+    int rc = th && ra ? 0 : -1;
+    for (; rc == 0 && started < threads; started++) {
+        ra[started] = (run_arg){fn, arg, started};
+        if (pthread_create(&th[started], NULL, run_one, &ra[started]) != 0) rc = -1;
+    }
+    if (rc == 0) fn(arg, 0);
+    for (unsigned i = 1; i < started - (rc != 0); i++) pthread_join(th[i], NULL);
+    free(th), free(ra);
+    return rc;
+}
+
+typedef struct for_ctx {
+    void (*body)(void *ctx, size_t begin, size_t end);
+    void *ctx;
+    size_t n, grain;
+    atomic_size_t next;
+} for_ctx;
+
+static void for_worker(void *p, unsigned tid)
+{
+    for_ctx *f = p;
+    (void)tid;
+    for (;;) {
+        size_t b = atomic_fetch_add(&f->next, f->grain);
+        if (b >= f->n) return;
+        f->body(f->ctx, b, b + f->grain < f->n ? b + f->grain : f->n);
+    }
+}
+
 void bench_parallel_for(size_t n, size_t grain, unsigned threads,
                         void (*body)(void *ctx, size_t begin, size_t end), void *ctx)
 {
-    /* The library's own range loop; 0 threads there would mean every core. */
-    if (cckey_parallel_for(threads ? threads : 1, n, grain, body, ctx) != CCKEY_OK) {
-        fprintf(stderr, "cckey_bench: could not start %u threads\n", threads);
+    for_ctx f = {.body = body, .ctx = ctx, .n = n, .grain = grain ? grain : 1};
+    atomic_init(&f.next, 0);
+    /* At least `grain` items a thread, as the library's loop gives. */
+    size_t most = (n + f.grain - 1) / f.grain;
+    unsigned t = threads ? threads : 1;
+    if (most < t) t = most ? (unsigned)most : 1;
+    if (bench_parallel_run(t, for_worker, &f) != 0) {
+        fprintf(stderr, "cckey_bench: could not start %u threads\n", t);
         exit(1);
     }
 }

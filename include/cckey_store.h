@@ -86,7 +86,8 @@ typedef struct cckey_store_usage {
     uint32_t damaged;     /**< counter files found damaged: their readable lines are
                                counted, and the next writer rewrites them whole */
     uint32_t reserved32;  /**< 0 */
-    uint64_t reserved[3]; /**< 0; room to grow without changing the size */
+    int64_t max_age;      /**< this handle's age limit in seconds (cckey.conf max_age); 0: none */
+    uint64_t reserved[2]; /**< 0; room to grow without changing the size */
 } cckey_store_usage;
 
 /** What cckey_store_verify found. */
@@ -249,10 +250,29 @@ CCKEY_API cckey_status cckey_store_list_info(cckey_store *s, cckey_store_info_fn
 CCKEY_API cckey_status cckey_size_parse(const char *text, uint64_t *out);
 
 /**
- * Apply the size limit now: remove least recently used entries until the
- * folder is at 90% of it, as a put past the limit would. removed (may be
- * NULL) receives the number of entries removed.
- * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG when the handle has no limit.
+ * Parse an age as cckey.conf's max_age and cckey cache trim --older-than
+ * are written: a positive whole number and a unit, s, m, h, d or w
+ * (seconds to weeks): 30d, 12h, 90m. There is no default unit.
+ * @return CCKEY_OK, or CCKEY_ERR_INVALID_ARG (seconds untouched).
+ */
+CCKEY_API cckey_status cckey_age_parse(const char *text, int64_t *seconds);
+
+/**
+ * Remove the entries not used (looked up or written) for max_age_s seconds
+ * or more, as every writer does when the folder has a max_age (cckey.conf
+ * "max_age = 30d"; checked when a handle's puts recount the folder, as the
+ * size limit is). removed (may be NULL) receives the number removed.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG (NULL, max_age_s <= 0, a
+ *         read-only handle); CCKEY_ERR_IO when the folder cannot be read.
+ */
+CCKEY_API cckey_status cckey_store_trim_older(cckey_store *s, int64_t max_age_s, uint64_t *removed);
+
+/**
+ * Apply the folder's limits now, as a put past them would: remove the
+ * entries unused for its max_age (cckey_store_trim_older), then least
+ * recently used entries until the folder is at 90% of the size limit.
+ * removed (may be NULL) receives the number of entries removed.
+ * @return CCKEY_OK; CCKEY_ERR_INVALID_ARG when the handle has neither limit.
  */
 CCKEY_API cckey_status cckey_store_trim(cckey_store *s, uint64_t *removed);
 

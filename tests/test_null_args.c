@@ -297,6 +297,21 @@ static void w_make_keys_bin(void)
     INVALID(cckey_make_keys_bin(bin, NULL, 1, NULL));
 }
 
+static void w_make_keys_sources(void)
+{
+    cckey_source *src = NULL;
+    if (cckey_source_new(&src, OK, CCKEY_SOURCE_COPY) != CCKEY_OK) abort();
+    const cckey_source *srcs[1] = {src};
+    cckey_tuple empty = one;
+    empty.source = (cckey_bytes){NULL, 0};
+    INVALID(cckey_make_keys_sources(NULL, &empty, srcs, 1, NULL));
+    INVALID(cckey_make_keys_sources(&out_key, NULL, srcs, 1, NULL));
+    INVALID(cckey_make_keys_sources(&out_key, &one, srcs, 1, NULL));   /* a handle and bytes */
+    EXPECT(cckey_make_keys_sources(&out_key, &one, NULL, 1, NULL), CCKEY_OK);
+    EXPECT(cckey_make_keys_sources(NULL, NULL, NULL, 0, NULL), CCKEY_OK);
+    cckey_source_free(src);
+}
+
 static void w_backend_digests(void)
 {
     unsigned char d[1][CCKEY_DIGEST_LEN];
@@ -469,6 +484,22 @@ static void w_size_parse(void)
 }
 
 static void w_store_trim(void) { INVALID(cckey_store_trim(NULL, NULL)); }
+
+static void w_store_trim_older(void)
+{
+    cckey_store *s = store();
+    INVALID(cckey_store_trim_older(NULL, 60, NULL));
+    INVALID(cckey_store_trim_older(s, 0, NULL));
+    EXPECT(cckey_store_trim_older(s, 60, NULL), CCKEY_OK);
+    cckey_store_close(s);
+}
+
+static void w_age_parse(void)
+{
+    int64_t v;
+    INVALID(cckey_age_parse(NULL, &v));
+    INVALID(cckey_age_parse("1d", NULL));
+}
 
 static void w_store_verify(void)
 {
@@ -645,6 +676,7 @@ static const struct walk {
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
     W(cckey_make_keys, w_make_keys), W(cckey_make_keys_ex, w_make_keys_ex), W(cckey_make_keys_bin, w_make_keys_bin),
+    W(cckey_make_keys_sources, w_make_keys_sources),
     W(cckey_backend_digests, w_backend_digests), W(cckey_keyer_new, w_keyer_new),
     W(cckey_keyer_submit, w_keyer_submit), W(cckey_keyer_wait, w_keyer_wait),
     W(cckey_keyer_warning, w_keyer_warning), W(cckey_keyer_free, w_keyer_free), W(cckey_store_open, w_store_open),
@@ -663,7 +695,8 @@ static const struct walk {
     W(cckey_deps_find, w_deps_find), W(cckey_deps_result_free, w_deps_result_free),
     W(cckey_store_put_ex, w_store_put_ex), W(cckey_store_get_info, w_store_get_info),
     W(cckey_store_list_info, w_store_list_info), W(cckey_store_remote_totals, w_store_remote_totals),
-    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_set_compression, w_store_set_compression),
+    W(cckey_store_zero_counters, w_store_zero_counters), W(cckey_store_trim_older, w_store_trim_older),
+    W(cckey_age_parse, w_age_parse), W(cckey_store_set_compression, w_store_set_compression),
 };
 #define N_WALKS (sizeof WALKS / sizeof *WALKS)
 

@@ -253,7 +253,7 @@ static const cckey_device_info *cuda_device(const cckey_device_settings *set, ch
     return d ? &d->info : NULL;
 }
 
-/* ---- the device for the benchmark hooks (cuda_bench.c) ------------------ */
+/* ---- the device for the benchmark hooks (bench/cuda_bench.c) ------------ */
 
 cckey_status cckey_cuda_acquire(void **engine, const cckey_cu_api **cu, cckey_CUfunction *fn, unsigned *block)
 {

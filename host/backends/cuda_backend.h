@@ -29,7 +29,7 @@ cckey_status cckey_cu_describe_device(const cckey_cu_api *cu, int ordinal, cckey
                                       size_t why_len);
 
 /* The backend's device for one caller (the benchmark hooks of
- * cuda_bench.c): takes an engine, pushes the context, loads the
+ * bench/cuda_bench.c): takes an engine, pushes the context, loads the
  * module on first use, and gives the driver table, the MD5 kernel and its
  * block size. CCKEY_ERR_UNAVAILABLE (no driver or device) or
  * CCKEY_ERR_DEVICE with detail, the device already given back. After

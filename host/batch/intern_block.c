@@ -1,7 +1,7 @@
 /* One block's strings and option sets, interned in one pass (see
  * intern_block.h). */
 #include "intern_block.h"
-#include "intern.h"
+#include "hash.h"
 #include "../core/internal.h"
 
 #include <stdbool.h>

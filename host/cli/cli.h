@@ -31,12 +31,11 @@ int cckey_cmd_selftest(int argc, char **argv);
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
-#ifdef CCKEY_TESTING
-/* The test CLI only (host/testing/cli_faults.c): CCKEY_FAULT_CHUNK,
- * CCKEY_FAULT_CORRUPT and CCKEY_FAULT_BUILD onto cfg's fault hooks. False
- * with the error printed. */
-bool cli_faults_from_env(cckey_batch_config *cfg);
-#endif
+/* More of the environment for cli_config_from_env: NULL in the cckey
+ * binary; the test CLI's own unit (host/testing/cli_faults.c) sets it
+ * before main to map CCKEY_FAULT_* onto the test hooks, so the CLI's
+ * sources are the same in both. False with the error printed. */
+extern bool (*cli_env_hook)(cckey_batch_config *cfg);
 /* Where drivers load from: CCKEY_OPENCL_LIBRARY, CCKEY_CUDA_LIBRARY (onto
  * cckey_set_driver_library), CCKEY_NVRTC_LIBRARY (warm's compiler) and
  * CUDA_HOME or CUDA_PATH (its toolkit headers, when none lie beside it), set
@@ -105,9 +104,12 @@ int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len);
  * is no home folder either (cache_dir.c). */
 const char *cli_cache_dir(const char *given, char *buf, size_t len);
 
-/* cache list, put, trim and config (cache_more.c): argv holds the action's
- * n arguments; dir is the folder (NULL: none could be found). */
-int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt);
+/* cache list, put and trim (cache_more.c): argv holds the action's n
+ * arguments; dir is the folder (NULL: none could be found); older_than:
+ * trim --older-than's AGE, or NULL. */
+int cli_cache_more(const char *what, int n, char **argv, const char *dir, cli_format fmt, const char *older_than);
+/* cache stats (cache_stats.c): shown in fmt, or, with zero, zeroed. */
+int cli_cache_stats(cckey_store *s, const char *dir, cli_format fmt, bool zero);
 
 /* cckey --version (version.c). */
 int cli_print_version(void);

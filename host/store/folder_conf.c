@@ -1,7 +1,8 @@
 /* Settings a cache folder carries for every writer: DIR/cckey.conf lines
  * "NAME = VALUE" ('#' comments), shared with the CLI's remote settings.
- * The store reads max_size, a size limit such as 10G, so that the limit
- * belongs to the cache rather than to one run. */
+ * The store reads max_size, a size limit such as 10G, and max_age, an age
+ * such as 30d, so that the limits belong to the cache rather than to one
+ * run. A line it cannot read is ignored (cckey cache config says which). */
 #include "store_internal.h"
 #include "../core/internal.h"
 
@@ -67,6 +68,29 @@ uint64_t cckey_store_conf_max_bytes(const char *dir)
     uint64_t limit;
     if (!conf_value(dir, "max_size", v, sizeof v) || cckey_size_parse(v, &limit) != CCKEY_OK) return 0;
     return limit;
+}
+
+cckey_status cckey_age_parse(const char *text, int64_t *seconds)
+{
+    if (!text || !seconds) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL text or output");
+    static const struct { char unit; int64_t s; } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+    char *end;
+    errno = 0;
+    unsigned long long v = isdigit((unsigned char)*text) ? strtoull(text, &end, 10) : 0;
+    for (size_t i = 0; v && !errno && i < sizeof units / sizeof *units; i++)
+        if (*end == units[i].unit && !end[1] && v <= (unsigned long long)(INT64_MAX / units[i].s)) {
+            *seconds = (int64_t)v * units[i].s;
+            return CCKEY_OK;
+        }
+    return cckey_fail(CCKEY_ERR_INVALID_ARG, "\"%s\" is not an age such as 30d, 12h, 90m, 45s or 2w", text);
+}
+
+int64_t cckey_store_conf_max_age(const char *dir)
+{
+    char v[512];
+    int64_t age;
+    if (!conf_value(dir, "max_age", v, sizeof v) || cckey_age_parse(v, &age) != CCKEY_OK) return 0;
+    return age;
 }
 
 /* compression = zstd turns it on, with compression_level (a whole number

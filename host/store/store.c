@@ -99,6 +99,7 @@ static cckey_status open_handle(cckey_store **out, const char *dir, uint64_t max
     s->read_only = read_only;
     /* No limit given: the folder's own (cckey.conf max_size), if any. */
     if (!read_only) s->max_bytes = max_bytes ? max_bytes : cckey_store_conf_max_bytes(s->dir);
+    if (!read_only) s->max_age_s = cckey_store_conf_max_age(s->dir);   /* and its max_age */
     if (!read_only) s->compress = cckey_store_conf_compression(s->dir, &s->compress_level);
     pthread_mutex_init(&s->lock, NULL);
     if (created) tag_cache_dir(s->dir);

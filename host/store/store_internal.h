@@ -230,6 +230,7 @@ uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len);
 struct cckey_store {
     char *dir;
     uint64_t max_bytes;
+    int64_t max_age_s;        /* cckey.conf max_age: entries unused this long go; 0: none */
     bool read_only;           /* cckey_store_open_read_only: never write */
     pthread_mutex_t lock;     /* guards the fields below */
     bool counted;             /* approx_bytes holds a recount */
@@ -277,6 +278,8 @@ cckey_status cckey_counters_zero(const char *dir);
 
 /* DIR/cckey.conf's max_size, 0 when none (folder_conf.c). */
 uint64_t cckey_store_conf_max_bytes(const char *dir);
+/* DIR/cckey.conf's max_age in seconds, 0 when none or unreadable (folder_conf.c). */
+int64_t cckey_store_conf_max_age(const char *dir);
 /* DIR/cckey.conf's compression (none or zstd) and compression_level: true
  * with *level (0: zstd's default) when the folder compresses. */
 bool cckey_store_conf_compression(const char *dir, int *level);

@@ -63,7 +63,7 @@ static int count_one(void *user, int kind, const char *path, const char *name, c
 cckey_status cckey_store_stats(cckey_store *s, cckey_store_usage *out)
 {
     if (!s || !out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or output");
-    *out = (cckey_store_usage){.max_bytes = s->max_bytes};
+    *out = (cckey_store_usage){.max_bytes = s->max_bytes, .max_age = s->max_age_s};
     if (cckey_store_walk(s, count_one, out) < 0) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(errno));
     cckey_tally t = {0};
     cckey_counters_read(s->dir, &t);

@@ -171,11 +171,20 @@ class RedisTests(Base):
         raw = subprocess.run(["redis-cli", "-p", str(self.redis.port), "--no-raw", "STRLEN", "cckey:" + name],
                              capture_output=True, text=True).stdout
         self.assertIn(str(len(a[name])), raw)
-        # cache stats: the folder's running remote counters.
+        # cache stats: the folder's running remote counters, all remotes
+        # together and per remote; a remote hit is a local miss.
         rc, out, err = run(["cache", "stats", "--cache-dir", self.cache("b")])
         self.assertEqual(rc, 0, err)
-        self.assertIn(f"remote hits: {self.n_tuples}", out)
-        self.assertIn("remote errors: 0", out)
+        self.assertRegex(out, rf"remotes \(all\): +{self.n_tuples} hits, 0 misses, 0 errors")
+        rc, out, err = run(["cache", "stats", "--format", "json", "--cache-dir", self.cache("b")])
+        doc = json.loads(out)
+        self.assertEqual((doc["hits"], doc["misses"]), (0, self.n_tuples))
+        self.assertEqual((doc["remote"]["hits"], doc["remote"]["errors"]), (self.n_tuples, 0))
+        self.assertEqual(len(doc["remotes"]), 1, doc["remotes"])
+        each = doc["remotes"][0]
+        self.assertIn(f"127.0.0.1:{self.redis.port}", each["url"])
+        self.assertEqual((each["hits"], each["misses"], each["errors"]), (self.n_tuples, 0, 0))
+        self.assertEqual(each["bytes_in"], sum(len(v) for v in a.values()))
 
     def test_ttl_and_database(self):
         rc, out, err = self.warm(self.cache("a"), "--remote", self.redis.url("/3|ttl=500"))
@@ -352,8 +361,9 @@ class HttpTests(Base):
         self.assertLessEqual(len(warnings(err)), 2, err)
         m = re.search(r"(\d+) errors?", out)
         self.assertTrue(m and int(m.group(1)) > 0, out)
-        rc, out, err = run(["cache", "stats", "--cache-dir", self.cache("a")])
-        self.assertNotIn("remote errors: 0", out)
+        rc, out, err = run(["cache", "stats", "--format", "json", "--cache-dir", self.cache("a")])
+        self.assertGreater(json.loads(out)["remote"]["errors"], 0, out)
+        self.assertGreater(json.loads(out)["remotes"][0]["errors"], 0, out)
 
     def test_slow_server_times_out_into_misses(self):
         silent = Silent()
@@ -538,8 +548,8 @@ class SharedFolderTests(Base):
             self.assertEqual(p.returncode, 0, err.decode())
             self.assertIn(" 0 failed", out.decode())
         self.assertEqual(self.verify(cache), 12 + self.n_tuples)
-        rc, out, err = run(["cache", "stats", "--cache-dir", cache])
-        self.assertIn("temporary files: 0", out)
+        rc, out, err = run(["cache", "stats", "--format", "json", "--cache-dir", cache])
+        self.assertEqual(json.loads(out)["temp_files"], 0, out)
 
     def test_entries_removed_under_a_running_warm(self):
         many = self.many_builds(24)

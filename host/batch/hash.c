@@ -1,9 +1,10 @@
-/* Open-addressing intern table. Long strings are hashed on a sample (both
- * ends and strided windows) and told apart by a full memcmp only when
- * length and sample agree: deduplication stays much cheaper than MD5 and is
- * still exact. (Many distinct strings of one length that differ only
- * between the windows would make long memcmp chains: slower, never wrong.) */
-#include "intern.h"
+/* The deduplication hash of a byte string. Long strings are hashed on a
+ * sample (both ends and strided windows); the tables that use it
+ * (intern_block.c, and the planner through it) tell strings apart by a full memcmp when length
+ * and hash agree, so deduplication stays much cheaper than MD5 and is still
+ * exact. (Many distinct strings of one length that differ only between the
+ * windows would make long memcmp chains: slower, never wrong.) */
+#include "hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,67 +117,4 @@ uint64_t cckey_hash_bytes(const void *ptr, size_t len)
     size_t middle = len - 2 * HASH_EDGE, step = (middle - HASH_WINDOW) / (HASH_WINDOWS - 1);
     for (size_t i = 0; i < HASH_WINDOWS; i++) h = hash_span(h, p + HASH_EDGE + step * i, HASH_WINDOW);
     return h;
-}
-
-void cckey_intern_free(cckey_intern *t)
-{
-    free(t->slots);
-    free(t->slot_hash);
-    free(t->msgs);
-    memset(t, 0, sizeof *t);
-}
-
-static int grow(cckey_intern *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 1024;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    uint64_t *hash = malloc(cap * sizeof *hash);
-    if (!slots || !hash) {
-        free(slots);
-        free(hash);
-        return -1;
-    }
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slots[i]) continue;
-        size_t j = t->slot_hash[i] & (cap - 1);
-        while (slots[j]) j = (j + 1) & (cap - 1);
-        slots[j] = t->slots[i];
-        hash[j] = t->slot_hash[i];
-    }
-    free(t->slots);
-    free(t->slot_hash);
-    t->slots = slots;
-    t->slot_hash = hash;
-    t->cap = cap;
-    return 0;
-}
-
-uint32_t cckey_intern_add(cckey_intern *t, const void *ptr, size_t len)
-{
-    return cckey_intern_add_hashed(t, ptr, len, cckey_hash_bytes(ptr, len));
-}
-
-uint32_t cckey_intern_add_hashed(cckey_intern *t, const void *ptr, size_t len, uint64_t h)
-{
-    if (t->n * 2 >= t->cap && grow(t)) return CCKEY_INTERN_NOMEM;
-    size_t j = h & (t->cap - 1);
-    for (; t->slots[j]; j = (j + 1) & (t->cap - 1)) {
-        if (t->slot_hash[j] != h) continue;
-        const cckey_msg *m = &t->msgs[t->slots[j] - 1];
-        if (m->len == len && (m->ptr == ptr || len == 0 || memcmp(m->ptr, ptr, len) == 0))
-            return t->slots[j] - 1;
-    }
-    if (t->n >= UINT32_MAX - 1) return CCKEY_INTERN_NOMEM;
-    if (t->n == t->msgs_cap) {
-        size_t cap = t->msgs_cap ? t->msgs_cap * 2 : 1024;
-        cckey_msg *m = realloc(t->msgs, cap * sizeof *m);
-        if (!m) return CCKEY_INTERN_NOMEM;
-        t->msgs = m;
-        t->msgs_cap = cap;
-    }
-    uint32_t id = (uint32_t)t->n++;
-    t->msgs[id] = (cckey_msg){ptr, len};
-    t->slots[j] = id + 1;
-    t->slot_hash[j] = h;
-    return id;
 }

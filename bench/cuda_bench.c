@@ -1,19 +1,21 @@
-/* The CUDA backend's benchmark hooks (declared weak in bench/gpu_hooks.h):
+/* The CUDA backend's benchmark hooks (declared weak in gpu_hooks.h), part
+ * of the bench's internal candidates: compiled into cckey_bench alone (not
+ * into libcckey) where the CUDA backend is built, over its internal header
+ * backends/cuda_backend.h:
  * host-to-device bandwidth from pinned and from pageable memory, and the
  * MD5 kernel's rate on data already on the device. They run on the
  * backend's own device, context and module (cckey_cuda_acquire), so they
  * measure what batches get. Without a driver they return
  * CCKEY_ERR_UNAVAILABLE with the reason. */
-#include "cuda_backend.h"
-#include "gpu_pipeline.h"
-#include "../core/internal.h"
+#include "backends/cuda_backend.h"
+#include "backends/gpu_pipeline.h"
+#include "core/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Hidden like every internal symbol: the bench links the objects
- * themselves, so the weak references resolve without exporting these. */
+/* The weak references of gpu_hooks.h resolve to these. */
 cckey_status cckey_cuda_bench_h2d(size_t bytes, unsigned reps, double *gbps);
 cckey_status cckey_cuda_bench_h2d_pageable(size_t bytes, unsigned reps, double *gbps);
 cckey_status cckey_cuda_bench_kernel(const cckey_msg *msgs, size_t n, double min_s, uint8_t (*out)[CCKEY_MD5_DIGEST],
