@@ -20,6 +20,7 @@ packages=(
   redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
   slurm-wlm slurmctld slurmd munge     # tests: a real single-node Slurm (tests/remote/test_slurm.py)
   ocaml-nox ocaml-dune ocaml-findlib        # OCaml binding (bindings/ocaml)
+  opam                                      # opam lint of bindings/ocaml/cckey.opam
   python3-dev python3-venv python3-pip      # Python binding (bindings/python; pytest comes from pip)
   mesa-vulkan-drivers libvulkan-dev         # Vulkan: lavapipe (a CPU driver) and the loader's headers (dlopen'ed)
   libshaderc-dev glslang-dev spirv-tools    # Vulkan: GLSL/HLSL -> SPIR-V (linked: cmake/cckey_vulkan.cmake); spirv-val

@@ -8,6 +8,13 @@
 command -v dune >/dev/null || skip "no dune (install ocaml-dune)"
 command -v ocamlfind >/dev/null || skip "no ocamlfind (install ocaml-findlib)"
 ocamlfind query threads >/dev/null 2>&1 || skip "no OCaml threads library (install ocaml-nox)"
+# The package's opam file, as opam itself checks it (errors fail; the
+# warnings left are the homepage and bug-reports a public home will give).
+if command -v opam >/dev/null; then
+  lint=$(opam lint --root="$build/bindings/opam-root" "$here/cckey.opam" 2>&1) || { echo "$lint"; exit 1; }
+else
+  echo "no opam (install opam): cckey.opam not linted"
+fi
 warm_spirv "$build/bindings/ocaml-spirv"
 # No CCKEY_* variable: dune builds the C library from the package's own copy
 # of the sources (config/discover.ml), as `opam install` would.
