@@ -479,6 +479,25 @@ CCKEY_API cckey_status cckey_make_keys_ex(char (*out)[CCKEY_KEY_LEN + 1], const 
                                           const cckey_batch_config *config, cckey_batch_result *result);
 
 /**
+ * cckey_make_keys for tuples whose sources are already digested: where
+ * sources[i] is not NULL, the key's source field is that handle's digest
+ * (cckey_source_new, _new_digest or _new_fd made it) and tuples[i].source
+ * must be empty ({NULL, 0}); nothing of it is digested again. Where
+ * sources[i] is NULL, or sources is NULL, tuples[i].source is digested as
+ * cckey_make_keys does. The keys are byte-identical to cckey_make_keys
+ * given each handle's source bytes. A caller that reads source files
+ * itself (the CLI's batch) digests each distinct file once and hands the
+ * library one handle per file.
+ * @param sources n handles or NULLs; may be NULL. The handles are only read
+ *                (from several threads at once) and stay the caller's.
+ * @return as cckey_make_keys; CCKEY_ERR_INVALID_ARG also for a tuple with
+ *         both a handle and source bytes (cckey_last_error names it).
+ */
+CCKEY_API cckey_status cckey_make_keys_sources(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                               const cckey_source *const *sources, size_t n,
+                                               const cckey_batch_config *config);
+
+/**
  * cckey_make_keys, with each key as its 64 binary bytes: the four field
  * digests that cckey_key_parse would give for the key cckey_make_keys
  * writes, without the 131-byte text.

@@ -483,3 +483,53 @@ Test(batch, blocks_share_long_digests_exactly)
     free(text);
     cckey_test_arena_free(&a);
 }
+
+/* cckey_make_keys_sources: tuples whose sources come as handles (made from
+ * the bytes, from their digest, or left to the tuple) give the recipe's
+ * keys (OpenSSL), on the whole-batch planner and the blocks one. */
+Test(batch, source_handles_give_the_recipes_keys)
+{
+    uint64_t rng = 77;
+    static const size_t sizes[] = {1, 2999, 20000};   /* 20,000 short tuples go by blocks */
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        cckey_test_arena a = {0};
+        cckey_tuple *t = shared_batch(&a, &rng, n), *given = malloc(n * sizeof *given);
+        cckey_source **h = calloc(n, sizeof *h);
+        key_t_ *out = malloc(n * sizeof *out);
+        for (size_t i = 0; i < n; i++) {
+            given[i] = t[i];
+            if (i % 3 == 2) continue;   /* no handle: the tuple's source is digested */
+            if (i % 3 == 0) {
+                cr_assert_eq(cckey_source_new(&h[i], t[i].source, CCKEY_SOURCE_BORROW), CCKEY_OK);
+            } else {
+                unsigned char bin[CCKEY_DIGEST_LEN];
+                cckey_digest d;
+                cckey_digest_init(&d);
+                cckey_digest_update(&d, t[i].source.ptr, t[i].source.len);
+                cckey_digest_final(&d, NULL, bin);
+                cr_assert_eq(cckey_source_new_digest(&h[i], bin), CCKEY_OK);
+            }
+            given[i].source = (cckey_bytes){NULL, 0};
+        }
+        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 2);
+        cckey_status st = cckey_make_keys_sources(out, given, (const cckey_source *const *)h, n, cfg);
+        cr_assert_eq(st, CCKEY_OK, "%s", cckey_last_error());
+        for (size_t i = 0; i < n; i++) {
+            key_t_ want;
+            cckey_test_ref_key(want, t[i].device, t[i].name, t[i].source, t[i].options, t[i].n_options);
+            cr_assert_str_eq(out[i], want, "tuple %zu of %zu", i, n);
+        }
+        /* A handle beside source bytes is refused, naming the tuple. */
+        if (n > 3) {
+            given[3].source = t[3].source;
+            cr_assert_eq(cckey_make_keys_sources(out, given, (const cckey_source *const *)h, n, cfg),
+                         CCKEY_ERR_INVALID_ARG);
+            cr_assert(strstr(cckey_last_error(), "tuple 3"), "%s", cckey_last_error());
+        }
+        cckey_batch_config_free(cfg);
+        for (size_t i = 0; i < n; i++) cckey_source_free(h[i]);
+        free(h), free(given), free(out);
+        cckey_test_arena_free(&a);
+    }
+}

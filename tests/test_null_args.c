@@ -297,6 +297,21 @@ static void w_make_keys_bin(void)
     INVALID(cckey_make_keys_bin(bin, NULL, 1, NULL));
 }
 
+static void w_make_keys_sources(void)
+{
+    cckey_source *src = NULL;
+    if (cckey_source_new(&src, OK, CCKEY_SOURCE_COPY) != CCKEY_OK) abort();
+    const cckey_source *srcs[1] = {src};
+    cckey_tuple empty = one;
+    empty.source = (cckey_bytes){NULL, 0};
+    INVALID(cckey_make_keys_sources(NULL, &empty, srcs, 1, NULL));
+    INVALID(cckey_make_keys_sources(&out_key, NULL, srcs, 1, NULL));
+    INVALID(cckey_make_keys_sources(&out_key, &one, srcs, 1, NULL));   /* a handle and bytes */
+    EXPECT(cckey_make_keys_sources(&out_key, &one, NULL, 1, NULL), CCKEY_OK);
+    EXPECT(cckey_make_keys_sources(NULL, NULL, NULL, 0, NULL), CCKEY_OK);
+    cckey_source_free(src);
+}
+
 static void w_backend_digests(void)
 {
     unsigned char d[1][CCKEY_DIGEST_LEN];
@@ -661,6 +676,7 @@ static const struct walk {
     W(cckey_cpu_isa, w_cpu_isa), W(cckey_backend_runtime, w_backend_runtime), W(cckey_devices, w_devices),
     W(cckey_set_driver_library, w_set_driver_library), W(cckey_driver_symbol, w_driver_symbol),
     W(cckey_make_keys, w_make_keys), W(cckey_make_keys_ex, w_make_keys_ex), W(cckey_make_keys_bin, w_make_keys_bin),
+    W(cckey_make_keys_sources, w_make_keys_sources),
     W(cckey_backend_digests, w_backend_digests), W(cckey_keyer_new, w_keyer_new),
     W(cckey_keyer_submit, w_keyer_submit), W(cckey_keyer_wait, w_keyer_wait),
     W(cckey_keyer_warning, w_keyer_warning), W(cckey_keyer_free, w_keyer_free), W(cckey_store_open, w_store_open),

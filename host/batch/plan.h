@@ -32,6 +32,9 @@
 typedef struct cckey_key_out {
     char (*text)[CCKEY_KEY_LEN + 1];
     unsigned char (*bin)[CCKEY_KEY_BIN_LEN];
+    /* Per tuple, NULL or a handle whose digest is the source field (the
+     * tuple's source is then empty): cckey_make_keys_sources. May be NULL. */
+    const cckey_source *const *src;
 } cckey_key_out;
 
 /* The keys of tuples[begin, end) on this thread, the CPU backend, tables

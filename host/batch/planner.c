@@ -564,7 +564,28 @@ typedef struct format_work {
     const plan *p;
     char (*out)[CCKEY_KEY_LEN + 1];          /* text keys, or */
     unsigned char (*bin)[CCKEY_KEY_BIN_LEN];  /* binary ones */
+    const cckey_source *const *src;          /* per tuple, or NULL: see cckey_key_out */
 } format_work;
+
+/* The source field's digest of tuple i: the handle's, else the plan's. */
+static void source_hex(const format_work *fw, size_t i, uint32_t id, char *o)
+{
+    if (fw->src && fw->src[i]) memcpy(o, cckey_source_hex_of(fw->src[i]), 32);
+    else cckey_hex(o, fw->p->dig[id]);
+}
+
+static void source_bin(const format_work *fw, size_t i, uint32_t id, unsigned char *o)
+{
+    if (!fw->src || !fw->src[i]) {
+        memcpy(o, fw->p->dig[id], 16);
+        return;
+    }
+    const char *h = cckey_source_hex_of(fw->src[i]);
+    for (int k = 0; k < 16; k++) {
+        int hi = h[2 * k], lo = h[2 * k + 1];
+        o[k] = (unsigned char)(((hi <= '9' ? hi - '0' : hi - 'a' + 10) << 4) | (lo <= '9' ? lo - '0' : lo - 'a' + 10));
+    }
+}
 
 static void format_range(void *ctx, size_t begin, size_t end)
 {
@@ -574,12 +595,14 @@ static void format_range(void *ctx, size_t begin, size_t end)
         const uint32_t *id = &p->ids[3 * i];
         uint32_t set = cckey_dedup_id(&p->sets, i);
         if (fw->bin) {
-            for (int f = 0; f < 3; f++) memcpy(fw->bin[i] + 16 * f, p->dig[id[f]], 16);
+            for (int f = 0; f < 2; f++) memcpy(fw->bin[i] + 16 * f, p->dig[id[f]], 16);
+            source_bin(fw, i, id[2], fw->bin[i] + 32);
             memcpy(fw->bin[i] + 48, p->set_dig[set], 16);
         } else {
             char *o = fw->out[i];
             for (int f = 0; f < 3; f++) {
-                cckey_hex(o + 33 * f, p->dig[id[f]]);
+                if (f == 2) source_hex(fw, i, id[f], o + 66);
+                else cckey_hex(o + 33 * f, p->dig[id[f]]);
                 o[33 * f + 32] = ':';
             }
             memcpy(o + 99, p->set_hex[set], 32);
@@ -623,7 +646,8 @@ cckey_status cckey_plan_cpu_block(cckey_key_out out, const cckey_tuple *tuples, 
     if (st == CCKEY_OK) st = digest_block(&p, cache);
     if (st == CCKEY_OK) st = digest_option_sets(&p, 1);
     if (st != CCKEY_OK) return st;
-    format_work fw = {.p = &p, .out = out.text ? out.text + begin : NULL, .bin = out.bin ? out.bin + begin : NULL};
+    format_work fw = {.p = &p, .out = out.text ? out.text + begin : NULL, .bin = out.bin ? out.bin + begin : NULL,
+                      .src = out.src ? out.src + begin : NULL};
     format_range(&fw, 0, p.n);
     return CCKEY_OK;
 }
@@ -650,7 +674,7 @@ static cckey_status make_keys(cckey_key_out out, const cckey_tuple *tuples, size
         if (st == CCKEY_OK) st = digest_strings(&p, cfg, &rep, threads, &relay);
         if (st == CCKEY_OK) st = digest_option_sets(&p, threads);
         if (st == CCKEY_OK) {
-            format_work fw = {.p = &p, .out = out.text, .bin = out.bin};
+            format_work fw = {.p = &p, .out = out.text, .bin = out.bin, .src = out.src};
             st = cckey_parallel_for(threads, n, FORMAT_GRAIN, format_range, &fw);
         }
     }
@@ -682,6 +706,25 @@ cckey_status cckey_make_keys_ex(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tupl
     }
     if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
     return make_keys((cckey_key_out){.text = out}, tuples, n, config, result);
+}
+
+/* A handle stands for a source the tuple must not also carry. */
+static cckey_status check_sources(const cckey_tuple *tuples, const cckey_source *const *sources, size_t n)
+{
+    for (size_t i = 0; sources && i < n; i++)
+        if (sources[i] && tuples[i].source.len)
+            return cckey_fail(CCKEY_ERR_INVALID_ARG, "tuple %zu: a source handle and %zu source bytes; give one", i,
+                              tuples[i].source.len);
+    return CCKEY_OK;
+}
+
+cckey_status cckey_make_keys_sources(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple *tuples,
+                                     const cckey_source *const *sources, size_t n, const cckey_batch_config *config)
+{
+    if (n == 0) return CCKEY_OK;
+    if (!out || !tuples) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or tuples is NULL with n = %zu", n);
+    cckey_status st = check_sources(tuples, sources, n);
+    return st != CCKEY_OK ? st : make_keys((cckey_key_out){.text = out, .src = sources}, tuples, n, config, NULL);
 }
 
 cckey_status cckey_make_keys_bin(unsigned char (*out)[CCKEY_KEY_BIN_LEN], const cckey_tuple *tuples, size_t n,

@@ -71,13 +71,15 @@ static bool set_why(batch_source *e, const char *why)
     return false;
 }
 
+/* The handle knows the digest alone: the bytes are a buffer or mapping
+ * that is gone once the file is digested. */
 static bool digest_bytes(batch_source *e, const void *p, size_t n)
 {
-    cckey_source *s = NULL;
-    bool ok = cckey_source_new(&s, (cckey_bytes){p, n}, CCKEY_SOURCE_BORROW) == CCKEY_OK &&
-              cckey_source_digest(e->hex, s) == CCKEY_OK;
+    unsigned char bin[CCKEY_DIGEST_LEN];
+    cckey_digest d;
+    bool ok = cckey_digest_init(&d) == CCKEY_OK && cckey_digest_update(&d, p, n) == CCKEY_OK &&
+              cckey_digest_final(&d, NULL, bin) == CCKEY_OK && cckey_source_new_digest(&e->src, bin) == CCKEY_OK;
     if (!ok) set_why(e, cckey_last_error());
-    cckey_source_free(s);
     return ok;
 }
 
@@ -162,7 +164,7 @@ void batch_sources_digest(batch_sources *t, unsigned threads)
 
 void batch_sources_free(batch_sources *t)
 {
-    for (size_t i = 0; i < t->n; i++) free(t->e[i].rel), free(t->e[i].why);
+    for (size_t i = 0; i < t->n; i++) free(t->e[i].rel), free(t->e[i].why), cckey_source_free(t->e[i].src);
     free(t->e);
     free(t->index);
     memset(t, 0, sizeof *t);

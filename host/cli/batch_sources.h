@@ -1,8 +1,9 @@
 /* The source files of one batch run: each distinct source_file path is
  * opened, digested and closed once per run, whatever the chunking, and no
  * file stays open or mapped after its digest (so vm.max_map_count and the
- * open-file limit are never in play). Keys are then made with an empty
- * source and the digest written into the key's source field.
+ * open-file limit are never in play). Each file's digest is a source
+ * handle (cckey_source_new_digest) that the library's
+ * cckey_make_keys_sources puts into the keys of the tuples naming it.
  *
  * Memory: one entry (the path as written, its digest, about 80 bytes more)
  * per distinct path, for the whole run. */
@@ -25,8 +26,8 @@ typedef struct batch_source {
     char *rel;             /* the path as the manifest wrote it */
     size_t rel_len;
     uint64_t hash;
-    char hex[CCKEY_HEX_LEN + 1];
-    char *why;             /* why it could not be read; NULL when hex is set */
+    cckey_source *src;     /* its digest, as the key's source field takes it */
+    char *why;             /* why it could not be read; NULL when src is set */
 } batch_source;
 
 typedef struct batch_sources {

@@ -23,6 +23,7 @@ int cckey_cmd_batch(int argc, char **argv);
 int cckey_cmd_scan(int argc, char **argv);
 int cckey_cmd_warm(int argc, char **argv);
 void cckey_warm_usage(FILE *f);   /* warm --help (warm_help.c) */
+void scan_usage(FILE *f);         /* scan --help (scan_help.c) */
 int cckey_cmd_cache(int argc, char **argv);
 int cckey_cmd_devices(int argc, char **argv);
 int cckey_cmd_selftest(int argc, char **argv);
@@ -31,12 +32,11 @@ int cckey_cmd_selftest(int argc, char **argv);
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the
  * test build, CCKEY_FAULT_*). CLI_OK, or CLI_USAGE with the error printed. */
 int cli_config_from_env(cckey_batch_config *cfg);
-#ifdef CCKEY_TESTING
-/* The test CLI only (host/testing/cli_faults.c): CCKEY_FAULT_CHUNK,
- * CCKEY_FAULT_CORRUPT and CCKEY_FAULT_BUILD onto cfg's fault hooks. False
- * with the error printed. */
-bool cli_faults_from_env(cckey_batch_config *cfg);
-#endif
+/* More of the environment for cli_config_from_env: NULL in the cckey
+ * binary; the test CLI's own unit (host/testing/cli_faults.c) sets it
+ * before main to map CCKEY_FAULT_* onto the test hooks, so the CLI's
+ * sources are the same in both. False with the error printed. */
+extern bool (*cli_env_hook)(cckey_batch_config *cfg);
 /* Where drivers load from: CCKEY_OPENCL_LIBRARY, CCKEY_CUDA_LIBRARY (onto
  * cckey_set_driver_library), CCKEY_NVRTC_LIBRARY (warm's compiler) and
  * CUDA_HOME or CUDA_PATH (its toolkit headers, when none lie beside it), set

@@ -210,33 +210,27 @@ static void clear_chunk(batch_chunk *k)
 /* What the keying stage keeps: one chunk's worth, and the run's totals. */
 typedef struct chunk_state {
     cckey_tuple *tuples;
+    const cckey_source **srcs;   /* per tuple: its source's handle, or NULL (the tuple has the bytes) */
     char (*keys)[CCKEY_KEY_LEN + 1];
     batch_sources sources;   /* for the whole run */
     char *out_buf;           /* a chunk's output in keys format */
     size_t bad, total, warned, written;
 } chunk_state;
 
-/* The hex digest that goes into a key's source field in place of the
- * library's (which was made from an empty source): the source_file's, or
- * that of a repeated inline source from the parser's tables; NULL for
- * none. */
-static const char *source_hex(const chunk_state *c, const slot *s)
+/* The handle of a tuple's source, when it is already digested: the
+ * source_file's, or a repeated inline source's from the parser's tables. */
+static const cckey_source *source_of(const chunk_state *c, const slot *s)
 {
-    return s->source ? c->sources.e[s->source - 1].hex : s->known ? s->known->hex : NULL;
+    return s->source ? c->sources.e[s->source - 1].src : s->known ? s->known->src : NULL;
 }
 
-#define SOURCE_FIELD (2 * (CCKEY_HEX_LEN + 1))   /* the key's third field */
-
-/* One chunk's results, in order: in keys format one large write, the
- * source digests written in on the way. */
+/* One chunk's results, in order: in keys format one large write. */
 static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const batch_chunk *k)
 {
     size_t n = k->raw.n;
     if (o->jsonl || !c->out_buf) {
         for (size_t j = 0, g = 0; j < n; j++) {
             const slot *s = &k->slots[j];
-            const char *hex = s->error ? NULL : source_hex(c, s);
-            if (hex) memcpy(c->keys[g] + SOURCE_FIELD, hex, CCKEY_HEX_LEN);
             write_result(out, o, s, s->error ? NULL : c->keys[g++], &c->written);
         }
         return;
@@ -246,8 +240,6 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
         const slot *s = &k->slots[j];
         if (!s->error) {
             memcpy(w, c->keys[g++], CCKEY_KEY_LEN);
-            const char *hex = source_hex(c, s);
-            if (hex) memcpy(w + SOURCE_FIELD, hex, CCKEY_HEX_LEN);
             w += CCKEY_KEY_LEN;
         }
         *w++ = '\n';
@@ -342,11 +334,12 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
             if (!o->keep_going) return CLI_USAGE;
             continue;
         }
-        if (e || s->known) s->item.tuple.source = (cckey_bytes){NULL, 0};   /* its digest goes in below */
+        c->srcs[good] = source_of(c, s);
+        if (c->srcs[good]) s->item.tuple.source = (cckey_bytes){NULL, 0};   /* the handle stands for it */
         c->tuples[good++] = s->item.tuple;
     }
     c->total += good;
-    cckey_status st = cckey_make_keys(c->keys, c->tuples, good, o->cfg);
+    cckey_status st = cckey_make_keys_sources(c->keys, c->tuples, c->srcs, good, o->cfg);
     if (st != CCKEY_OK) {
         cli_error("batch: %s: %s", cckey_strerror(st), cckey_last_error());
         return CLI_FAIL;
@@ -355,7 +348,7 @@ static int process_chunk(const batch_opts *o, const manifest *m, FILE *out, chun
     /* A repair (wrong device digests replaced) is said for every chunk it
      * happens in; the rest (a device fallback, what a sample checked) once. */
     if (*warning && (strstr(warning, "wrong digest") || !c->warned++)) cli_warn("%s", warning);
-    write_chunk(out, o, c, k);   /* with the source digests (source_hex) */
+    write_chunk(out, o, c, k);
     return CLI_OK;
 }
 
@@ -509,12 +502,13 @@ static int run(const batch_opts *o)
 
     chunk_state c = {0};
     c.tuples = calloc(o->chunk, sizeof *c.tuples);
+    c.srcs = calloc(o->chunk, sizeof *c.srcs);
     c.keys = calloc(o->chunk, sizeof *c.keys);
     c.out_buf = malloc(o->chunk * (CCKEY_KEY_LEN + 1));   /* no check: write_chunk copes without */
     c.sources.base_dir = m.base_dir;
     batch_chunk chunks[PIPELINE_DEPTH] = {0};
     void *bufs[PIPELINE_DEPTH];
-    bool ok = c.tuples && c.keys;
+    bool ok = c.tuples && c.srcs && c.keys;
     for (size_t i = 0; i < PIPELINE_DEPTH; i++) ok = chunk_alloc(&chunks[i], o->chunk) && ok, bufs[i] = &chunks[i];
     batch_progress prog = {.input_size = input_size};
     cli_progress *bar = &prog.bar;
@@ -562,7 +556,7 @@ static int run(const batch_opts *o)
     free(known);
     batch_sources_free(&c.sources);
     free(c.out_buf);
-    free(c.tuples), free(c.keys);
+    free(c.tuples), free(c.srcs), free(c.keys);
     manifest_close(&m);
     return rc;
 }

@@ -21,6 +21,8 @@ static bool parse_size(const char *s, unsigned long long lo, unsigned long long 
     return true;
 }
 
+bool (*cli_env_hook)(cckey_batch_config *cfg);
+
 static const char *var(const char *name)
 {
     const char *v = getenv(name);
@@ -76,9 +78,7 @@ static bool devices(cckey_batch_config *cfg)
 int cli_config_from_env(cckey_batch_config *cfg)
 {
     if (!sizes(cfg) || !devices(cfg)) return CLI_USAGE;
-#ifdef CCKEY_TESTING
-    if (!cli_faults_from_env(cfg)) return CLI_USAGE;
-#endif
+    if (cli_env_hook && !cli_env_hook(cfg)) return CLI_USAGE;
     return CLI_OK;
 }
 

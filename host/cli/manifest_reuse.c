@@ -39,10 +39,7 @@ const mj_known_entry *mj_known_add(mj_known *k, uint64_t h, const uint8_t *raw, 
     memcpy(bytes, raw, raw_len);
     if (dec.len) memcpy(bytes + raw_len, dec.ptr, dec.len);
     mj_known_entry e = {.hash = h, .raw = bytes, .raw_len = raw_len, .dec = {bytes + raw_len, dec.len}};
-    cckey_source *src = NULL;
-    bool ok = cckey_source_new(&src, e.dec, CCKEY_SOURCE_BORROW) == CCKEY_OK &&
-              cckey_source_digest(e.hex, src) == CCKEY_OK;
-    cckey_source_free(src);
+    bool ok = cckey_source_new(&e.src, e.dec, CCKEY_SOURCE_BORROW) == CCKEY_OK;   /* dec lives as long */
     if (!ok) {
         free(bytes);
         return NULL;
@@ -54,7 +51,10 @@ const mj_known_entry *mj_known_add(mj_known *k, uint64_t h, const uint8_t *raw, 
 void mj_known_free(mj_known *k)
 {
     if (k->e)
-        for (size_t s = 0; s < (size_t)1 << MJ_KNOWN_BITS; s++) free((void *)k->e[s].raw);
+        for (size_t s = 0; s < (size_t)1 << MJ_KNOWN_BITS; s++) {
+            cckey_source_free(k->e[s].src);   /* before the bytes it borrows */
+            free((void *)k->e[s].raw);
+        }
     free(k->e);
     k->e = NULL;
 }

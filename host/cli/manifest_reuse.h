@@ -76,8 +76,9 @@ static inline void mj_reuse_put(mj_reuse *r, size_t slot, const uint8_t *raw, si
  * again for every make_keys call. A string that repeats within a chunk is
  * therefore promoted here: its raw and decoded bytes are copied, and the
  * hex of the decoded bytes' MD5 (what a key's source field holds) is
- * computed once. A later sight costs one memcmp, and the caller writes the
- * hex into the key instead of handing the library the source.
+ * digested once, into a source handle. A later sight costs one memcmp,
+ * and the caller hands the library the handle instead of the source
+ * (cckey_make_keys_sources).
  *
  * Entries never move and live as long as the table, so a chunk in flight
  * may point at them from another thread once the pipeline has handed the
@@ -88,7 +89,7 @@ typedef struct mj_known_entry {
     const uint8_t *raw;   /* the body after the opening quote, copied; NULL: a free slot */
     size_t raw_len;
     cckey_bytes dec;      /* its decoded bytes, copied */
-    char hex[CCKEY_HEX_LEN + 1];
+    cckey_source *src;    /* a handle on dec, digested once: the keys' source field */
 } mj_known_entry;
 
 #define MJ_KNOWN_BITS 14

@@ -25,6 +25,8 @@ bool cckey_options_ok(const cckey_option *options, size_t n);
 
 /* A source handle that knows only its source's hex digest (no bytes). */
 cckey_status cckey_source_new_hex(cckey_source **out, const char hex[32]);
+/* The handle's 32 hex digits (no NUL): what a key's source field holds. */
+const char *cckey_source_hex_of(const cckey_source *src);
 
 /* out = a ":" b ":" c ":" d, each 32 hex characters, plus the NUL. */
 void cckey_join_key(char out[CCKEY_KEY_LEN + 1], const char *a, const char *b, const char *c,

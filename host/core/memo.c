@@ -88,6 +88,11 @@ void cckey_source_free(cckey_source *src)
     free(src);
 }
 
+const char *cckey_source_hex_of(const cckey_source *src)
+{
+    return src->hex;
+}
+
 cckey_status cckey_source_digest(char out[CCKEY_HEX_LEN + 1], const cckey_source *src)
 {
     if (!out || !src) return cckey_fail(CCKEY_ERR_INVALID_ARG, "out or src is NULL");
