@@ -15,6 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#ifdef CCKEY_WITH_HTTP
+#include <curl/curl.h>
+#endif
 
 enum { DEFAULT_CONNECT_MS = 2000, DEFAULT_TIMEOUT_MS = 10000, DEFAULT_RETRIES = 2, SECRET_MAX = 4096 };
 
@@ -131,35 +134,85 @@ static int read_secret(const char *path, char **out, char *why, size_t why_len)
     return bad ? -1 : 0;
 }
 
+/* Where an attribute's value goes. Each setter: 1 set, 0 a bad value,
+ * -1 not this form (a value missing or given where none belongs, or a
+ * repeat of one given once). */
+typedef struct attr_dst {
+    cckey_remote_url *u;
+    char **pw_file, **bearer_file;
+} attr_dst;
+
+static int set_read_only(attr_dst *d, const char *v)
+{
+    if (v) return -1;
+    d->u->read_only = true;
+    return 1;
+}
+
+static int set_ttl(attr_dst *d, const char *v) { return parse_u32(v, UINT32_MAX, &d->u->ttl_s); }
+static int set_connect_timeout(attr_dst *d, const char *v)
+{
+    return parse_u32(v, 3600000, &d->u->connect_timeout_ms) && d->u->connect_timeout_ms;
+}
+static int set_timeout(attr_dst *d, const char *v) { return parse_u32(v, 3600000, &d->u->timeout_ms) && d->u->timeout_ms; }
+static int set_retries(attr_dst *d, const char *v) { return parse_u32(v, 10, &d->u->retries); }
+
+static int set_max_entry(attr_dst *d, const char *v)
+{
+    uint64_t size;
+    return cckey_size_parse(v, &size) == CCKEY_OK && size >= CCKEY_ENTRY_HEADER && (d->u->max_entry = size);
+}
+
+/* A text value given once: the token itself, or a file to read it from. */
+static int set_once(char **slot, const char *v, bool copy)
+{
+    if (!*v || *slot) return -1;
+    *slot = copy ? strdup(v) : (char *)v;
+    return *slot != NULL;
+}
+static int set_bearer(attr_dst *d, const char *v) { return set_once(&d->u->bearer, v, true); }
+static int set_pw_file(attr_dst *d, const char *v) { return set_once(d->pw_file, v, false); }
+static int set_bearer_file(attr_dst *d, const char *v) { return set_once(d->bearer_file, v, false); }
+
+static const struct attr_kind {
+    const char *name;
+    bool valued;   /* NAME=VALUE; else a bare NAME */
+    int (*set)(attr_dst *d, const char *v);
+} attr_kinds[] = {
+    {"read-only", false, set_read_only},     {"ttl", true, set_ttl},
+    {"connect-timeout", true, set_connect_timeout}, {"timeout", true, set_timeout},
+    {"retries", true, set_retries},          {"max-entry", true, set_max_entry},
+    {"bearer", true, set_bearer},            {"password_file", true, set_pw_file},
+    {"bearer_file", true, set_bearer_file},
+};
+
+/* An attribute that is unknown, repeated or ill-formed: named when its
+ * name looks like one (never its value). */
+static int attr_refused(const char *attr, char *why, size_t why_len)
+{
+    size_t n = strlen(attr);
+    bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+    snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
+                           "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
+             known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "", plain ? attr : "",
+             plain ? "\"" : "");
+    return -1;
+}
+
 /* One attribute; on a bad one, why says which (never its value). */
 static int attribute(cckey_remote_url *u, char *attr, char **pw_file, char **bearer_file, char *why, size_t why_len)
 {
     char *eq = strchr(attr, '=');
     const char *val = eq ? eq + 1 : NULL;
     if (eq) *eq = '\0';
-    bool ok = true;
-    uint64_t size;
-    if (strcmp(attr, "read-only") == 0 && !val) u->read_only = true;
-    else if (strcmp(attr, "ttl") == 0 && val) ok = parse_u32(val, UINT32_MAX, &u->ttl_s);
-    else if (strcmp(attr, "connect-timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->connect_timeout_ms) && u->connect_timeout_ms;
-    else if (strcmp(attr, "timeout") == 0 && val) ok = parse_u32(val, 3600000, &u->timeout_ms) && u->timeout_ms;
-    else if (strcmp(attr, "retries") == 0 && val) ok = parse_u32(val, 10, &u->retries);
-    else if (strcmp(attr, "max-entry") == 0 && val)
-        ok = cckey_size_parse(val, &size) == CCKEY_OK && size >= CCKEY_ENTRY_HEADER && (u->max_entry = size);
-    else if (strcmp(attr, "bearer") == 0 && val && *val && !u->bearer) ok = (u->bearer = strdup(val)) != NULL;
-    else if (strcmp(attr, "password_file") == 0 && val && *val && !*pw_file) *pw_file = (char *)val;
-    else if (strcmp(attr, "bearer_file") == 0 && val && *val && !*bearer_file) *bearer_file = (char *)val;
-    else {
-        size_t n = strlen(attr);
-        bool plain = n && n <= 32 && strspn(attr, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-        snprintf(why, why_len, "%s remote attribute%s%s%s (ttl=S, bearer=TOKEN, bearer_file=PATH, password_file=PATH, "
-                               "read-only, connect-timeout=MS, timeout=MS, retries=N, max-entry=SIZE; each once)",
-                 known_attr(attr, n) ? "a repeated or ill-formed" : "an unknown", plain ? " \"" : "",
-                 plain ? attr : "", plain ? "\"" : "");
-        return -1;
-    }
+    attr_dst d = {u, pw_file, bearer_file};
+    const struct attr_kind *k = NULL;
+    for (size_t i = 0; i < sizeof attr_kinds / sizeof *attr_kinds && !k; i++)
+        if (strcmp(attr, attr_kinds[i].name) == 0) k = &attr_kinds[i];
+    int ok = k && (val != NULL) == k->valued ? k->set(&d, val) : -1;
+    if (ok < 0) return attr_refused(attr, why, why_len);
     if (!ok) {
-        if (strcmp(attr, "bearer") == 0) snprintf(why, why_len, "out of memory");
+        if (k->set == set_bearer) snprintf(why, why_len, "out of memory");
         else snprintf(why, why_len, "bad value \"%.40s\" for remote attribute %s", val ? val : "", attr);
         return -1;
     }
@@ -250,6 +303,36 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
     return u->host ? 0 : -1;
 }
 
+#ifdef CCKEY_WITH_HTTP
+/* The base URL as libcurl reads it (curl_url, RFC 3986: the host, a port
+ * from 1 to 65535, the path), so that a URL libcurl could not use is
+ * refused here, with libcurl's reason, rather than at the first request;
+ * *base becomes libcurl's own spelling of it, without a trailing '/'. The
+ * user name and password are split off before (see userinfo), so neither
+ * reaches libcurl's parser or its messages. */
+static int curl_checked(char **base, char *why, size_t why_len)
+{
+    CURLU *h = curl_url();
+    char *host = NULL, *port = NULL, *full = NULL;
+    CURLUcode rc = h ? curl_url_set(h, CURLUPART_URL, *base, 0) : CURLUE_OUT_OF_MEMORY;
+    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_HOST, &host, 0);
+    bool port0 = rc == CURLUE_OK && curl_url_get(h, CURLUPART_PORT, &port, 0) == CURLUE_OK && !strcmp(port, "0");
+    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_URL, &full, 0);
+    if (rc == CURLUE_OK && !*host) rc = CURLUE_NO_HOST;
+    char *own = rc == CURLUE_OK && !port0 ? strdup(full) : NULL;
+    if (port0) snprintf(why, why_len, "http URL: the port must be a number from 1 to 65535");
+    else if (rc != CURLUE_OK) snprintf(why, why_len, "http URL: %s", curl_url_strerror(rc));
+    curl_free(host), curl_free(port), curl_free(full);
+    curl_url_cleanup(h);
+    if (!own) return -1;
+    size_t n = strlen(own);
+    while (n && own[n - 1] == '/') own[--n] = '\0';
+    free(*base);
+    *base = own;
+    return 0;
+}
+#endif
+
 static int parse_http(cckey_remote_url *u, const char *scheme, char *rest, char *why, size_t why_len)
 {
     u->kind = CCKEY_REMOTE_HTTP;
@@ -261,7 +344,11 @@ static int parse_http(cckey_remote_url *u, const char *scheme, char *rest, char 
     }
     if (!(u->base = malloc(strlen(scheme) + n + 1))) return -1;
     sprintf(u->base, "%s%s", scheme, rest);
-    return 0;
+#ifdef CCKEY_WITH_HTTP
+    return curl_checked(&u->base, why, why_len);
+#else
+    return 0;   /* refused when added: no HTTP remotes in this build */
+#endif
 }
 
 /* The URL proper and its attributes, in url (a copy, cut up here). */

@@ -469,6 +469,27 @@ class RedactionTests(Base):
         for s in secrets:
             self.assertNotIn(s, out + err)
 
+    def test_http_urls_libcurl_cannot_use_are_refused_when_given(self):
+        # Parsed by libcurl's curl_url() as it would at the first request,
+        # with its reason; nothing is asked of any server (exit 2: usage).
+        key = key_of(16)
+        os.makedirs(self.path("curl"), exist_ok=True)
+        for url, why in (("http://cache:80x/p", "Port number"), ("http://:9/p", "No host"),
+                         ("http://cache:0/p", "the port must be a number from 1 to 65535"),
+                         ("https://h/p q", "http URL"), ("http://u:hunter2@:9/p", "No host")):
+            with self.subTest(url):
+                rc, out, err = run(["cache", "get", key, "--cache-dir", self.path("curl"), "--remote", url])
+                self.assertEqual(rc, 2, err)
+                self.assertIn("http URL: ", err)
+                self.assertIn(why, err)
+                self.assertNotIn("hunter2", err)
+        # libcurl's spelling of a good one: the scheme in lower case, no
+        # trailing '/', the rest as given.
+        rc, out, err = run(["cache", "get", key, "--cache-dir", self.path("curl"), "--remote",
+                            "HTTP://127.0.0.1:1/Ca/che/|connect-timeout=200"])
+        self.assertEqual(rc, 1, err)
+        self.assertIn("remote http://127.0.0.1:1/Ca/che: GET", err)
+
     def test_refused_urls_from_every_source(self):
         key = key_of(14)
         urls = ["rediss://:hunter2@cache:6380", "ftp://u:hunter2@cache/x", "redis://:hun|ter2@cache:x",
@@ -485,9 +506,9 @@ class RedactionTests(Base):
                 self.write("dst/cckey.conf", f"remote = {url}\n")
                 rc, out, err = run(["cache", "get", key, "--cache-dir", self.path("dst")])
                 self.assert_hidden(rc, out, err, "hunter2", "hun", "ter2")
-                # The last one parses (a '/' may precede an '@' in a path),
-                # and fails to connect: redacted all the same.
-                self.assertIn("cckey.conf:1:" if url != urls[-1] else "remote http://***@127.0.0.1:1/cache:", err)
+                # The last one is refused by libcurl's parser (curl_url: the
+                # '/' ends the host, "hun" is no port), redacted all the same.
+                self.assertIn("cckey.conf:1:", err)
         # A mistyped signing-secret line, and a bad value of a real setting.
         for line in ("remote_key = hunter2", "remote_only_read = hunter2", "remote_max_entry = hunter2"):
             with self.subTest(line):
