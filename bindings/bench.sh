@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 build=$(cd "${1:-build}" && pwd)
 shift || true
 venv=$build/bindings/python-venv
-[ -x "$venv/bin/python" ] || { echo "bench.sh: run ctest -R binding_python in $build first" >&2; exit 1; }
+wheels=("$build"/bindings/python-dist/cckey-*.whl)
+[ -x "$venv/bin/python" ] && [ -f "${wheels[0]}" ] || { echo "bench.sh: run ctest -R binding_python in $build first" >&2; exit 1; }
+# The wheel that ctest built and tested, into its tools venv.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "${wheels[0]}" >&2
 export CCKEY_BUILD_DIR=$build
 dune build --root bindings/ocaml --build-dir "$build/bindings/ocaml" --display quiet bench/bench_cckey.exe
 commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (plus uncommitted changes)')"

@@ -5,7 +5,8 @@
 # with plain pip into a fresh venv in a temporary folder, away from this
 # repository and its CMake build, with no CCKEY_* variable set, so it builds
 # the C library from its own copy of the sources; its own tests/ then run
-# there, and mypy --strict checks them against the installed stubs. Exit
+# there (PyOpenCL from PyPI too, for the client test on PoCL), and mypy
+# --strict checks them against the installed stubs. Exit
 # 77 (a ctest skip) with a one-line reason when this Python cannot build
 # extensions, unless CCKEY_REQUIRE_BINDINGS=1 (CI), which makes that a
 # failure.
@@ -39,7 +40,7 @@ no_cckey_vars=()
 for v in $(compgen -e | grep '^CCKEY_' || true); do no_cckey_vars+=(-u "$v"); done
 "$py" -m venv "$away/venv"
 (cd "$away" && env "${no_cckey_vars[@]}" "$away/venv/bin/python" -m pip install -q --disable-pip-version-check \
-  "$sdist" pytest mypy)
+  "$sdist" pytest mypy pyopencl)
 tar -xzf "$sdist" -C "$away"
 warm_spirv "$build/bindings/python-spirv"
 # The shared-cache tests start redis-server and nginx with the CLI tests'

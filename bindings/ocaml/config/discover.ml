@@ -7,8 +7,13 @@
    1. CCKEY_BUILD_DIR: a CMake build folder of cckey; the header comes from
       the source folder recorded in its CMakeCache.txt;
    2. CCKEY_PREFIX: an installed cckey (PREFIX/include, PREFIX/lib*/);
-   3. the repository this binding sits in (build/ next to include/), found by
-      walking up from the current folder (dune runs this inside _build). *)
+   3. by default, the package's own copy of the C sources (../cckey-src:
+      links to the repository's files, which dune copies into _build),
+      built here by the library's own CMake build (library only), so a
+      plain `dune build` or `opam install` needs no prior build. The
+      optional parts (OpenCL, Redis, HTTP, libcrypto) are found as that
+      build finds them, and left out where missing; what they need is
+      linked as the system's shared libraries. *)
 
 let file_exists p = Sys.file_exists p && not (Sys.is_directory p)
 
@@ -80,12 +85,39 @@ let from_prefix prefix =
     (Filename.concat prefix "include", Filename.concat libdir "libcckey.a", List.filter dep flags)
   | None -> fail "no libcckey.a under %s/lib*" prefix
 
-let rec find_repo dir =
-  if file_exists (Filename.concat dir "include/cckey.h") && file_exists (Filename.concat dir "build/libcckey.a")
-  then Some (Filename.concat dir "build")
-  else
-    let parent = Filename.dirname dir in
-    if parent = dir then None else find_repo parent
+(* Runs a command; its output goes to LOG, shown when it fails. *)
+let run_logged log cmd =
+  if Sys.command (Printf.sprintf "%s >>%s 2>&1" cmd (Filename.quote log)) <> 0 then begin
+    (try
+       let ic = open_in log in
+       (try
+          while true do
+            prerr_endline (input_line ic)
+          done
+        with End_of_file -> ());
+       close_in ic
+     with Sys_error _ -> ());
+    fail "%s failed (its output is above)" cmd
+  end
+
+let build_own_copy () =
+  let src = absolute "../cckey-src" in
+  if not (file_exists (Filename.concat src "CMakeLists.txt")) then
+    fail "no C sources in %s: set CCKEY_BUILD_DIR or CCKEY_PREFIX" src;
+  let build = absolute "cckey-cmake" in
+  let log = absolute "cckey-cmake.log" in
+  if Sys.file_exists log then Sys.remove log;
+  let q = Filename.quote in
+  if not (file_exists (Filename.concat build "CMakeCache.txt")) then
+    run_logged log
+      (Printf.sprintf
+         "cmake -S %s -B %s -DCMAKE_BUILD_TYPE=Release -DCCKEY_BUILD_CLI=OFF -DCCKEY_BUILD_TESTS=OFF \
+          -DCCKEY_BUILD_BENCH=OFF"
+         (q src) (q build));
+  let jobs = match Sys.getenv_opt "DUNE_JOBS" with Some j -> j | None -> "2" in
+  run_logged log
+    (Printf.sprintf "cmake --build %s --target cckey_static cckey_shared -j %s" (q build) (q jobs));
+  from_build build
 
 let env name = match Sys.getenv_opt name with Some "" | None -> None | Some v -> Some v
 
@@ -94,11 +126,7 @@ let () =
     match env "CCKEY_BUILD_DIR", env "CCKEY_PREFIX" with
     | Some b, _ -> from_build b
     | None, Some p -> from_prefix p
-    | None, None -> (
-      match find_repo (Sys.getcwd ()) with
-      | Some b -> from_build b
-      | None ->
-        fail "no cckey library found: build it with CMake, or set CCKEY_BUILD_DIR or CCKEY_PREFIX")
+    | None, None -> build_own_copy ()
   in
   let write file contents =
     let oc = open_out file in
@@ -106,5 +134,14 @@ let () =
     close_out oc
   in
   write "c_flags.sexp" (Printf.sprintf "(-I %S)\n" incdir);
-  let quoted = List.map (Printf.sprintf "%S") (lib :: deps @ [ "-lpthread"; "-ldl" ]) in
+  (* The library goes into the package as its foreign archive (libcckey.a,
+     and dllcckey.so for bytecode), so an installed cckey does not point
+     back into this build. *)
+  let copy from dst =
+    if Sys.command (Printf.sprintf "cp -fL %s %s" (Filename.quote from) (Filename.quote dst)) <> 0 then
+      fail "cannot copy %s" from
+  in
+  copy lib "libcckey.a";
+  copy (Filename.concat (Filename.dirname lib) "libcckey.so") "dllcckey.so";
+  let quoted = List.map (Printf.sprintf "%S") (deps @ [ "-lpthread"; "-ldl" ]) in
   write "c_library_flags.sexp" ("(" ^ String.concat " " quoted ^ ")\n")

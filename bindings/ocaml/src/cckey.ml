@@ -141,13 +141,15 @@ module Store = struct
 
   type stats = { entries : int; bytes : int; max_bytes : int; temp_files : int; temp_bytes : int }
 
-  external open_raw : string -> int -> t = "cckey_ml_store_open"
+  external open_raw : string -> int -> string array option * bool * string option * bool -> t
+    = "cckey_ml_store_open"
   external get : t -> string -> string option = "cckey_ml_store_get"
   external put : t -> string -> string -> unit = "cckey_ml_store_put"
   external stats_raw : t -> int * int * int * int * int = "cckey_ml_store_stats"
   external close : t -> unit = "cckey_ml_store_close"
 
-  let open_ ?(max_bytes = 0) dir = open_raw dir max_bytes
+  let open_ ?(max_bytes = 0) ?remotes ?(read_only = false) ?sign_key ?(no_remote = false) dir =
+    open_raw dir max_bytes (Option.map Array.of_list remotes, read_only, sign_key, no_remote)
 
   let stats t =
     let entries, bytes, max_bytes, temp_files, temp_bytes = stats_raw t in

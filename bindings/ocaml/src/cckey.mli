@@ -88,13 +88,30 @@ module Store : sig
     temp_bytes : int;
   }
 
-  val open_ : ?max_bytes:int -> string -> t
-  (** Open (creating it, with parents) the store in a folder. [max_bytes]
-      (default 0: the folder's own limit, [max_size] in its [cckey.conf], else
-      none) limits the folder's size; least recently used entries go first.
-      Closed by the GC, or by {!close}.
-      @raise Invalid_argument if [max_bytes] is negative or the path holds a
-      NUL byte. *)
+  val open_ :
+    ?max_bytes:int -> ?remotes:string list -> ?read_only:bool -> ?sign_key:string -> ?no_remote:bool -> string -> t
+  (** Open (creating it, with parents) the store in a folder, with the remote
+      caches under it that the [cckey] command would use for this folder:
+      the [remote = URL] lines of its [cckey.conf], with [remote_only_read],
+      [remote_key_file] and [remote_max_entry] (read by the library, as the
+      command reads them). {!get} asks the folder, then each remote in
+      order, and keeps a remote's hit in the folder; {!put} writes the folder
+      and every remote that is not read-only. A remote never makes a call
+      fail: one that cannot be reached, or serves an entry that fails its
+      checks or its signature, is a miss (said on stderr).
+      [max_bytes] (default 0: the folder's own limit, [max_size] in its
+      [cckey.conf], else none) limits the folder's size; least recently used
+      entries go first. [remotes]: URLs in place of [cckey.conf]'s remote
+      lines (its key file and entry cap still apply). [read_only]: nothing
+      is written, in the folder or on a remote ({!put} raises [Error]).
+      [sign_key]: the remotes' signing secret, in place of
+      [remote_key_file]. [no_remote]: the folder alone. Closed by the GC, or
+      by {!close}.
+      @raise Error for a bad [cckey.conf] line or URL (status 1; the detail
+      names the file and line, never a value) or a folder that cannot be
+      used (status 3).
+      @raise Invalid_argument if [max_bytes] is negative, [sign_key] is
+      empty, or the path or a URL holds a NUL byte. *)
 
   val get : t -> string -> string option
   (** The payload stored under a key, or [None]. An entry that fails its

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,29 +74,107 @@ static void key_arg(value v, char key[CCKEY_KEY_LEN + 2])
     key[n] = 0;
 }
 
-value cckey_ml_store_open(value v_dir, value v_max)
+/* The remote layers Store.open_ was asked for, copied out of the OCaml heap
+ * before the runtime lock is released: opts is (remotes : string array
+ * option, read_only : bool, sign_key : string option, no_remote : bool). */
+typedef struct layers {
+    char **urls;   /* NULL: the folder's cckey.conf remote lines */
+    size_t n;
+    int read_only, none;
+    char *secret;
+    size_t secret_len;
+} layers;
+
+static void layers_free(layers *l)
 {
-    CAMLparam2(v_dir, v_max);
+    for (size_t i = 0; l->urls && i < l->n; i++) free(l->urls[i]);
+    free(l->urls);
+    if (l->secret) memset(l->secret, 0, l->secret_len);
+    free(l->secret);
+}
+
+static int layers_of(value v_opts, layers *l)
+{
+    value v_remotes = Field(v_opts, 0), v_key = Field(v_opts, 2);
+    l->read_only = Bool_val(Field(v_opts, 1)), l->none = Bool_val(Field(v_opts, 3));
+    if (Is_block(v_remotes)) {
+        value arr = Field(v_remotes, 0);
+        l->n = Wosize_val(arr);
+        if (!(l->urls = calloc(l->n + 1, sizeof *l->urls))) return -1;
+        for (size_t i = 0; i < l->n; i++) {
+            if (!caml_string_is_c_safe(Field(arr, i))) return -2;
+            if (!(l->urls[i] = strdup(String_val(Field(arr, i))))) return -1;
+        }
+    }
+    if (Is_block(v_key)) {
+        value k = Field(v_key, 0);
+        l->secret_len = caml_string_length(k);
+        if (!l->secret_len) return -3;
+        if (!(l->secret = malloc(l->secret_len))) return -1;
+        memcpy(l->secret, String_val(k), l->secret_len);
+    }
+    return 0;
+}
+
+/* Remote warnings (unreachable, refused, a bad entry served) on stderr: the
+ * OCaml runtime cannot be entered from where the library calls this. */
+static void remote_warn(void *user, const char *message)
+{
+    (void)user;
+    fprintf(stderr, "cckey remote: %s\n", message);
+}
+
+/* The store and its remotes; on failure, why holds the library's words
+ * (read before closing the half-made store can change them). */
+static cckey_status open_layered(cckey_store **out, const char *dir, uint64_t max, const layers *l, char why[1024])
+{
+    cckey_status st = l->read_only ? cckey_store_open_read_only(out, dir) : cckey_store_open(out, dir, max);
+    if (st == CCKEY_OK && !l->none) {
+        cckey_remote_settings set = {.read_only = l->read_only, .warn = remote_warn, .secret = l->secret,
+                                     .secret_len = l->secret_len};
+        st = cckey_store_add_conf_remotes(*out, (const char *const *)l->urls, l->n, &set);
+    }
+    if (st != CCKEY_OK) {
+        snprintf(why, 1024, "%s", cckey_last_error());
+        cckey_store_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+value cckey_ml_store_open(value v_dir, value v_max, value v_opts)
+{
+    CAMLparam3(v_dir, v_max, v_opts);
     CAMLlocal1(v);
     if (!caml_string_is_c_safe(v_dir)) caml_invalid_argument("Cckey.Store.open_: the path contains a NUL byte");
     if (Long_val(v_max) < 0) caml_invalid_argument("Cckey.Store.open_: max_bytes < 0");
+    layers l = {0};
+    int lr = layers_of(v_opts, &l);
+    if (lr < 0) {
+        layers_free(&l);
+        if (lr == -1) caml_raise_out_of_memory();
+        caml_invalid_argument(lr == -2 ? "Cckey.Store.open_: a remote URL contains a NUL byte"
+                                       : "Cckey.Store.open_: sign_key is empty");
+    }
     char *dir = strdup(String_val(v_dir));
     store_box *b = calloc(1, sizeof *b);
     if (!dir || !b) {
-        free(dir), free(b);
+        free(dir), free(b), layers_free(&l);
         caml_raise_out_of_memory();
     }
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->idle, NULL);
     caml_release_runtime_system();
-    cckey_status st = cckey_store_open(&b->s, dir, (uint64_t)Long_val(v_max));
+    char why[1024] = "";
+    cckey_status st = open_layered(&b->s, dir, (uint64_t)Long_val(v_max), &l, why);
     caml_acquire_runtime_system();
     free(dir);
+    layers_free(&l);
     if (st != CCKEY_OK) {
         pthread_cond_destroy(&b->idle);
         pthread_mutex_destroy(&b->mu);
         free(b);
-        cckey_ml_raise(st);
+        cckey_ml_raise_detail(st, why);
     }
     v = caml_alloc_custom(&box_ops, sizeof(store_box *), 0, 1);
     Box_val(v) = b;

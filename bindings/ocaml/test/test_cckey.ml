@@ -387,6 +387,40 @@ let test_warmed_spirv () =
            check "warmed SPIR-V equals cckey cache get" (spv = file "expected.spv"));
       Cckey.Store.close s
 
+(* The store reads entries that another process put only on a real Redis
+   and a real nginx WebDAV named in the folder's cckey.conf
+   (bindings/remote_fixture.py starts them and writes cases.tsv: FOLDER,
+   KEY, PAYLOAD_FILE), keeps the hit in the folder, and with ~no_remote
+   sees the folder alone. *)
+let test_remote_layers () =
+  match Sys.getenv_opt "CCKEY_TEST_REMOTE_DIR" with
+  | None -> print_endline "SKIP remote layers: run_tests.sh starts the servers (bindings/remote_fixture.py)"
+  | Some dir ->
+      let cases =
+        String.split_on_char '\n' (read_file (Filename.concat dir "cases.tsv")) |> List.filter (( <> ) "")
+      in
+      check "remote cases: redis and webdav" (List.length cases = 2);
+      List.iter
+        (fun line ->
+          match String.split_on_char '\t' line with
+          | [ folder; key; payload ] ->
+              let want = Some (read_file payload) in
+              let alone = Cckey.Store.open_ ~no_remote:true folder in
+              check ("no_remote misses " ^ folder) (Cckey.Store.get alone key = None);
+              let s = Cckey.Store.open_ folder in
+              check ("cckey.conf's remote serves " ^ folder) (Cckey.Store.get s key = want);
+              Cckey.Store.close s;
+              check ("the hit was kept in " ^ folder) (Cckey.Store.get alone key = want);
+              Cckey.Store.close alone
+          | _ -> check ("cases.tsv line " ^ line) false)
+        cases;
+      let bad = Filename.concat dir "bad" in
+      Unix.mkdir bad 0o755;
+      let oc = open_out (Filename.concat bad "cckey.conf") in
+      output_string oc "remote_only_read = maybe\n";
+      close_out oc;
+      expect_error "a bad cckey.conf line" 1 (fun () -> Cckey.Store.open_ bad)
+
 let () =
   test_known ();
   test_random_make_key ();
@@ -402,6 +436,8 @@ let () =
   test_close_while_in_use ();
   test_errors ();
   test_warmed_spirv ();
+  Dropin.run check;
+  test_remote_layers ();
   if !failures > 0 then begin
     Printf.printf "%d check(s) failed\n" !failures;
     exit 1

@@ -126,15 +126,16 @@ const char pyck_features_doc[] =
     "The optional parts this build holds, found when it was built (a part whose\n"
     "headers or library were missing is left out): 'opencl' and 'cuda' (the\n"
     "device engines; backends() says whether they run here), 'redis' and 'http'\n"
-    "(the Store's remote caches) and 'signing' (entry fingerprints and signed\n"
-    "remotes, OpenSSL's libcrypto).";
+    "(the Store's remote caches), 'signing' (entry fingerprints and signed\n"
+    "remotes, OpenSSL's libcrypto), 'compression' (zstd entries, libzstd) and\n"
+    "'tar_bundles' (bundles as tar archives, libarchive).";
 
 /* From the library build's own CCKEY_WITH_* (CMakeLists.txt passes them). */
 PyObject *pyck_features(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    int opencl = 0, cuda = 0, redis = 0, http = 0, signing = 0;
+    int opencl = 0, cuda = 0, redis = 0, http = 0, signing = 0, compression = 0, tar = 0;
 #ifdef CCKEY_WITH_OPENCL
     opencl = 1;
 #endif
@@ -150,6 +151,13 @@ PyObject *pyck_features(PyObject *self, PyObject *unused)
 #ifdef CCKEY_WITH_CRYPTO
     signing = 1;
 #endif
-    return Py_BuildValue("{sNsNsNsNsN}", "opencl", PyBool_FromLong(opencl), "cuda", PyBool_FromLong(cuda), "redis",
-                         PyBool_FromLong(redis), "http", PyBool_FromLong(http), "signing", PyBool_FromLong(signing));
+#ifdef CCKEY_WITH_ZSTD
+    compression = 1;
+#endif
+#ifdef CCKEY_WITH_ARCHIVE
+    tar = 1;
+#endif
+    return Py_BuildValue("{sNsNsNsNsNsNsN}", "opencl", PyBool_FromLong(opencl), "cuda", PyBool_FromLong(cuda), "redis",
+                         PyBool_FromLong(redis), "http", PyBool_FromLong(http), "signing", PyBool_FromLong(signing),
+                         "compression", PyBool_FromLong(compression), "tar_bundles", PyBool_FromLong(tar));
 }

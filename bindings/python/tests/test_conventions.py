@@ -107,7 +107,7 @@ def test_calls_after_close_raise_value_error(tmp_path: Path) -> None:
 
 def test_features_are_what_the_build_found() -> None:
     features = cckey.features()
-    assert set(features) == {"opencl", "cuda", "redis", "http", "signing"}
+    assert set(features) == {"opencl", "cuda", "redis", "http", "signing", "compression", "tar_bundles"}
     backends = {b["backend"]: b for b in cckey.backends()}
     for engine in ("opencl", "cuda"):
         if not features[engine]:
