@@ -242,6 +242,18 @@ static bool values_ok(const setting *st, char *const *vals, size_t n)
     return true;
 }
 
+/* Whether f lists value under key already (said: adding it twice would
+ * ask the same remote twice). */
+static bool listed(const conf_file *f, const char *key, const char *value)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->l[i].name && strcmp(f->l[i].name, key) == 0 && strcmp(f->l[i].value, value) == 0) {
+            cli_error("cache config: cckey.conf:%zu has this remote already", i + 1);
+            return true;
+        }
+    return false;
+}
+
 /* cache config remote add|remove URL, remote URL..., or any other setting's VALUE. */
 static int set(const char *dir, const setting *st, char **vals, size_t n)
 {
@@ -265,7 +277,7 @@ static int set(const char *dir, const setting *st, char **vals, size_t n)
     cckey_store_close(s);
     conf_file f;
     if (!conf_file_read(dir, &f)) return CLI_FAIL;
-    int rc = conf_file_update(dir, &f, st->key, vals, n, mode);
+    int rc = mode == CONF_ADD && listed(&f, st->key, vals[0]) ? CLI_USAGE : conf_file_update(dir, &f, st->key, vals, n, mode);
     conf_file_free(&f);
     return rc;
 }

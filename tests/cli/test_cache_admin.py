@@ -217,6 +217,10 @@ class Admin(unittest.TestCase):
         self.assertEqual(self.conf(), "remote = %s\nremote = %s\n" % (r1, r2))
         self.assertEqual(self.cache("config", "remote", "add", r3)[0], 0)
         self.assertEqual(self.conf(), "remote = %s\nremote = %s\nremote = %s\n" % (r1, r2, r3))
+        rc, out, err = self.cache("config", "remote", "add", r1)
+        self.assertEqual(rc, 2)
+        self.assertIn("cckey.conf:1 has this remote already", err)
+        self.assertNotIn("hunter2", err)
         rc, out, err = self.cache("config", "remote")
         self.assertNotIn("hunter2", out + err)
         self.assertEqual(out, "(cckey.conf) remote = redis://:***@127.0.0.1:1/2|ttl=60\n"
