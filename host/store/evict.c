@@ -80,7 +80,7 @@ static int64_t recount_and_evict(cckey_store *s, uint64_t max_bytes, int64_t max
     census c = {0};
     if (cckey_store_walk(s, note, &c) < 0) return -1;
     uint64_t left = c.bytes;
-    qsort(c.v, c.n, sizeof *c.v, oldest_first);
+    if (c.n) qsort(c.v, c.n, sizeof *c.v, oldest_first);   /* an empty folder has no array */
     size_t i = 0;
     if (max_age > 0) {
         int64_t cut_ns = ((int64_t)time(NULL) - max_age) * 1000000000;

@@ -39,6 +39,7 @@ int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, siz
 #include "vk_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,38 @@ static void describe(cckey_vk *vk, size_t i, uint32_t instance_ver)
     snprintf(d->id, sizeof d->id, "%s|%u|%s", d->name, d->driver_version, uuid);
 }
 
+/* The drivers the loader opened for the instance stay mapped until exit,
+ * as the loader itself does. vkDestroyInstance would unload them, and what
+ * a driver allocated once and keeps in its globals (lavapipe does, through
+ * LLVM) would then be unreachable: a leak for LeakSanitizer, reported
+ * under whatever library is mapped later at the same addresses (NVRTC,
+ * say), so no suppression could name the driver. Each loaded module is
+ * opened once more (RTLD_NOLOAD: nothing new loads) and never closed.
+ * Names are collected first: no dlopen runs inside dl_iterate_phdr. */
+typedef struct module_names {
+    char *name[256];
+    size_t n;
+} module_names;
+
+static int note_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    module_names *m = arg;
+    if (info->dlpi_name && info->dlpi_name[0] && m->n < sizeof m->name / sizeof *m->name)
+        m->name[m->n] = strdup(info->dlpi_name), m->n += m->name[m->n] != NULL;
+    return 0;
+}
+
+static void pin_drivers(void)
+{
+    module_names m = {.n = 0};
+    dl_iterate_phdr(note_module, &m);
+    for (size_t i = 0; i < m.n; i++) {
+        (void)dlopen(m.name[i], RTLD_NOW | RTLD_NOLOAD);
+        free(m.name[i]);
+    }
+}
+
 static int enumerate(cckey_vk *vk, uint32_t instance_ver, char *why, size_t why_len)
 {
     VkPhysicalDevice pds[CCKEY_VK_MAX_DEVS];
@@ -223,7 +256,10 @@ int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len
         return -1;
     }
     uint32_t ver = instance_version(gipa);
-    if (make_instance(vk, gipa, ver, why, why_len) != 0 || enumerate(vk, ver, why, why_len) != 0) {
+    int rc = make_instance(vk, gipa, ver, why, why_len);
+    if (rc == 0) rc = enumerate(vk, ver, why, why_len);
+    pin_drivers();   /* loaded by now: the instance's drivers, and what devices brought */
+    if (rc != 0) {
         cckey_vk_close(vk);
         return -1;
     }
