@@ -37,6 +37,12 @@ typedef struct cckey_key_out {
     const cckey_source *const *src;
 } cckey_key_out;
 
+/* A whole batch: by blocks or on the chosen backend, fallback and
+ * verification included; the report goes to the config and, when not
+ * NULL, to result. Arguments checked by the caller (make_keys.c). */
+cckey_status cckey_plan_make_keys(cckey_key_out out, const cckey_tuple *tuples, size_t n,
+                                  const cckey_batch_config *config, cckey_batch_result *result);
+
 /* The keys of tuples[begin, end) on this thread, the CPU backend, tables
  * from mem; long strings' digests through cache. Errors name tuples by
  * their index in the whole batch. */
