@@ -127,7 +127,8 @@ uint8_t *cckey_rx_room(cckey_rx *rx, size_t *room)
     if (rx->got < CCKEY_ENTRY_HEADER) at = rx->head + rx->got, n = (size_t)left;
     else if (rx->fd >= 0) at = rx->chunk + rx->chunk_len, n = CCKEY_RX_CHUNK - rx->chunk_len;
     else if (rx->got < rx->e.front_len) at = rx->e.front + rx->got, n = rx->e.front_len - (size_t)rx->got;
-    else at = rx->e.payload + (rx->got - rx->e.front_len), n = (size_t)left;
+    else if (rx->e.payload) at = rx->e.payload + (rx->got - rx->e.front_len), n = (size_t)left;
+    else at = NULL, n = 0;   /* no payload buffer: an empty payload, nothing left to take */
     *room = n < left ? n : (size_t)left;
     return at;
 }
