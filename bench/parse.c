@@ -1,4 +1,4 @@
-/* Manifest parsing alone: cckey's strict parser (host/cli/manifest_json.c)
+/* Manifest parsing alone: cckey's strict parser (host/cli/manifest/json.c)
  * against simdjson On-Demand iterate_many, on the same JSON Lines file in
  * memory, one thread each, every field of every line walked (strings
  * decoded). Both walks must report the same strings and bytes before any
@@ -7,8 +7,7 @@
  *
  * Usage: cckey_bench_parse MANIFEST [REPS]   (bench/cli/gen_manifest.py
  * writes the manifest) */
-#include "cli/manifest_json.h"
-#include "cli/manifest_simd.h"
+#include "cli/manifest/manifest.h"
 #include "parse_walk.h"
 
 #include <stdio.h>

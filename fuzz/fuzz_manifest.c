@@ -3,7 +3,7 @@
  * Any input must give either a tuple whose key can be made, or a message
  * that starts "LABEL:LINE:COLUMN: " and fits its buffer; never a crash, a
  * leak or undefined behaviour (ASan and UBSan watch). */
-#include "cli/manifest.h"
+#include "cli/manifest/manifest.h"
 
 #include <stdint.h>
 #include <stdio.h>

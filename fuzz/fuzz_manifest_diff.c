@@ -1,4 +1,4 @@
-/* libFuzzer target: the manifest's JSON parser (host/cli/manifest_json.c)
+/* libFuzzer target: the manifest's JSON parser (host/cli/manifest/json.c)
  * against jansson, which defined the format, on the same bytes.
  *
  * They must agree on accept or reject (jansson with JSON_DECODE_ANY |
@@ -9,8 +9,7 @@
  * pairs, in order, or the first malformed one. jansson is only an oracle
  * here: the CLI does not parse with it. And mj_parse's fast path for plain
  * lines against its strict parser, where the fast path takes a line. */
-#include "cli/manifest_json.h"
-#include "cli/manifest_reuse.h"
+#include "cli/manifest/manifest.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -103,7 +102,7 @@ static bool same_member(const mj_member *a, const mj_member *b)
            same_bytes(a->str, (const char *)b->str.ptr, b->str.len);
 }
 
-/* The fast path (manifest_plain.c) may only take a line the strict parser
+/* The fast path (manifest/plain.c) may only take a line the strict parser
  * accepts, with the same result to the byte, offsets included. */
 static void check_fast_path(const char *line, size_t size)
 {
@@ -156,7 +155,7 @@ static bool same_line(const mj_line *a, const mj_line *b)
     return true;
 }
 
-/* With a table of repeats (manifest_reuse.h), the line parsed twice, the
+/* With a table of repeats (manifest/manifest.h), the line parsed twice, the
  * second time from another copy of its bytes so that every long string is
  * a repeat, must give exactly what the parse without one gave (r0, j0,
  * bad0, what0): repeats within the line are taken from the table too. */
@@ -196,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char what[160];
     int r = mj_parse(&ps, line, size, out, &j, &bad, what, sizeof what);
     if (r == -2) abort();
-    /* A raw NUL is refused before any parsing (manifest.c names it), and
+    /* A raw NUL is refused before any parsing (manifest/reader.c names it), and
      * jansson takes one for the end of the input: ours must refuse it. */
     if (memchr(line, '\0', size)) {
         if (r == 0) abort();

@@ -1,7 +1,7 @@
 /* cckey batch's command line: --help and the options, into batch_opts
  * (kept apart from cmd_batch.c, which is the run itself). */
 #include "batch_args.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 #include <ctype.h>
 #include <errno.h>

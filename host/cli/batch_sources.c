@@ -1,7 +1,7 @@
 /* Distinct source files of a batch run (see batch_sources.h). */
 #include "batch_sources.h"
 #include "cli.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 #include "parallel_for.h"
 
 #include <errno.h>

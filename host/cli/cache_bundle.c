@@ -1,6 +1,6 @@
 /* cckey cache export / import: bundles of entries (cckey_store_export). */
 #include "cache_bundle.h"
-#include "manifest.h"
+#include "manifest/manifest.h"
 
 #include <errno.h>
 #include <fcntl.h>

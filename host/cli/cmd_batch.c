@@ -3,8 +3,7 @@
 #include "batch_args.h"
 #include "batch_recent.h"
 #include "batch_sources.h"
-#include "manifest.h"
-#include "manifest_reuse.h"
+#include "manifest/manifest.h"
 #include "parallel_for.h"
 #include "pipeline.h"
 
@@ -23,7 +22,7 @@
 #define DEFAULT_CHUNK_LINES 65536
 #define RAMP_LINES 4096            /* the first chunk's lines without --chunk */
 #define CHUNK_BYTES (32u << 20)    /* bytes of manifest text held per chunk */
-#define DECODED_BYTES ((size_t)36 << 20)   /* a chunk's decoded strings, as its buffer (manifest.c) */
+#define DECODED_BYTES ((size_t)36 << 20)   /* a chunk's decoded strings, as its buffer (manifest/reader.c) */
 
 typedef struct slot {
     manifest_item item;
@@ -252,7 +251,7 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
  * across a chunk, not within a range (1,000 distinct ones in the bench). */
 #define REUSE_BITS 14
 
-/* Run-wide tables of repeated long strings (manifest_reuse.h): one per
+/* Run-wide tables of repeated long strings (manifest/manifest.h): one per
  * parse thread, for the first KNOWN_TABLES threads, drawing on one budget.
  * 1,000 distinct 4 KiB sources take about 8 MiB. */
 #define KNOWN_TABLES 64

@@ -184,7 +184,7 @@ class Inputs(Tmp):
 
     def test_shrinking_manifest_is_the_same_clear_error(self):
         # batch reads a manifest through windows of it mapped read-only
-        # (host/cli/manifest_window.c): one that shrinks under a window is
+        # (host/cli/manifest/window.c): one that shrinks under a window is
         # the same clear error, and -o is left unwritten.
         m = os.path.join(self.dir, "m.jsonl")
         out_path = os.path.join(self.dir, "keys.txt")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The manifest parser's string kernels (host/cli/manifest_simd.c) on long,
+"""The manifest parser's string kernels (host/cli/manifest/simd.c) on long,
 escape-heavy strings: every kernel the CPU has (CCKEY_FORCE_ISA=scalar,
 sse2, avx2, avx512) must give the keys of the format's recipe for the valid
 lines, and the same errors, at the same columns, for the bad ones.
@@ -106,7 +106,7 @@ class Kernels(unittest.TestCase):
 
     def test_repeated_long_strings_decode_as_the_first(self):
         """Long strings that repeat an earlier one byte for byte are handed out
-        from the first (host/cli/manifest_reuse.h): repeats, strings that
+        from the first (host/cli/manifest/manifest.h): repeats, strings that
         share its first 256 bytes or all of it and go on, and long member
         names (a duplicate one is still an error) must all decode as their own."""
         rng = random.Random(7)

@@ -166,7 +166,7 @@ class Buffering(Tmp):
 
 class Repeats(Tmp):
     """Long strings that repeat across lines and chunks are taken from the
-    parser's tables (host/cli/manifest_reuse.h) rather than decoded and
+    parser's tables (host/cli/manifest/manifest.h) rather than decoded and
     hashed again: the keys must not change, whatever the chunking and the
     threads, and whichever member the repeat is in."""
 

@@ -6,7 +6,7 @@
 #ifndef CCKEY_WARM_RUN_H
 #define CCKEY_WARM_RUN_H
 
-#include "../manifest.h"
+#include "../manifest/manifest.h"
 #include "../scan/scan.h"
 #include "../shard.h"
 #include "claims.h"

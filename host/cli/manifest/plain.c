@@ -1,4 +1,4 @@
-/* The fast path of the manifest parser (see manifest_json.h): lines of the
+/* The fast path of the manifest parser (see manifest.h): lines of the
  * usual shape, parsed without the general machinery.
  *
  * Nearly every manifest line is one flat object of known members with
@@ -13,7 +13,7 @@
  * result (fuzz/fuzz_manifest_diff.c runs both through mj_parse). It exists
  * because the general parser walked these lines at half simdjson's rate
  * (bench/parse.c). */
-#include "manifest_json.h"
+#include "json.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -221,4 +221,21 @@ done:
     res->root = MJ_OBJECT;
     res->opts = p->opts;
     return 1;
+}
+
+/* The fast path first, the strict parser (json.c) for what it leaves: here,
+ * so that json.c never calls back into this file. */
+int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off, char *what,
+             size_t what_len)
+{
+    /* Zeroed up to the unknown names, which count by n_unknown. */
+    memset(res, 0, offsetof(mj_line, unknown));
+    p->n_hits = 0;
+    int fast = mj_parse_plain(p, line, len, out, res);
+    if (fast == 1) return 0;
+    if (fast == -2) {
+        *bad_off = 0;
+        return -2;
+    }
+    return mj_parse_strict(p, line, len, out, res, bad_off, what, what_len);
 }

@@ -1,4 +1,4 @@
-/* A strict JSON parser for one manifest line (see manifest_json.h).
+/* A strict JSON parser for one manifest line (see manifest.h).
  *
  * Recursive descent over the bytes, strings decoded as they are met into
  * the caller's buffer. jansson's rules, kept here because the manifest
@@ -7,9 +7,9 @@
  * U+10FFFF) without raw control bytes; \u escapes pair surrogates; integers
  * must fit 64 bits and reals must not overflow a double; member names may
  * not hold \u0000 and may not repeat; nesting stops at 2048 levels. */
-#include "manifest_json.h"
-#include "manifest_reuse.h"
-#include "manifest_simd.h"
+#include "json.h"
+#include "reuse.h"
+#include "simd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -200,7 +200,7 @@ static bool known_hit(ctx *c, size_t body, const mj_known_entry *e, cckey_bytes 
     return true;
 }
 
-/* A long string whose raw bytes repeat an earlier one's (manifest_reuse.h):
+/* A long string whose raw bytes repeat an earlier one's (manifest.h):
  * true with *str set and the string consumed; false with *slot set for
  * the chunk table's put once it is decoded. A repeat within the chunk is
  * promoted to the run-wide layer when there is one. */
@@ -267,7 +267,7 @@ static int string(ctx *c, cckey_bytes *str)
         return 0;
     for (;;) {
         /* The common run: plain ASCII, one-character escapes and (AVX2 and
-         * up) valid UTF-8, a block at a time (manifest_simd.c); then the
+         * up) valid UTF-8, a block at a time (simd.c); then the
          * rest byte by byte. */
         c->i = c->kern(c->s, c->i, c->len, c->out, &c->o);
         size_t run = c->i;
@@ -633,21 +633,6 @@ static int value(ctx *c, val *v, int mode)
     if (ch == '-' || is_digit(ch)) return number(c, v);
     if (((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')) return literal(c, v);
     return fail(c, c->i, "invalid token");
-}
-
-int mj_parse(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off, char *what,
-             size_t what_len)
-{
-    /* Zeroed up to the unknown names, which count by n_unknown. */
-    memset(res, 0, offsetof(mj_line, unknown));
-    p->n_hits = 0;
-    int fast = mj_parse_plain(p, line, len, out, res);
-    if (fast == 1) return 0;
-    if (fast == -2) {
-        *bad_off = 0;
-        return -2;
-    }
-    return mj_parse_strict(p, line, len, out, res, bad_off, what, what_len);
 }
 
 int mj_parse_strict(mj_parser *p, const char *line, size_t len, char *out, mj_line *res, size_t *bad_off,

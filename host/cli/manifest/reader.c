@@ -1,11 +1,11 @@
-/* The manifest format: one JSON object a line (manifest_json.c parses it).
+/* The manifest format: one JSON object a line (json.c parses it).
  *
  *   {"device": S, "name": S, "source": S | "source_file": PATH,
  *    "options": [[K, V], ...] | {K: V, ...}}
  *
  * Strings may hold \u0000; the bytes digested are their UTF-8. Unknown
  * members are ignored (one edit from a known one: a warning, see
- * manifest_members.c); blank lines (JSON whitespace only: spaces, tabs, CRs)
+ * members.c); blank lines (JSON whitespace only: spaces, tabs, CRs)
  * are skipped. */
 #include "manifest.h"
 

@@ -11,32 +11,16 @@
  * Direct-mapped, keyed by a hash of 64 of the first 256 raw bytes: a clash
  * or a miss costs one memcmp and a normal decode. The caller keeps every
  * raw line and every decoded string alive, unmoved, while the table is in
- * use (cmd_batch.c: one table per parse thread and chunk). */
+ * use (cmd_batch.c: one table per parse thread and chunk). The tables
+ * themselves are in manifest.h; this is their use by the parser. */
 #ifndef CCKEY_MANIFEST_REUSE_H
 #define CCKEY_MANIFEST_REUSE_H
 
-#include "cckey.h"
+#include "manifest.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#define MJ_REUSE_MIN 256   /* shorter strings decode faster than they compare */
-
-typedef struct mj_reuse_entry {
-    const uint8_t *raw;   /* the body, after the opening quote */
-    size_t raw_len;       /* up to the closing quote */
-    cckey_bytes dec;
-} mj_reuse_entry;
-
-typedef struct mj_reuse {
-    mj_reuse_entry *e;
-    size_t mask;
-} mj_reuse;
-
-/* A table of 2^bits entries: 0, or -1 out of memory. */
-int mj_reuse_init(mj_reuse *r, unsigned bits);
-void mj_reuse_free(mj_reuse *r);
 
 /* The hash both tables use: 64 of a long string's first 256 raw bytes. */
 static inline uint64_t mj_reuse_hash(const uint8_t *s)
@@ -70,36 +54,6 @@ static inline void mj_reuse_put(mj_reuse *r, size_t slot, const uint8_t *raw, si
     r->e[slot] = (mj_reuse_entry){raw, raw_len, dec};
 }
 
-/* The run-wide layer, one per parse thread for a whole run (cmd_batch.c).
- * A chunk's table above dies with the chunk, so each chunk would decode a
- * repeated source again on its first sight, and the library would hash it
- * again for every make_keys call. A string that repeats within a chunk is
- * therefore promoted here: its raw and decoded bytes are copied, and the
- * hex of the decoded bytes' MD5 (what a key's source field holds) is
- * digested once, into a source handle. A later sight costs one memcmp,
- * and the caller hands the library the handle instead of the source
- * (cckey_make_keys_sources).
- *
- * Entries never move and live as long as the table, so a chunk in flight
- * may point at them from another thread once the pipeline has handed the
- * chunk over. All of a run's tables draw on one byte budget; past it
- * nothing more is promoted and the chunk tables work on alone. */
-typedef struct mj_known_entry {
-    uint64_t hash;
-    const uint8_t *raw;   /* the body after the opening quote, copied; NULL: a free slot */
-    size_t raw_len;
-    cckey_bytes dec;      /* its decoded bytes, copied */
-    cckey_source *src;    /* a handle on dec, digested once: the keys' source field */
-} mj_known_entry;
-
-#define MJ_KNOWN_BITS 14
-#define MJ_KNOWN_PROBES 4
-
-typedef struct mj_known {
-    mj_known_entry *e;    /* 2^MJ_KNOWN_BITS slots, allocated on the first promotion */
-    size_t *budget;       /* bytes all of the run's tables may still take (shared, atomic) */
-} mj_known;
-
 static inline const mj_known_entry *mj_known_find(const mj_known *k, uint64_t h, const uint8_t *s, size_t avail)
 {
     if (!k->e) return NULL;
@@ -115,6 +69,4 @@ static inline const mj_known_entry *mj_known_find(const mj_known *k, uint64_t h,
  * that decodes to dec: the new entry, or NULL when the budget, the probe
  * window or memory is exhausted (the caller goes on without it). */
 const mj_known_entry *mj_known_add(mj_known *k, uint64_t h, const uint8_t *raw, size_t raw_len, cckey_bytes dec);
-void mj_known_free(mj_known *k);
-
 #endif

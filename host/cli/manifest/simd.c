@@ -1,4 +1,4 @@
-/* The string kernels of the manifest parser (see manifest_simd.h).
+/* The string kernels of the manifest parser (see simd.h).
  *
  * Why blocks and masks: manifests with inline sources are strings of a few
  * KiB with a "\n" every ~17 bytes. Stopping at each escape (the SSE2
@@ -15,7 +15,7 @@
  * (a backslash as the escaped character, \\, is itself a stop) and the byte
  * after it is a valid escaped letter (anything else is a stop), so the
  * quote and bad-byte masks need only ignore escaped positions. */
-#include "manifest_simd.h"
+#include "simd.h"
 #include "cckey_advanced.h"   /* cckey_cpu_features */
 
 #include <pthread.h>

@@ -7,7 +7,7 @@
  * of a batch of inline sources; split into 1 MiB pieces, it runs on every
  * core, and the reader then takes line ends from the index. */
 #include "manifest.h"
-#include "parallel_for.h"
+#include "../parallel_for.h"
 
 #include <stdbool.h>
 #include <stdint.h>

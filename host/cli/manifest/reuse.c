@@ -1,5 +1,5 @@
-/* The table of strings decoded before (see manifest_reuse.h). */
-#include "manifest_reuse.h"
+/* The table of strings decoded before (see manifest.h). */
+#include "reuse.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

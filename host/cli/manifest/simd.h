@@ -1,4 +1,4 @@
-/* The inner loop of the manifest parser's strings (manifest_json.c), in
+/* The inner loop of the manifest parser's strings (json.c), in
  * one kernel per instruction set, picked once per process.
  *
  * A kernel starts at s[i] inside a string body, on a fresh character (not
@@ -17,6 +17,8 @@
  * only ever takes bytes the caller's byte loop would take the same way. */
 #ifndef CCKEY_MANIFEST_SIMD_H
 #define CCKEY_MANIFEST_SIMD_H
+
+#include "manifest.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,8 +44,5 @@ typedef size_t (*mj_str_kernel)(const uint8_t *s, size_t i, size_t len, char *ou
  * the library's debugging switch, read once) may force a narrower one, which
  * is how the tests run the AVX2 and SSE2 kernels on an AVX-512 machine. */
 mj_str_kernel mj_str_kernel_get(void);
-
-/* The instruction set of that kernel, for benches and tests. */
-const char *mj_str_kernel_isa(void);
 
 #endif
