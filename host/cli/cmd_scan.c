@@ -3,7 +3,7 @@
  * `cckey warm` read. */
 #include "cli.h"
 #include "scan/scan.h"
-#include "scan_exact.h"
+#include "warm/scan_exact.h"
 #include "scan_langs.h"
 #include "scan/shaders.h"
 #include "warm/warm_vulkan.h"
@@ -286,7 +286,7 @@ static void free_sets(scan_opts *o)
     o->exact_sets = NULL;
 }
 
-/* --exact: every file built with every option set (see scan_exact.h); NULL
+/* --exact: every file built with every option set (see warm/scan_exact.h); NULL
  * with *rc set when that fails. */
 static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
 {

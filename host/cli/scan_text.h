@@ -2,7 +2,7 @@
 #ifndef CCKEY_CLI_SCAN_TEXT_H
 #define CCKEY_CLI_SCAN_TEXT_H
 
-#include "scan_exact.h"
+#include "warm/scan_exact.h"
 
 /* The entries of path (its text src[0..len)) under each of the sets into
  * out (in_set NULL when every entry is in every set). 0, or

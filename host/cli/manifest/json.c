@@ -520,6 +520,22 @@ static int member(ctx *c, int mode, size_t base)
     return member_record(c, mode, m, key, key_off, &v, val_off);
 }
 
+/* After a member or an element: 1 past a ',' (the next one follows), 0
+ * past the closing bracket, -1 on anything else. */
+static int next_or_close(ctx *c, char close)
+{
+    skip_ws(c);
+    if (c->i >= c->len) return end_early(c);
+    if (c->s[c->i] == ',') {
+        c->i++;
+        skip_ws(c);
+        return 1;
+    }
+    if (c->s[c->i] != (uint8_t)close) return fail(c, c->i, "'%c' expected", close);
+    c->i++;
+    return 0;
+}
+
 static int object(ctx *c, int mode)
 {
     mj_parser *p = c->p;
@@ -533,16 +549,9 @@ static int object(ctx *c, int mode)
     }
     for (;;) {
         if (member(c, mode, base)) return -1;
-        skip_ws(c);
-        if (c->i >= c->len) return end_early(c);
-        if (c->s[c->i] == ',') {
-            c->i++;
-            skip_ws(c);
-            continue;
-        }
-        if (c->s[c->i] != '}') return fail(c, c->i, "'}' expected");
-        c->i++;
-        break;
+        int more = next_or_close(c, '}');
+        if (more < 0) return -1;
+        if (!more) break;
     }
     int r = p->n_keys - base > LINEAR_DUPS ? sorted_dups(c, p->keys + base, p->n_keys - base) : 0;
     p->n_keys = base;
@@ -578,17 +587,12 @@ static int array(ctx *c, int mode, val *pair)
             if (count < 2) pair[1 + count] = v;
             if (v.kind != MJ_STRING) strings = false;
         }
-        skip_ws(c);
-        if (c->i >= c->len) return end_early(c);
-        if (c->s[c->i] == ',') {
-            c->i++;
-            skip_ws(c);
-            continue;
+        int more = next_or_close(c, ']');
+        if (more < 0) return -1;
+        if (!more) {
+            count++;
+            break;
         }
-        if (c->s[c->i] != ']') return fail(c, c->i, "']' expected");
-        c->i++;
-        count++;
-        break;
     }
     if (mode == PAIR) pair->kind = count == 2 && strings ? 2 : count == 2 ? 1 : 0;
     return 0;

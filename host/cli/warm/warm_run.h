@@ -8,7 +8,7 @@
 
 #include "../manifest/manifest.h"
 #include "../scan/scan.h"
-#include "../shard.h"
+#include "shard.h"
 #include "claims.h"
 #include "warm.h"
 #include "warm_deps.h"

@@ -4,11 +4,11 @@
  * without nvcc, NVRTC's) PTX. Macro-declared kernels, template instances
  * and typedef'd parameters come out right because nothing is guessed. */
 #include "scan_exact.h"
-#include "cli.h"
-#include "scan/strprog.h"
-#include "parallel_for.h"
-#include "warm/warm.h"
-#include "warm/warm_vulkan.h"
+#include "../cli.h"
+#include "../scan/strprog.h"
+#include "../parallel_for.h"
+#include "warm.h"
+#include "warm_vulkan.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #define CCKEY_CLI_SCAN_EXACT_H
 
 #include "cckey.h"
-#include "scan/scan.h"
+#include "../scan/scan.h"
 
 #include <stdbool.h>
 #include <stddef.h>

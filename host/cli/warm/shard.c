@@ -1,6 +1,6 @@
 /* Deterministic, cost-balanced sharding of warm's builds (see shard.h). */
 #include "shard.h"
-#include "cli.h"
+#include "../cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
