@@ -73,7 +73,7 @@ def judge(kind, name, here, cli, public, root):
                         os.path.join(dirpath, os.path.basename(name)), root)
         return "not found beside the file or in include/"
     # <...>: a system header, unless it names one of ours.
-    if name.startswith(("backends/", "core/", "md5/", "batch/", "store/", "remote/", "testing/")):
+    if name.startswith(("backends/", "core/", "md5/", "batch/", "entry/", "store/", "remote/", "testing/")):
         return "names a library-internal folder"
     return None
 
