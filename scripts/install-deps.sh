@@ -11,6 +11,7 @@ packages=(
   python3                 # independent vector generator in tests/
   valgrind                # CI: memcheck of the MD5 lane manager
   gnuplot-nox             # benchmark plot
+  graphviz                # docs/architecture.svg from docs/architecture.dot (dot)
   g++                     # tests: cckey.h compiled as C++
   help2man man-db         # the man page, built and read (tests: man cckey)
   bash-completion zsh     # tests: the completion scripts

@@ -17,22 +17,16 @@ use (include/, host/). An angle include that names a project folder
 Exit 0 when clean, 1 with one line per violation.
 """
 import os
-import re
 import sys
 import tempfile
 
-INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+from include_rule import includes, inside, write_file
 
 # folder -> the folders its files never include
 NEVER = {
     "host/entry": ("host/store", "host/remote"),
     "host/remote": ("host/store",),
 }
-
-
-def inside(path, folder):
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return os.path.commonpath([path, folder]) == folder
 
 
 def resolve(root, here, kind, name):
@@ -48,22 +42,12 @@ def resolve(root, here, kind, name):
 def violations(root):
     found = []
     for folder, never in sorted(NEVER.items()):
-        for dirpath, _, files in os.walk(os.path.join(root, folder)):
-            for f in sorted(files):
-                if not f.endswith((".c", ".h")):
-                    continue
-                path = os.path.join(dirpath, f)
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-                for m in INCLUDE.finditer(text):
-                    kind, name = m.group(1), m.group(2)
-                    target = resolve(root, dirpath, kind, name)
-                    for bad in never:
-                        if target and inside(target, os.path.join(root, bad)):
-                            line = text.count("\n", 0, m.start()) + 1
-                            found.append("%s:%d: #include %s%s%s reaches %s: %s/ never includes %s/" % (
-                                os.path.relpath(path, root), line, kind, name, '"' if kind == '"' else ">",
-                                os.path.relpath(target, root), folder, bad))
+        for where, dirpath, kind, name, written in includes(root, os.path.join(root, folder)):
+            target = resolve(root, dirpath, kind, name)
+            for bad in never:
+                if target and inside(target, os.path.join(root, bad)):
+                    found.append("%s: %s reaches %s: %s/ never includes %s/" % (
+                        where, written, os.path.relpath(target, root), folder, bad))
     return found
 
 
@@ -84,20 +68,15 @@ def self_test():
     files = ["host/store/store_internal.h", "host/store/x.h", "host/remote/remote.h", "host/entry/entry.h",
              "host/core/internal.h", "host/md5/md5.h", "include/cckey_store.h"]
     with tempfile.TemporaryDirectory() as tmp:
-        def write(rel, text):
-            p = os.path.join(tmp, rel)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as fh:
-                fh.write(text)
         for rel in files:
-            write(rel, "")
+            write_file(tmp, rel, "")
         for rel, text in good.items():
-            write(rel, text)
+            write_file(tmp, rel, text)
         if violations(tmp):
             print("self-test: a clean tree was flagged: %s" % violations(tmp))
             return 1
         for rel, text in bad.items():
-            write(rel, text)
+            write_file(tmp, rel, text)
             got = violations(tmp)
             if not any(v.startswith(rel + ":") for v in got):
                 print("self-test: %s was not flagged (%r)" % (rel, text))
