@@ -1,9 +1,6 @@
 /* Batch settings. */
 #include "config.h"
 #include "../core/internal.h"
-#ifdef CCKEY_TESTING
-#include "../testing/testing.h"
-#endif
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -76,12 +73,9 @@ void cckey_batch_config_publish(const cckey_batch_config *cfg, const cckey_batch
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
-    bool known = (unsigned)kind <= CCKEY_BACKEND_CUDA;
-#ifdef CCKEY_TESTING
-    known = known || kind == CCKEY_BACKEND_NATIVE_TEST;   /* the native test engine */
-#endif
-    if (!known) return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown backend %d", (int)kind);
+    if ((unsigned)kind > CCKEY_BACKEND_CUDA) return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown backend %d", (int)kind);
     cfg->backend = kind;
+    cfg->ops = NULL;   /* the kind set last is the backend, also after the testing library's */
     return CCKEY_OK;
 }
 
@@ -109,13 +103,25 @@ cckey_status cckey_batch_config_set_verify_seed(cckey_batch_config *cfg, uint64_
     return CCKEY_OK;
 }
 
-cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user)
+/* One callback at a time: setting either kind replaces the other. */
+static cckey_status set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, cckey_progress_cancel_fn cancel,
+                                 void *user)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
     cfg->progress = fn;
-    cfg->progress_cancel = NULL;
+    cfg->progress_cancel = cancel;
     cfg->progress_user = user;
     return CCKEY_OK;
+}
+
+cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user)
+{
+    return set_progress(cfg, fn, NULL, user);
+}
+
+cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn, void *user)
+{
+    return set_progress(cfg, NULL, fn, user);
 }
 
 const char *cckey_batch_config_used(const cckey_batch_config *cfg) { return cfg ? cfg->state->used : ""; }
