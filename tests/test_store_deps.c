@@ -33,11 +33,10 @@ static void setup(void)
 {
     cr_assert(cckey_test_make_dir(dir, "deps"));
     snprintf(store_dir, sizeof store_dir, "%s/store", dir);
-    snprintf(src_dir, sizeof src_dir, "%s/suite/src", dir);
-    snprintf(inc_dir, sizeof inc_dir, "%s/suite/inc", dir);
     char suite[200];
-    snprintf(suite, sizeof suite, "%s/suite", dir);
-    mkdir(suite, 0777), mkdir(src_dir, 0777), mkdir(inc_dir, 0777);
+    cr_assert(cckey_test_sub_dir(suite, sizeof suite, dir, "suite"));
+    cr_assert(cckey_test_sub_dir(src_dir, sizeof src_dir, suite, "src"));
+    cr_assert(cckey_test_sub_dir(inc_dir, sizeof inc_dir, suite, "inc"));
     put_text(src_dir, "hdr.h", "#pragma once\n#include \"nested/inner.h\"\n#define HDR 1\n");
     put_text(src_dir, "nested/inner.h", "/* #include \"not_this.h\" */\n#define INNER 2\n");
     put_text(inc_dir, "common.h", "#define COMMON 3\n");
@@ -49,11 +48,6 @@ TestSuite(deps, .init = setup, .fini = teardown);
 static const char SRC_A[] = "#include \"hdr.h\"\n#include <common.h>\n// #include \"commented.h\"\n"
                             "__kernel void a(void) {}\n";
 static const char SRC_B[] = "#include \"other.h\"\n__kernel void b(void) {}\n";
-
-static void key_of(char key[CCKEY_KEY_LEN + 1], const char *src)
-{
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){"k", 1}, (cckey_bytes){src, strlen(src)}, NULL, 0);
-}
 
 static void md5_file(const char *path, uint8_t out[16])
 {
@@ -129,7 +123,7 @@ Test(deps, records_follow_the_documented_layout)
     memset(dep.md5, 0xab, 16);
     cckey_entry_meta meta = {"OpenCL", "PoCL 9", opts, 2, &dep, 1, NULL};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_A);
+    cckey_test_src_key(key, SRC_A);
     cr_assert_eq(cckey_store_put_meta(s, key, "BIN", 3, &meta), CCKEY_OK, "%s", cckey_last_error());
     size_t len;
     uint8_t *f = (uint8_t *)cckey_test_read_file(entry_file(key), &len);
@@ -175,7 +169,7 @@ static void put_with_deps(cckey_store *s, const char *src, const char *const *ro
     cr_assert_eq(cckey_deps_scan(src, strlen(src), roots, 2, NULL, &d, &n), CCKEY_OK);
     cckey_entry_meta meta = {"OpenCL", version, NULL, 0, d, n, NULL};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, src);
+    cckey_test_src_key(key, src);
     cr_assert_eq(cckey_store_put_meta(s, key, src, strlen(src), &meta), CCKEY_OK);
     cckey_deps_free(d, n);
 }
@@ -185,7 +179,7 @@ static cckey_status get(cckey_store *s, const char *src, const char *const *root
 {
     cckey_lookup lk = {.compiler = "OpenCL", .version = version, .roots = roots, .n_roots = 2, .memo = memo};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, src);
+    cckey_test_src_key(key, src);
     void *buf;
     size_t len;
     cckey_status st = cckey_store_get_checked(s, key, &lk, &buf, &len);
@@ -287,7 +281,7 @@ Test(deps, unknown_records_are_skipped_unless_critical)
     cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     const char *roots[] = {src_dir, inc_dir};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     put_with_deps(s, SRC_B, roots, "1.0");
     append_record(key, 77, 0);
     cr_assert_eq(get(s, SRC_B, roots, "1.0", NULL), CCKEY_OK, "%s", cckey_last_error());
@@ -310,7 +304,7 @@ Test(deps, version_2_entries_are_still_read)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     /* Over one 4 KiB piece, so the two checksums differ. */
     size_t plen = 10000;
     uint8_t *bin = malloc(plen);
@@ -343,7 +337,7 @@ Test(deps, version_1_entries_are_misses)
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     cr_assert_eq(cckey_store_put(s, key, "BIN", 3), CCKEY_OK);
     /* The same entry as version 1 wrote it: no record section. */
     size_t len;
