@@ -37,6 +37,15 @@ void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1
     for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", d[i]);
 }
 
+char *cckey_test_src_entry(const char *dir, const char *src)
+{
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_test_src_key(key, src);
+    static char path[512];
+    cckey_test_entry_path(path, sizeof path, dir, key);
+    return path;
+}
+
 void cckey_test_entry_seal(uint8_t *file, size_t len)
 {
     memset(file + 24, 0, 16);

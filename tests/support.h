@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* splitmix64: tiny, and good enough to spread lengths and bytes. */
 uint64_t cckey_test_rand(uint64_t *state);
@@ -36,6 +37,10 @@ void cckey_test_src_key(char key[CCKEY_KEY_LEN + 1], const char *src);
  * (shard = first two hex digits of md5(key), ':' written as '-'), with
  * OpenSSL's MD5: the suites check the layout, not the library's idea of it. */
 void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key);
+
+/* cckey_test_entry_path of cckey_test_src_key(src) in dir, in a static
+ * buffer that the next call overwrites. */
+char *cckey_test_src_entry(const char *dir, const char *src);
 
 /* An entry file's checksum as the documented format defines it for the
  * version at file + 8, computed with OpenSSL's MD5 (the independent oracle):
@@ -95,6 +100,13 @@ cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, siz
  * of absent. 0 when each gave what it should, 1 when the store did not
  * open, 2 when a look-up gave another answer (an exit status for a child). */
 int cckey_test_look(const char *dir, const char *present, const char *absent, int hits, int misses);
+
+/* cckey_test_look in a forked child, whose exit status is its result; the
+ * child's pid, or -1 when fork failed. */
+pid_t cckey_test_spawn_look(const char *dir, const char *present, const char *absent, int hits, int misses);
+/* Waits for n children: whether each was there and exited 0 (the status of
+ * one that did not goes to stderr). */
+bool cckey_test_reap(int n);
 
 /* The store in dir, opened, when verify removes nothing and no temporary
  * file is left (what a crash or a race must never leave); *ok gets the

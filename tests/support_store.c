@@ -3,6 +3,8 @@
 #include "support.h"
 
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int cckey_test_look(const char *dir, const char *present, const char *absent, int hits, int misses)
 {
@@ -17,6 +19,28 @@ int cckey_test_look(const char *dir, const char *present, const char *absent, in
     }
     cckey_store_close(c);
     return 0;
+}
+
+pid_t cckey_test_spawn_look(const char *dir, const char *present, const char *absent, int hits, int misses)
+{
+    fflush(NULL);   /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) _exit(cckey_test_look(dir, present, absent, hits, misses));
+    return pid;
+}
+
+bool cckey_test_reap(int n)
+{
+    bool ok = true;
+    for (int k = 0; k < n; k++) {
+        int status;
+        if (wait(&status) == -1) return false;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "a child failed: status %d\n", status);
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 cckey_store *cckey_test_open_sound(const char *dir, uint64_t *ok)

@@ -43,14 +43,27 @@ static cckey_status make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple 
     return cckey_make_keys(out, t, n, cfg);
 }
 
-const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
+const cckey_backend_ops *gpu_compiled(cckey_backend_kind kind)
 {
     const cckey_backend_ops *b = cckey_backend_ops_for(kind);
     if (!b) cr_skip_test("the %s backend is not compiled into this build", cckey_backend_name(kind));
+    return b;
+}
+
+const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = gpu_compiled(kind);
     char why[512] = "";
     if (cckey_backend_available(b, NULL, why, sizeof why) != CCKEY_OK)
         cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
     return b;
+}
+
+void gpu_expect_unloadable(cckey_backend_kind kind, const char *library, const char *reason_part)
+{
+    gpu_compiled(kind);
+    cr_assert_eq(cckey_set_driver_library(kind, library), CCKEY_OK);
+    gpu_expect_unavailable(kind, reason_part);
 }
 
 void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part)

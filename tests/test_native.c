@@ -46,6 +46,17 @@ static void check_keys(const cckey_tuple *t, size_t n, char (*keys)[CCKEY_KEY_LE
     }
 }
 
+/* A config on the native engine with no host share, so the device
+ * reaches every message. */
+static cckey_batch_config *device_only(void)
+{
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);
+    return cfg;
+}
+
 /* A driver error at each call site, at the first and a later call: the
  * batch still gives every right key, says the device failed, and the next
  * batch runs on the device again. */
@@ -55,11 +66,8 @@ Test(native, driver_error_at_each_call_site)
     enum { N = 900 };
     char (*keys)[CCKEY_KEY_LEN + 1];
     cckey_tuple *t = random_batch(&a, 77, N, 3000, &keys);
-    cckey_batch_config *cfg;
-    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cckey_batch_config *cfg = device_only();
     cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, 4096), CCKEY_OK);   /* many launches and waits */
-    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);     /* the device reaches them */
     for (int call = CCKEY_NATIVE_OPEN; call < CCKEY_NATIVE_CALLS; call++) {
         for (unsigned nth = 1; nth <= (call == CCKEY_NATIVE_OPEN || call == CCKEY_NATIVE_ALLOC ? 1u : 5u); nth += 4) {
             /* The pipeline keeps an engine's staging between batches: only
@@ -94,10 +102,7 @@ Test(native, odd_chunk_sizes_keep_the_message_table_aligned)
     enum { N = 400 };
     char (*keys)[CCKEY_KEY_LEN + 1];
     cckey_tuple *t = random_batch(&a, 78, N, 2000, &keys);
-    cckey_batch_config *cfg;
-    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
-    cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);
+    cckey_batch_config *cfg = device_only();
     static const size_t sizes[] = {4099, 5001, 8190};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         cr_assert_eq(cckey_batch_config_set_chunk_bytes(cfg, sizes[k]), CCKEY_OK);

@@ -49,9 +49,8 @@ static int stats_files(const char *dir)
  * to judge. */
 static int look_in_child(const char *dir, const char *present, const char *absent, int hits, int misses)
 {
-    pid_t pid = fork();
+    pid_t pid = cckey_test_spawn_look(dir, present, absent, hits, misses);
     cr_assert_neq(pid, -1);
-    if (pid == 0) _exit(cckey_test_look(dir, present, absent, hits, misses));
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     return status;
@@ -88,15 +87,9 @@ Test(counters, three_hundred_processes_bounded_and_exact)
         for (int k = b; k < b + BATCH; k++) {
             int hits = 1 + k % 7, misses = k % 3;
             want_hits += (uint64_t)hits, want_misses += (uint64_t)misses;
-            pid_t pid = fork();
-            cr_assert_neq(pid, -1);
-            if (pid == 0) _exit(cckey_test_look(dir, present, absent, hits, misses));
+            cr_assert_neq(cckey_test_spawn_look(dir, present, absent, hits, misses), -1);
         }
-        for (int k = 0; k < BATCH; k++) {
-            int status;
-            cr_assert_neq(wait(&status), -1);
-            cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child failed: %d", status);
-        }
+        cr_assert(cckey_test_reap(BATCH), "a child failed");
     }
     cckey_store_usage u;
     usage_of(dir, &u);

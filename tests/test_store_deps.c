@@ -100,13 +100,16 @@ static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (ui
 
 static char *entry_file(const char *key)
 {
-    char h[33], name[CCKEY_KEY_LEN + 1];
-    cckey_test_md5_hex(key, CCKEY_KEY_LEN, h);
-    for (int i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
-    name[CCKEY_KEY_LEN] = '\0';
     static char path[512];
-    snprintf(path, sizeof path, "%s/%.2s/%s", store_dir, h, name);
+    cckey_test_entry_path(path, sizeof path, store_dir, key);
     return path;
+}
+
+static cckey_store *open_store(void)
+{
+    cckey_store *s;
+    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    return s;
 }
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -116,8 +119,7 @@ static void write_bytes(const char *path, const void *p, size_t n)
 
 Test(deps, records_follow_the_documented_layout)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *opts[] = {"-DN=4", "-cl-fast-relaxed-math"};
     cckey_dep dep = {.root = 1, .path = "common.h", .present = 1, .size = 17};
     memset(dep.md5, 0xab, 16);
@@ -195,9 +197,8 @@ static cckey_status get(cckey_store *s, const char *src, const char *const *root
 
 Test(deps, only_entries_that_read_a_changed_header_miss)
 {
-    cckey_store *s;
+    cckey_store *s = open_store();
     cckey_dep_memo *memo;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_dep_memo_new(&memo), CCKEY_OK);
     const char *roots[] = {src_dir, inc_dir};
     put_with_deps(s, SRC_A, roots, "1.0");
@@ -239,8 +240,7 @@ Test(deps, only_entries_that_read_a_changed_header_miss)
 
 Test(deps, a_moved_suite_still_hits)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *roots[] = {src_dir, inc_dir};
     put_with_deps(s, SRC_A, roots, "1.0");
     char old_suite[200], new_suite[200], nsrc[256], ninc[256];
@@ -277,8 +277,7 @@ static void append_record(const char *key, uint16_t type, uint16_t flags)
 
 Test(deps, unknown_records_are_skipped_unless_critical)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *roots[] = {src_dir, inc_dir};
     char key[CCKEY_KEY_LEN + 1];
     cckey_test_src_key(key, SRC_B);
@@ -301,8 +300,7 @@ Test(deps, unknown_records_are_skipped_unless_critical)
 
 Test(deps, version_2_entries_are_still_read)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1];
     cckey_test_src_key(key, SRC_B);
     /* Over one 4 KiB piece, so the two checksums differ. */
@@ -334,8 +332,7 @@ Test(deps, version_2_entries_are_still_read)
 
 Test(deps, version_1_entries_are_misses)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1];
     cckey_test_src_key(key, SRC_B);
     cr_assert_eq(cckey_store_put(s, key, "BIN", 3), CCKEY_OK);

@@ -73,16 +73,8 @@ Test(counters, summed_across_processes)
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_store_put(s, present, "x", 1), CCKEY_OK);
     enum { KIDS = 4, HITS = 10, MISSES = 5 };
-    for (int k = 0; k < KIDS; k++) {
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1);
-        if (pid == 0) _exit(cckey_test_look(dir, present, absent, HITS, MISSES));
-    }
-    for (int k = 0; k < KIDS; k++) {
-        int status;
-        cr_assert_neq(wait(&status), -1);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    for (int k = 0; k < KIDS; k++) cr_assert_neq(cckey_test_spawn_look(dir, present, absent, HITS, MISSES), -1);
+    cr_assert(cckey_test_reap(KIDS));
     void *buf;
     size_t len;
     cr_assert_eq(cckey_store_get(s, present, &buf, &len), CCKEY_OK);   /* this handle's own, not yet written */

@@ -72,14 +72,7 @@ static cckey_miss why(cckey_store *s, const char *compiler, const char *version,
     return m;
 }
 
-static char *entry_path(void)
-{
-    char key[CCKEY_KEY_LEN + 1];
-    cckey_test_src_key(key, SRC);
-    static char path[512];
-    cckey_test_entry_path(path, sizeof path, store_dir, key);
-    return path;
-}
+static char *entry_path(void) { return cckey_test_src_entry(store_dir, SRC); }
 
 static void flip_last_byte(const char *path)
 {

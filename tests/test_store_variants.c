@@ -86,14 +86,7 @@ static void expect_miss(cckey_store *s, cckey_miss why)
     cr_assert_eq(info.why, why, "%s", cckey_last_error());
 }
 
-static char *entry_file(void)
-{
-    char key[CCKEY_KEY_LEN + 1];
-    cckey_test_src_key(key, SRC);
-    static char path[512];
-    cckey_test_entry_path(path, sizeof path, store_dir, key);
-    return path;
-}
+static char *entry_file(void) { return cckey_test_src_entry(store_dir, SRC); }
 
 Test(variants, header_ping_pong_hits_the_earlier_build)
 {
