@@ -34,16 +34,7 @@ static void box_finalize(value v)
     Box_val(v) = NULL;
 }
 
-static struct custom_operations box_ops = {
-    "cckey.store",
-    box_finalize,
-    custom_compare_default,
-    custom_hash_default,
-    custom_serialize_default,
-    custom_deserialize_default,
-    custom_compare_ext_default,
-    custom_fixed_length_default,
-};
+static struct custom_operations box_ops = CCKEY_ML_HANDLE_OPS("cckey.store", box_finalize);
 
 static cckey_store *enter(value v)
 {

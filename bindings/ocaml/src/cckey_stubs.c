@@ -81,16 +81,7 @@ static void handle_finalize(value v)
     h->copy = NULL;
 }
 
-static struct custom_operations handle_ops = {
-    "cckey.source",
-    handle_finalize,
-    custom_compare_default,
-    custom_hash_default,
-    custom_serialize_default,
-    custom_deserialize_default,
-    custom_compare_ext_default,
-    custom_fixed_length_default,
-};
+static struct custom_operations handle_ops = CCKEY_ML_HANDLE_OPS("cckey.source", handle_finalize);
 
 value cckey_ml_source_new(value v_src)
 {

@@ -40,6 +40,14 @@ void cckey_ml_batch_config_done(cckey_batch_config *cfg, const long settings[3])
  * with no device that auto may use (asked once per process). */
 int cckey_ml_runs_on_cpu(long backend);
 
+/* The custom block operations of a handle: finalised by fin (which frees
+ * the C object), never compared, hashed or serialised (the defaults). */
+#define CCKEY_ML_HANDLE_OPS(id, fin)                                                                         \
+    {                                                                                                        \
+        id, fin, custom_compare_default, custom_hash_default, custom_serialize_default,                      \
+            custom_deserialize_default, custom_compare_ext_default, custom_fixed_length_default              \
+    }
+
 static inline cckey_bytes cckey_ml_bytes(value s)
 {
     cckey_bytes b = {String_val(s), caml_string_length(s)};

@@ -244,3 +244,23 @@ PyObject *pyck_key_str(const char *key)
     if (s) memcpy(PyUnicode_DATA(s), key, CCKEY_KEY_LEN);
     return s;
 }
+
+PyObject *pyck_key_of(PyObject *dev, PyObject *name, PyObject *src, const cckey_source *source, PyObject *options)
+{
+    pyck_holder h;
+    pyck_holder_init(&h, 0);   /* the arguments pin their objects */
+    pyck_options opts = {0};
+    cckey_bytes d, n, s = {0};
+    PyObject *result = NULL;
+    if (pyck_field(dev, &d, &h, "device", -1) < 0 || pyck_field(name, &n, &h, "name", -1) < 0 ||
+        (src && pyck_field(src, &s, &h, "source", -1) < 0) || pyck_options_add(options, &opts, &h, -1) < 0)
+        goto out;
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_status st = src ? cckey_make_key(key, d, n, s, opts.v, opts.n)
+                          : cckey_source_key(key, source, d, n, opts.v, opts.n);
+    result = st == CCKEY_OK ? pyck_key_str(key) : pyck_raise(st);
+out:
+    pyck_options_free(&opts);
+    pyck_holder_release(&h);
+    return result;
+}

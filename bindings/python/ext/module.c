@@ -15,21 +15,7 @@ static PyObject *make_key(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *dev, *name, *src, *options = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:make_key", kwlist, &dev, &name, &src, &options))
         return NULL;
-    pyck_holder h;
-    pyck_holder_init(&h, 0);   /* the arguments pin their objects */
-    pyck_options opts = {0};
-    cckey_bytes d, n, s;
-    PyObject *result = NULL;
-    if (pyck_field(dev, &d, &h, "device", -1) < 0 || pyck_field(name, &n, &h, "name", -1) < 0 ||
-        pyck_field(src, &s, &h, "source", -1) < 0 || pyck_options_add(options, &opts, &h, -1) < 0)
-        goto out;
-    char key[CCKEY_KEY_LEN + 1];
-    cckey_status st = cckey_make_key(key, d, n, s, opts.v, opts.n);
-    result = st == CCKEY_OK ? pyck_key_str(key) : pyck_raise(st);
-out:
-    pyck_options_free(&opts);
-    pyck_holder_release(&h);
-    return result;
+    return pyck_key_of(dev, name, src, NULL, options);
 }
 
 static PyObject *version(PyObject *self, PyObject *unused)

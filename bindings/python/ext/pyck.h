@@ -46,6 +46,10 @@ int pyck_field(PyObject *o, cckey_bytes *out, pyck_holder *h, const char *what, 
  * pairs, in order) to opts. Returns 0, or -1 with an exception set. */
 int pyck_options_add(PyObject *o, pyck_options *opts, pyck_holder *h, Py_ssize_t index);
 void pyck_options_free(pyck_options *opts);
+/* One key from a call's arguments (make_key, Source.key): of src's bytes, or
+ * where src is NULL of the digested source. A new str, or NULL with the
+ * error set. */
+PyObject *pyck_key_of(PyObject *dev, PyObject *name, PyObject *src, const cckey_source *source, PyObject *options);
 
 /* Sets cckey.Error for status, with cckey_strerror and cckey_last_error
  * (read now, on this thread). Returns NULL for `return pyck_raise(st);`. */

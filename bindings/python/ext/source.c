@@ -75,21 +75,7 @@ static PyObject *Source_key(SourceObject *self, PyObject *args, PyObject *kwargs
     PyObject *dev, *name, *options = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:key", kwlist, &dev, &name, &options)) return NULL;
     if (ready(self) < 0) return NULL;
-    pyck_holder h;
-    pyck_holder_init(&h, 0);
-    pyck_options opts = {0};
-    cckey_bytes d, n;
-    PyObject *result = NULL;
-    if (pyck_field(dev, &d, &h, "device", -1) < 0 || pyck_field(name, &n, &h, "name", -1) < 0 ||
-        pyck_options_add(options, &opts, &h, -1) < 0)
-        goto out;
-    char key[CCKEY_KEY_LEN + 1];
-    cckey_status st = cckey_source_key(key, self->src, d, n, opts.v, opts.n);
-    result = st == CCKEY_OK ? pyck_key_str(key) : pyck_raise(st);
-out:
-    pyck_options_free(&opts);
-    pyck_holder_release(&h);
-    return result;
+    return pyck_key_of(dev, name, NULL, self->src, options);
 }
 
 static PyObject *Source_digest(SourceObject *self, void *closure)

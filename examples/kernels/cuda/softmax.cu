@@ -37,17 +37,25 @@ __device__ float block_reduce_sum(float v, float *smem)
     return r;
 }
 
-extern "C" __global__ void softmax_rows(const float *in, float *out, int cols)
+/* A row's maximum m (returned) and the sum over the row of exp(x - m) (in
+ * *sum), which both softmax forms start from; subtracting m keeps exp finite. */
+__device__ float row_max_expsum(const float *x, int cols, float *smem, float *sum)
 {
-    __shared__ float smem[BLOCK];
-    const float *x = in + (size_t)blockIdx.x * cols;
-    float *y = out + (size_t)blockIdx.x * cols;
     float m = -INFINITY;
     for (int i = threadIdx.x; i < cols; i += blockDim.x) m = fmaxf(m, x[i]);
     m = block_reduce_max(m, smem);
     float s = 0.0f;
     for (int i = threadIdx.x; i < cols; i += blockDim.x) s += __expf(x[i] - m);
-    s = block_reduce_sum(s, smem);
+    *sum = block_reduce_sum(s, smem);
+    return m;
+}
+
+extern "C" __global__ void softmax_rows(const float *in, float *out, int cols)
+{
+    __shared__ float smem[BLOCK];
+    const float *x = in + (size_t)blockIdx.x * cols;
+    float *y = out + (size_t)blockIdx.x * cols;
+    float s, m = row_max_expsum(x, cols, smem, &s);
     for (int i = threadIdx.x; i < cols; i += blockDim.x) y[i] = __expf(x[i] - m) / s;
 }
 
@@ -56,11 +64,7 @@ extern "C" __global__ void log_softmax_rows(const float *in, float *out, int col
     __shared__ float smem[BLOCK];
     const float *x = in + (size_t)blockIdx.x * cols;
     float *y = out + (size_t)blockIdx.x * cols;
-    float m = -INFINITY;
-    for (int i = threadIdx.x; i < cols; i += blockDim.x) m = fmaxf(m, x[i]);
-    m = block_reduce_max(m, smem);
-    float s = 0.0f;
-    for (int i = threadIdx.x; i < cols; i += blockDim.x) s += __expf(x[i] - m);
-    s = logf(block_reduce_sum(s, smem));
+    float s, m = row_max_expsum(x, cols, smem, &s);
+    s = logf(s);
     for (int i = threadIdx.x; i < cols; i += blockDim.x) y[i] = x[i] - m - s;
 }
