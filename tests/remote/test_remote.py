@@ -19,8 +19,7 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.join(os.path.dirname(HERE), "cli"))
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "cli")]   # servers, slurm; clitest
 from servers import Nginx, Redis, Silent, have  # noqa: E402
 import clitest  # noqa: E402
 from clitest import EXAMPLES, WARM_SUMMARY as SUMMARY  # noqa: E402

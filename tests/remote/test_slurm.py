@@ -24,8 +24,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.join(os.path.dirname(HERE), "cli"))
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "cli")]   # servers, slurm; clitest
 from servers import Redis, have, skip_unless  # noqa: E402
 import slurm  # noqa: E402
 from clitest import EXAMPLES, WARM_SUMMARY as SUMMARY  # noqa: E402
