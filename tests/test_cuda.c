@@ -15,7 +15,7 @@
 
 #define K CCKEY_BACKEND_CUDA
 
-GPU_COMMON_TESTS(cuda, K)
+GPU_COMMON_TESTS(cuda, "cuda")
 
 /* The build says whether nvcc was found (CCKEY_TEST_HAVE_NVCC); the
  * library must agree, and the embedded image must be a fatbin. */
@@ -78,7 +78,7 @@ Test(cuda, device_selector_out_of_range)
 
 Test(cuda, device_listing_and_identifier)
 {
-    gpu_need(K);
+    gpu_need("cuda");
     cckey_device_info info[16];
     size_t n = 0;
     char why[512] = "";

@@ -43,19 +43,39 @@ static cckey_status make_keys(char (*out)[CCKEY_KEY_LEN + 1], const cckey_tuple 
     return cckey_make_keys(out, t, n, cfg);
 }
 
+/* The kind a backend's name names; CCKEY_BACKEND_AUTO for "native", the
+ * testing library's engine, which no kind names. */
+static cckey_backend_kind kind_named(const char *backend)
+{
+    cckey_backend_kind kind = CCKEY_BACKEND_AUTO;
+    if (strcmp(backend, "native") != 0) cr_assert_eq(cckey_backend_from_name(backend, &kind), CCKEY_OK, "%s", backend);
+    return kind;
+}
+
+/* Batches of cfg on the backend named. */
+static void set_backend(cckey_batch_config *cfg, const char *backend)
+{
+    if (strcmp(backend, "native") == 0)
+        cr_assert_eq(cckey_testing_use_native(cfg), CCKEY_OK);
+    else
+        cr_assert_eq(cckey_batch_config_set_backend(cfg, kind_named(backend)), CCKEY_OK);
+}
+
+const cckey_backend_ops *gpu_need(const char *backend)
+{
+    const cckey_backend_ops *b =
+        strcmp(backend, "native") == 0 ? cckey_testing_native() : cckey_backend_ops_for(kind_named(backend));
+    if (!b) cr_skip_test("the %s backend is not compiled into this build", backend);
+    char why[512] = "";
+    if (cckey_backend_available(b, NULL, why, sizeof why) != CCKEY_OK)
+        cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
+    return b;
+}
+
 const cckey_backend_ops *gpu_compiled(cckey_backend_kind kind)
 {
     const cckey_backend_ops *b = cckey_backend_ops_for(kind);
     if (!b) cr_skip_test("the %s backend is not compiled into this build", cckey_backend_name(kind));
-    return b;
-}
-
-const cckey_backend_ops *gpu_need(cckey_backend_kind kind)
-{
-    const cckey_backend_ops *b = gpu_compiled(kind);
-    char why[512] = "";
-    if (cckey_backend_available(b, NULL, why, sizeof why) != CCKEY_OK)
-        cr_skip_test("the %s backend is unavailable here: %s", b->name, why);
     return b;
 }
 
@@ -193,28 +213,28 @@ typedef struct gpu_case {
     gpu_batch batch;
 } gpu_case;
 
-static gpu_case gpu_begin(cckey_backend_kind kind, uint64_t seed) { return (gpu_case){gpu_need(kind), seed, {0}}; }
+static gpu_case gpu_begin(const char *backend, uint64_t seed) { return (gpu_case){gpu_need(backend), seed, {0}}; }
 
-void gpu_case_lengths_0_300(cckey_backend_kind kind)
+void gpu_case_lengths_0_300(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 1);
+    gpu_case gc = gpu_begin(backend, 1);
     for (size_t len = 0; len <= 300; len++) gpu_add_random(&gc.batch, &gc.rng, len);
     gpu_check(gc.b, &gc.batch, "lengths 0..300");
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_block_boundaries(cckey_backend_kind kind)
+void gpu_case_block_boundaries(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 2);
+    gpu_case gc = gpu_begin(backend, 2);
     for (size_t blocks = 1; blocks <= 70; blocks += blocks < 4 ? 1 : 11)
         for (int d = -9; d <= 9; d++) gpu_add_random(&gc.batch, &gc.rng, (size_t)((long)(64 * blocks) + d));
     gpu_check(gc.b, &gc.batch, "block boundaries");
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_empty_messages(cckey_backend_kind kind)
+void gpu_case_empty_messages(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(kind);
+    const cckey_backend_ops *b = gpu_need(backend);
     gpu_batch batch = {0};
     static const uint8_t byte = 0;
     for (int i = 0; i < 500; i++) push(&batch, (cckey_msg){i % 2 ? &byte : NULL, 0});
@@ -228,22 +248,22 @@ void gpu_case_empty_messages(cckey_backend_kind kind)
     gpu_batch_free(&batch);
 }
 
-void gpu_case_empty_job(cckey_backend_kind kind)
+void gpu_case_empty_job(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(kind);
+    const cckey_backend_ops *b = gpu_need(backend);
     cckey_digest_job job = {.msgs = NULL, .n = 0, .out = NULL, .done = NULL};
     cr_assert_eq(cckey_backend_digest(b, &job), CCKEY_OK, "%s", cckey_last_error());
     char key[1][CCKEY_KEY_LEN + 1];
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cckey_batch_config_set_backend(cfg, kind);
+    set_backend(cfg, backend);
     cr_assert_eq(make_keys(key, NULL, 0, cfg), CCKEY_OK);
     cckey_batch_config_free(cfg);
 }
 
-void gpu_case_duplicates(cckey_backend_kind kind)
+void gpu_case_duplicates(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 4);
+    gpu_case gc = gpu_begin(backend, 4);
     gpu_add_random(&gc.batch, &gc.rng, 77);
     for (int i = 0; i < 4000; i++) gpu_add_same(&gc.batch, &gc.batch.msgs[0]);
     gpu_check(gc.b, &gc.batch, "4001 times the same pointer");
@@ -259,9 +279,9 @@ void gpu_case_duplicates(cckey_backend_kind kind)
     free(text);
 }
 
-void gpu_case_many_chunks(cckey_backend_kind kind)
+void gpu_case_many_chunks(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 5);
+    gpu_case gc = gpu_begin(backend, 5);
     for (int i = 0; i < 3000; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 700));
     /* A chunk holds a few messages: hundreds of chunks, every slot reused. */
     gs.chunk_bytes = sz("2048");
@@ -274,9 +294,9 @@ void gpu_case_many_chunks(cckey_backend_kind kind)
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_long_threshold_routing(cckey_backend_kind kind)
+void gpu_case_long_threshold_routing(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(kind);
+    const cckey_backend_ops *b = gpu_need(backend);
     const size_t t = CCKEY_GPU_DEFAULT_LONG_BYTES;
     const size_t lens[] = {0, 5, t - 1, t, t + 1, 100, 2 * t + 3, 64};
     const size_t n = sizeof lens / sizeof *lens;
@@ -326,9 +346,9 @@ void gpu_case_long_threshold_routing(cckey_backend_kind kind)
     gpu_batch_free(&batch);
 }
 
-void gpu_case_long_messages(cckey_backend_kind kind)
+void gpu_case_long_messages(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 7);
+    gpu_case gc = gpu_begin(backend, 7);
     gpu_add_random(&gc.batch, &gc.rng, (size_t)3 << 20);
     for (int i = 0; i < 200; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 4000));
     gpu_add_random(&gc.batch, &gc.rng, ((size_t)1 << 20) + 17);
@@ -340,9 +360,9 @@ void gpu_case_long_messages(cckey_backend_kind kind)
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_fault_chunk_backend(cckey_backend_kind kind)
+void gpu_case_fault_chunk_backend(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 8);
+    gpu_case gc = gpu_begin(backend, 8);
     for (int i = 0; i < 600; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 300));
     gs.chunk_bytes = sz("1024");
     /* The device alone, so that it surely reaches chunk 6. */
@@ -420,23 +440,23 @@ static void tuples_free(tuples *ts)
     cckey_test_arena_free(&ts->arena);
 }
 
-static cckey_batch_config *config_for(cckey_backend_kind kind, cckey_verify_mode verify)
+static cckey_batch_config *config_for(const char *backend, cckey_verify_mode verify)
 {
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cr_assert_eq(cckey_batch_config_set_backend(cfg, kind), CCKEY_OK);
+    set_backend(cfg, backend);
     cr_assert_eq(cckey_batch_config_set_verify(cfg, verify), CCKEY_OK);
     cr_assert_eq(cckey_batch_config_set_threads(cfg, 2), CCKEY_OK);
     return cfg;
 }
 
-void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
+void gpu_case_fault_chunk_planner(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(kind);
+    const cckey_backend_ops *b = gpu_need(backend);
     uint64_t rng = 9;
     tuples ts = make_tuples(&rng, 400);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
-    cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
+    cckey_batch_config *cfg = config_for(backend, CCKEY_VERIFY_NONE);
     gs.chunk_bytes = sz("4096");
     gs.cpu_share = false;
     gs.fault_chunk = atol("2");
@@ -488,9 +508,9 @@ void gpu_case_fault_chunk_planner(cckey_backend_kind kind)
     tuples_free(&ts);
 }
 
-void gpu_case_fault_build(cckey_backend_kind kind)
+void gpu_case_fault_build(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 10);
+    gpu_case gc = gpu_begin(backend, 10);
     for (int i = 0; i < 50; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 200));
     gs.fault_build = true;
     gs.cpu_share = false;
@@ -503,7 +523,7 @@ void gpu_case_fault_build(cckey_backend_kind kind)
 
     tuples ts = make_tuples(&gc.rng, 100);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
-    cckey_batch_config *cfg = config_for(kind, CCKEY_VERIFY_NONE);
+    cckey_batch_config *cfg = config_for(backend, CCKEY_VERIFY_NONE);
     cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
     check_keys(&ts, keys, "build failure");
     cr_assert(strstr(cckey_batch_config_warning(cfg), "CCKEY_FAULT_BUILD"), "warning: '%s'",
@@ -518,15 +538,15 @@ void gpu_case_fault_build(cckey_backend_kind kind)
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_make_keys(cckey_backend_kind kind)
+void gpu_case_make_keys(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(kind);
+    const cckey_backend_ops *b = gpu_need(backend);
     uint64_t rng = 11;
     tuples ts = make_tuples(&rng, 700);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     static const cckey_verify_mode modes[] = {CCKEY_VERIFY_NONE, CCKEY_VERIFY_ALL, CCKEY_VERIFY_SAMPLE};
     for (size_t m = 0; m < 3; m++) {
-        cckey_batch_config *cfg = config_for(kind, modes[m]);
+        cckey_batch_config *cfg = config_for(backend, modes[m]);
         memset(keys, 0, ts.n * sizeof *keys);
         cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
         check_keys(&ts, keys, "make_keys");
@@ -539,7 +559,7 @@ void gpu_case_make_keys(cckey_backend_kind kind)
 }
 
 typedef struct worker_arg {
-    cckey_backend_kind kind;
+    const char *backend;
     uint64_t seed;
     int ok;
 } worker_arg;
@@ -552,7 +572,7 @@ static void *worker(void *p)
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     cckey_batch_config *cfg;
     cckey_batch_config_new(&cfg);
-    cckey_batch_config_set_backend(cfg, w->kind);
+    set_backend(cfg, w->backend);
     w->ok = keys && make_keys(keys, ts.t, ts.n, cfg) == CCKEY_OK &&
             strcmp(cckey_batch_config_warning(cfg), "") == 0;
     for (size_t i = 0; w->ok && i < ts.n; i++) {
@@ -567,15 +587,15 @@ static void *worker(void *p)
     return NULL;
 }
 
-void gpu_case_concurrent_batches(cckey_backend_kind kind)
+void gpu_case_concurrent_batches(const char *backend)
 {
-    gpu_need(kind);
+    gpu_need(backend);
     gs.chunk_bytes = sz("8192");
     enum { N = 3 };
     pthread_t th[N];
     worker_arg args[N];
     for (int i = 0; i < N; i++) {
-        args[i] = (worker_arg){.kind = kind, .seed = 100 + (uint64_t)i};
+        args[i] = (worker_arg){.backend = backend, .seed = 100 + (uint64_t)i};
         cr_assert_eq(pthread_create(&th[i], NULL, worker, &args[i]), 0);
     }
     for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
@@ -583,9 +603,9 @@ void gpu_case_concurrent_batches(cckey_backend_kind kind)
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
 }
 
-void gpu_case_bad_settings(cckey_backend_kind kind)
+void gpu_case_bad_settings(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 12);
+    gpu_case gc = gpu_begin(backend, 12);
     gpu_add_random(&gc.batch, &gc.rng, 10);
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
@@ -597,7 +617,7 @@ void gpu_case_bad_settings(cckey_backend_kind kind)
     char big[200];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    cr_assert_eq(cckey_batch_config_set_device(cfg, kind, big), CCKEY_ERR_INVALID_ARG);
+    cr_assert_eq(cckey_batch_config_set_device(cfg, kind_named(backend), big), CCKEY_ERR_INVALID_ARG);
     cr_assert_eq(cckey_batch_config_set_device(cfg, CCKEY_BACKEND_CPU, "0"), CCKEY_ERR_INVALID_ARG);
     cr_assert_eq(cckey_testing_set_faults(cfg, -5, false, false), CCKEY_ERR_INVALID_ARG);
     /* The limits themselves are fine. */
@@ -639,9 +659,9 @@ static size_t mixed_batch(gpu_batch *batch, uint64_t *rng, size_t n)
     return n_long;
 }
 
-void gpu_case_share_identical(cckey_backend_kind kind)
+void gpu_case_share_identical(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 13);
+    gpu_case gc = gpu_begin(backend, 13);
     size_t n_long = mixed_batch(&gc.batch, &gc.rng, 6000);
     static const char *const chunks[] = {"4096", "64K", NULL};
     for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
@@ -672,9 +692,9 @@ void gpu_case_share_identical(cckey_backend_kind kind)
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_share_both_sides(cckey_backend_kind kind)
+void gpu_case_share_both_sides(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 14);
+    gpu_case gc = gpu_begin(backend, 14);
     for (int i = 0; i < 20000; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 400));
     /* Build the kernel first, so that the device is ready when the host
      * threads start. */
@@ -706,9 +726,9 @@ void gpu_case_share_both_sides(cckey_backend_kind kind)
     gpu_batch_free(&gc.batch);
 }
 
-void gpu_case_share_fault(cckey_backend_kind kind)
+void gpu_case_share_fault(const char *backend)
 {
-    gpu_case gc = gpu_begin(kind, 15);
+    gpu_case gc = gpu_begin(backend, 15);
     size_t n_long = mixed_batch(&gc.batch, &gc.rng, 3000);
     gs.chunk_bytes = sz("2048");
     static const char *const at[] = {"0", "1", "5", "40"};

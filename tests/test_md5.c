@@ -1,6 +1,7 @@
 /* The internal MD5 against RFC 1321's test suite and against OpenSSL. */
 #include "md5/md5.h"
 #include "support.h"
+#include "testing/testing.h"   /* cckey_md5_count */
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
  * the end, fewer messages than lanes, and messages sharing memory. */
 #include "support.h"
 #include "md5/md5_mb.h"
+#include "testing/testing.h"   /* cckey_md5_count */
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Source handles: the memo returns exactly what cckey_make_key returns,
  * digests the source once, and computes nothing on a hit. */
-#include "md5/md5.h"   /* cckey_md5_count, the per-thread digest counter */
+#include "testing/testing.h"   /* cckey_md5_count, the per-thread digest counter */
 #include "support.h"
 
 #include <criterion/criterion.h>

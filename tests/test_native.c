@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define K CCKEY_BACKEND_NATIVE_TEST
-
-GPU_COMMON_TESTS(native, K)
+GPU_COMMON_TESTS(native, "native")
 
 static const char *const call_names[] = {"open", "alloc", "launch", "wait"};
 
@@ -60,7 +58,7 @@ static cckey_batch_config *device_only(void)
 {
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
-    cr_assert_eq(cckey_batch_config_set_backend(cfg, K), CCKEY_OK);
+    cr_assert_eq(cckey_testing_use_native(cfg), CCKEY_OK);
     cr_assert_eq(cckey_batch_config_set_device_share(cfg, 0), CCKEY_OK);
     return cfg;
 }
@@ -119,16 +117,31 @@ Test(native, odd_chunk_sizes_keep_the_message_table_aligned)
 /* Auto never picks the test engine, whatever the batch. */
 Test(native, auto_never_picks_it)
 {
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    const cckey_backend_ops *b = cckey_testing_native();
     cr_assert_not_null(b);
     cr_assert(!cckey_backend_worth_it(b, NULL, 1u << 24, (uint64_t)64 << 30, 1));
 }
 
-/* The release backends' names stay the public ones. */
+/* The release backends' names stay the public ones: no kind names the
+ * test engine, and naming a kind after it puts the kind's backend back. */
 Test(native, name_and_kind)
 {
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
+    const cckey_backend_ops *b = cckey_testing_native();
     cr_assert_str_eq(b->name, "native");
-    cr_assert_eq(b->kind, K);
+    cr_assert_eq(b->kind, CCKEY_BACKEND_AUTO);
+    for (int k = CCKEY_BACKEND_AUTO; k <= CCKEY_BACKEND_CUDA; k++)
+        cr_assert_neq(cckey_backend_ops_for((cckey_backend_kind)k), b);
     cr_assert_eq(cckey_backend_available(b, NULL, NULL, 0), CCKEY_OK);
+
+    cckey_batch_config *cfg;
+    cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
+    cr_assert_eq(cckey_testing_use_native(cfg), CCKEY_OK);
+    cr_assert_eq(cckey_batch_config_set_backend(cfg, CCKEY_BACKEND_CPU), CCKEY_OK);
+    cckey_tuple t = {.device = {"d", 1}, .name = {"n", 1}, .source = {"s", 1}};
+    char key[1][CCKEY_KEY_LEN + 1], want[CCKEY_KEY_LEN + 1];
+    cr_assert_eq(cckey_make_keys(key, &t, 1, cfg), CCKEY_OK);
+    cr_assert_str_eq(cckey_batch_config_used(cfg), "cpu");
+    cckey_test_ref_key(want, t.device, t.name, t.source, NULL, 0);
+    cr_assert_str_eq(key[0], want);
+    cckey_batch_config_free(cfg);
 }

@@ -12,14 +12,13 @@
 #include <pthread.h>
 #include <string.h>
 
-#define K CCKEY_BACKEND_NATIVE_TEST
 
 /* Through the pipeline, then the planner's fallback on the CPU. */
 static cckey_status digest(msg_batch *b, const cckey_device_settings *s)
 {
     memset(b->done, 0, b->n);
     cckey_digest_job job = {.msgs = b->msgs, .n = b->n, .out = b->out, .done = b->done, .threads = 3, .settings = s};
-    cckey_status st = cckey_backend_digest(cckey_backend_ops_for(K), &job);
+    cckey_status st = cckey_backend_digest(cckey_testing_native(), &job);
     if (st != CCKEY_OK) CHECK(cckey_cpu_digest(&job) == CCKEY_OK, "fallback");
     return st;
 }

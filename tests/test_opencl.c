@@ -17,7 +17,7 @@
 
 #define K CCKEY_BACKEND_OPENCL
 
-GPU_COMMON_TESTS(opencl, K)
+GPU_COMMON_TESTS(opencl, "opencl")
 
 /* Each Criterion test runs in its own process, so the runtime is loaded
  * afresh and this library path is what the loader sees first. */

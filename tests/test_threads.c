@@ -1,7 +1,7 @@
 /* Many threads on shared objects, every result checked. A plain program
  * (see check.h) so that the -DCCKEY_SANITIZE=thread build runs it too. */
 #include "check.h"
-#include "md5/md5.h"   /* cckey_md5_count */
+#include "testing/testing.h"   /* cckey_md5_count */
 #include "support.h"
 
 #include <pthread.h>

@@ -32,11 +32,11 @@ typedef struct cckey_device_settings {
      * platform's name. */
     char opencl_device[CCKEY_DEVICE_SELECTOR_MAX];
     char cuda_device[CCKEY_DEVICE_SELECTOR_MAX];
-    /* Test hooks, acted on only in test builds, around the engines
-     * (host/testing/device_faults.c): fail the launch of chunk fault_chunk
-     * (-1: never), flip a bit of each chunk's first digest, fail the kernel
-     * build through its real error path. Release builds carry the fields
-     * but no code that reads them. */
+    /* Device faults, acted on only by the testing library, around the
+     * engines (host/testing/device_faults.c, through cckey_backend_hooks):
+     * fail the launch of chunk fault_chunk (-1: never), flip a bit of each
+     * chunk's first digest, fail the kernel build through its real error
+     * path. Release builds carry the fields but no code that reads them. */
     long fault_chunk;
     bool fault_corrupt, fault_build;
 } cckey_device_settings;
@@ -80,10 +80,22 @@ struct cckey_gpu_ops;
 /* A backend is a name over an engine: the CPU path, or the device pipeline
  * (gpu_pipeline.c) driving a device engine. The calls below dispatch. */
 typedef struct cckey_backend_ops {
+    /* The public kind it serves; CCKEY_BACKEND_AUTO for a backend that no
+     * kind names (the testing library's native engine), which is never
+     * listed and never picked by auto. */
     cckey_backend_kind kind;
     const char *name;
     const struct cckey_gpu_ops *engine;   /* NULL for the CPU */
 } cckey_backend_ops;
+
+/* Test seams, as data: NULL in a release process, pointed before main at
+ * the testing library's table (host/testing/device_faults.c). gpu_digest
+ * runs a device batch in cckey_gpu_digest's place: the same pipeline over
+ * the engine, with the faults its settings ask for injected around it. */
+typedef struct cckey_backend_hook_table {
+    cckey_status (*gpu_digest)(const struct cckey_digest_job *job, const struct cckey_gpu_ops *engine);
+} cckey_backend_hook_table;
+extern const cckey_backend_hook_table *cckey_backend_hooks;
 
 static inline bool cckey_job_cancelled(const cckey_digest_job *job)
 {

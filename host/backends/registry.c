@@ -13,6 +13,7 @@
 #include <string.h>
 
 const cckey_device_settings cckey_device_settings_default = CCKEY_DEVICE_SETTINGS_INIT;
+const cckey_backend_hook_table *cckey_backend_hooks;
 
 const char *cckey_device_selector(const cckey_device_settings *s, cckey_backend_kind kind)
 {
@@ -25,11 +26,6 @@ static const cckey_backend_ops cpu = {.kind = CCKEY_BACKEND_CPU, .name = "cpu", 
 extern const cckey_gpu_ops cckey_opencl_engine;
 static const cckey_backend_ops opencl = {.kind = CCKEY_BACKEND_OPENCL, .name = "opencl", .engine = &cckey_opencl_engine};
 #endif
-#ifdef CCKEY_TESTING
-#include "../testing/testing.h"
-extern const cckey_gpu_ops cckey_native_engine;
-static const cckey_backend_ops native = {.kind = CCKEY_BACKEND_NATIVE_TEST, .name = "native", .engine = &cckey_native_engine};
-#endif
 #ifdef CCKEY_WITH_CUDA
 extern const cckey_gpu_ops cckey_cuda_engine;
 static const cckey_backend_ops cuda = {.kind = CCKEY_BACKEND_CUDA, .name = "cuda", .engine = &cckey_cuda_engine};
@@ -37,9 +33,6 @@ static const cckey_backend_ops cuda = {.kind = CCKEY_BACKEND_CUDA, .name = "cuda
 
 const cckey_backend_ops *cckey_backend_ops_for(cckey_backend_kind kind)
 {
-#ifdef CCKEY_TESTING
-    if (kind == CCKEY_BACKEND_NATIVE_TEST) return &native;
-#endif
     switch (kind) {
     case CCKEY_BACKEND_CPU: return &cpu;
 #ifdef CCKEY_WITH_OPENCL
@@ -75,13 +68,11 @@ bool cckey_backend_worth_it(const cckey_backend_ops *b, const cckey_device_setti
 cckey_status cckey_backend_digest(const cckey_backend_ops *b, const cckey_digest_job *job)
 {
     if (!b->engine) return cckey_cpu_digest(job);
-#ifdef CCKEY_TESTING
-    /* The test build's one seam: device faults are injected around the
-     * engines (host/testing/device_faults.c), never inside them. */
-    return cckey_testing_gpu_digest(job, b->engine);
-#else
+    /* The testing library's one seam here: device faults are injected
+     * around the engines (host/testing/device_faults.c), never inside them. */
+    const cckey_backend_hook_table *hooks = cckey_backend_hooks;
+    if (hooks) return hooks->gpu_digest(job, b->engine);
     return cckey_gpu_digest(job, b->engine);
-#endif
 }
 
 /* A device backend's driver loader, or NULL with the failure set: kind has

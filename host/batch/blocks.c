@@ -40,7 +40,7 @@ static bool device_worth_it(const cckey_batch_config *cfg, size_t n, uint64_t by
 bool cckey_plan_by_blocks(const cckey_batch_config *cfg, const cckey_tuple *tuples, size_t n, unsigned threads)
 {
     if (cfg->progress || cfg->progress_cancel) return false;   /* reported over the whole batch */
-    if (cfg->backend != CCKEY_BACKEND_CPU && cfg->backend != CCKEY_BACKEND_AUTO) return false;
+    if (cfg->ops || (cfg->backend != CCKEY_BACKEND_CPU && cfg->backend != CCKEY_BACKEND_AUTO)) return false;
     if (threads > 1 ? n < 2 * CCKEY_PLAN_BLOCK_MIN : n <= CCKEY_PLAN_BLOCK) return false;
     /* Long fields: MD5 is the cost, not the tables. The whole batch then
      * digests each distinct one once, on all threads at a time, where

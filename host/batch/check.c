@@ -11,11 +11,11 @@ cckey_status cckey_backend_digests(const cckey_batch_config *cfg, const cckey_by
                                    unsigned char (*out)[CCKEY_DIGEST_LEN])
 {
     if (!cfg || (n && (!msgs || !out))) return cckey_fail(CCKEY_ERR_INVALID_ARG, "cfg is NULL, or msgs or out with n > 0");
-    if (cfg->backend == CCKEY_BACKEND_AUTO)
+    if (cfg->backend == CCKEY_BACKEND_AUTO && !cfg->ops)
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "the config names no backend (auto): set cpu, opencl or cuda");
     for (size_t i = 0; i < n; i++)
         if (!msgs[i].ptr && msgs[i].len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "message %zu is {NULL, %zu}", i, msgs[i].len);
-    const cckey_backend_ops *b = cckey_backend_ops_for(cfg->backend);
+    const cckey_backend_ops *b = cfg->ops ? cfg->ops : cckey_backend_ops_for(cfg->backend);
     if (!b) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "not compiled into this build");
     char why[512] = "";
     if (cckey_backend_available(b, &cfg->device, why, sizeof why) != CCKEY_OK)

@@ -1,9 +1,6 @@
 /* Batch settings. */
 #include "config.h"
 #include "../core/internal.h"
-#ifdef CCKEY_TESTING
-#include "../testing/testing.h"
-#endif
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -76,12 +73,9 @@ void cckey_batch_config_publish(const cckey_batch_config *cfg, const cckey_batch
 cckey_status cckey_batch_config_set_backend(cckey_batch_config *cfg, cckey_backend_kind kind)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
-    bool known = (unsigned)kind <= CCKEY_BACKEND_CUDA;
-#ifdef CCKEY_TESTING
-    known = known || kind == CCKEY_BACKEND_NATIVE_TEST;   /* the native test engine */
-#endif
-    if (!known) return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown backend %d", (int)kind);
+    if ((unsigned)kind > CCKEY_BACKEND_CUDA) return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown backend %d", (int)kind);
     cfg->backend = kind;
+    cfg->ops = NULL;   /* the kind set last is the backend, also after the testing library's */
     return CCKEY_OK;
 }
 

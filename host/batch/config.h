@@ -14,6 +14,10 @@
 
 struct cckey_batch_config {
     cckey_backend_kind backend;
+    /* A backend to run in backend's place, or NULL: the testing library's
+     * seam for its native engine (cckey_testing_use_native), which no kind
+     * names. Release code never sets it. */
+    const cckey_backend_ops *ops;
     unsigned threads;
     cckey_verify_mode verify;
     bool verify_seed_set;   /* else each sample draws a fresh seed */

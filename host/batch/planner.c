@@ -369,16 +369,16 @@ static uint64_t fresh_seed(void)
 }
 
 /* "the OpenCL device "NAME"": what a repair warning names. */
-static void device_label(const cckey_batch_config *cfg, cckey_backend_kind kind, char *buf, size_t len)
+static void device_label(const cckey_batch_config *cfg, const cckey_backend_ops *b, char *buf, size_t len)
 {
     cckey_device_info info[CCKEY_GPU_MAX_DEVICES];
     size_t n = 0;
     char why[256];
-    snprintf(buf, len, "the %s device", cckey_backend_name(kind));
-    if (cckey_backend_devices(kind, &cfg->device, info, CCKEY_GPU_MAX_DEVICES, &n, why, sizeof why) != CCKEY_OK) return;
+    snprintf(buf, len, "the %s device", b->name);
+    if (cckey_backend_devices(b->kind, &cfg->device, info, CCKEY_GPU_MAX_DEVICES, &n, why, sizeof why) != CCKEY_OK)
+        return;
     for (size_t i = 0; i < n && i < CCKEY_GPU_MAX_DEVICES; i++)
-        if (info[i].chosen) snprintf(buf, len, "the %s device %u \"%s\"", cckey_backend_name(kind), info[i].index,
-                                     info[i].name);
+        if (info[i].chosen) snprintf(buf, len, "the %s device %u \"%s\"", b->name, info[i].index, info[i].name);
 }
 
 /* Recompute digests ids[0..count) (all m when ids is NULL) on the CPU and
@@ -419,8 +419,8 @@ static cckey_status check_and_repair(plan *p, const uint32_t *ids, size_t count,
  * caught at least 99% of the time (n >= ln 0.01 / ln(1 - 1e-4) = 46,049.4).
  * Any wrong digest in the sample turns the check into a full one: every
  * digest is recomputed and the wrong ones are replaced. */
-static cckey_status verify(plan *p, const cckey_batch_config *cfg, cckey_backend_kind kind, cckey_batch_report *rep,
-                           unsigned threads)
+static cckey_status verify(plan *p, const cckey_batch_config *cfg, const cckey_backend_ops *b,
+                           cckey_batch_report *rep, unsigned threads)
 {
     size_t m = p->strings.n, bad = 0;
     char detail[512], sampled[160] = "";
@@ -447,7 +447,7 @@ static cckey_status verify(plan *p, const cckey_batch_config *cfg, cckey_backend
     if (st == CCKEY_OK) st = check_and_repair(p, NULL, m, threads, &bad, detail, sizeof detail);
     if (st != CCKEY_OK || bad == 0) return st;
     char dev[400];
-    device_label(cfg, kind, dev, sizeof dev);
+    device_label(cfg, b, dev, sizeof dev);
     size_t w = strlen(rep->warning);
     snprintf(rep->warning + w, sizeof rep->warning - w,
              "%s%s returned %zu wrong digest%s of %zu%s%s; all were recomputed and replaced with the CPU's "
@@ -459,6 +459,7 @@ static cckey_status verify(plan *p, const cckey_batch_config *cfg, cckey_backend
 static const cckey_backend_ops *choose(const cckey_batch_config *cfg, const plan *p, unsigned threads)
 {
     const cckey_backend_ops *cpu = cckey_backend_ops_for(CCKEY_BACKEND_CPU);
+    if (cfg->ops) return cfg->ops;
     if (cfg->backend != CCKEY_BACKEND_AUTO) return cckey_backend_ops_for(cfg->backend);
     uint64_t bytes = 0;
     for (size_t i = 0; i < p->strings.n; i++) bytes += p->strings.msgs[i].len;
@@ -499,8 +500,8 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
                             .settings = &cfg->device};
     cckey_status st = cckey_backend_digest(b, &job);
     /* "opencl+cpu": the host threads hashed part of a device batch. */
-    snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->kind != CCKEY_BACKEND_CPU && split.host ? "+cpu" : "");
-    if (st != CCKEY_OK && b->kind != CCKEY_BACKEND_CPU) {
+    snprintf(rep->used, sizeof rep->used, "%s%s", b->name, b->engine && split.host ? "+cpu" : "");
+    if (st != CCKEY_OK && b->engine) {
         /* A device failure is not the user's problem: finish on the CPU. */
         snprintf(rep->warning, sizeof rep->warning, "%s backend failed (%s: %s); the rest of the batch ran on the CPU",
                  b->name, cckey_strerror(st), cckey_last_error());
@@ -510,7 +511,7 @@ static cckey_status digest_strings(plan *p, const cckey_batch_config *cfg, cckey
     if (atomic_load_explicit(&relay->cancelled, memory_order_relaxed))
         return cckey_fail(CCKEY_ERR_CANCELLED, "cancelled by the progress callback");
     if (st != CCKEY_OK) return st;
-    if (b->kind != CCKEY_BACKEND_CPU && cfg->verify != CCKEY_VERIFY_NONE) return verify(p, cfg, b->kind, rep, threads);
+    if (b->engine && cfg->verify != CCKEY_VERIFY_NONE) return verify(p, cfg, b, rep, threads);
     return CCKEY_OK;
 }
 

@@ -9,17 +9,15 @@
  * holds the whole material, compared byte for byte: a hit is exact, never a
  * hash match. */
 #include "internal.h"
-#ifdef CCKEY_TESTING
-#include "../testing/testing.h"
-#endif
+#include "memo_material.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define WAYS 4
-#define SETS (CCKEY_MEMO_ENTRIES / WAYS)
-#define MAT_WORDS (CCKEY_MEMO_MAX_MATERIAL / 8)
+#define WAYS CCKEY_MEMO_WAYS
+#define SETS CCKEY_MEMO_SETS
+#define MAT_WORDS CCKEY_MEMO_MAT_WORDS
 #define KEY_WORDS ((CCKEY_KEY_LEN + 7) / 8)
 
 typedef struct memo_slot {
@@ -101,56 +99,6 @@ cckey_status cckey_source_digest(char out[CCKEY_HEX_LEN + 1], const cckey_source
     return CCKEY_OK;
 }
 
-/* Material: each field with its length, so no two tuples serialise alike. */
-static size_t material_len(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n)
-{
-    if (device.len > CCKEY_MEMO_MAX_MATERIAL || name.len > CCKEY_MEMO_MAX_MATERIAL ||
-        n > CCKEY_MEMO_MAX_MATERIAL / 16)
-        return CCKEY_MEMO_MAX_MATERIAL + 1;
-    size_t len = 8 * (3 + 2 * n) + device.len + name.len;
-    for (size_t i = 0; i < n; i++) {
-        if (o[i].key.len > CCKEY_MEMO_MAX_MATERIAL || o[i].value.len > CCKEY_MEMO_MAX_MATERIAL)
-            return CCKEY_MEMO_MAX_MATERIAL + 1;
-        len += o[i].key.len + o[i].value.len;
-        if (len > CCKEY_MEMO_MAX_MATERIAL) break;
-    }
-    return len;
-}
-
-static uint8_t *put(uint8_t *p, const void *data, size_t len)
-{
-    uint64_t l = len;
-    memcpy(p, &l, 8);
-    if (len) memcpy(p + 8, data, len);
-    return p + 8 + len;
-}
-
-static void material_write(uint64_t *words, size_t nwords, cckey_bytes device, cckey_bytes name,
-                           const cckey_option *o, size_t n)
-{
-    words[nwords - 1] = 0;   /* the one word the fields may not fill to its end */
-    uint8_t *p = (uint8_t *)words;
-    p = put(p, device.ptr, device.len);
-    p = put(p, name.ptr, name.len);
-    uint64_t count = n;
-    memcpy(p, &count, 8);
-    p += 8;
-    for (size_t i = 0; i < n; i++) {
-        p = put(p, o[i].key.ptr, o[i].key.len);
-        p = put(p, o[i].value.ptr, o[i].value.len);
-    }
-}
-
-static uint64_t material_hash(const uint64_t *w, size_t nwords)
-{
-    uint64_t h = 0x243f6a8885a308d3u;
-    for (size_t i = 0; i < nwords; i++) {
-        h = (h ^ w[i]) * 0x9e3779b97f4a7c15u;
-        h ^= h >> 29;
-    }
-    return h | 1;   /* 0 marks an empty slot */
-}
-
 /* Every data load is an acquire and every data store a release (plain moves
  * on x86) instead of standalone fences, which ThreadSanitizer cannot model:
  * a reader that sees any word of a newer write also sees that write's odd
@@ -165,9 +113,8 @@ static bool slot_read(memo_slot *s, uint64_t tag, size_t len, const uint64_t *ma
         return false;
     for (size_t i = 0; i < nwords; i++)
         if (atomic_load_explicit(&s->mat[i], memory_order_acquire) != mat[i]) return false;
-#ifdef CCKEY_TESTING
-    if (cckey_testing_memo_hook) cckey_testing_memo_hook();
-#endif
+    const cckey_memo_hook_table *hooks = cckey_memo_hooks;
+    if (__builtin_expect(hooks != NULL, 0)) hooks->compared();
     for (size_t i = 0; i < KEY_WORDS; i++) key[i] = atomic_load_explicit(&s->key[i], memory_order_acquire);
     return atomic_load_explicit(&s->seq, memory_order_relaxed) == s1;
 }
@@ -202,24 +149,7 @@ static void slot_write(memo_slot *s, uint64_t tag, size_t len, const uint64_t *m
     atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
-#ifdef CCKEY_TESTING
-void (*cckey_testing_memo_hook)(void);
-
-uint64_t cckey_testing_memo_tag(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n)
-{
-    size_t len = material_len(device, name, o, n);
-    if (len > CCKEY_MEMO_MAX_MATERIAL) return 0;
-    uint64_t mat[MAT_WORDS];
-    size_t nwords = (len + 7) / 8;
-    material_write(mat, nwords, device, name, o, n);
-    return material_hash(mat, nwords);
-}
-
-size_t cckey_testing_memo_set(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n)
-{
-    return (size_t)(cckey_testing_memo_tag(device, name, o, n) >> 32) % SETS;
-}
-#endif
+const cckey_memo_hook_table *cckey_memo_hooks;
 
 static memo_table *memo_of(cckey_source *src)
 {
@@ -258,15 +188,15 @@ cckey_status cckey_source_key(char out[CCKEY_KEY_LEN + 1], cckey_source *src, cc
     if (!cckey_options_ok(options, n_options))
         return cckey_fail(CCKEY_ERR_INVALID_ARG, "options are NULL or hold {NULL, len > 0}");
 
-    size_t len = material_len(device, name, options, n_options);
+    size_t len = cckey_memo_material_len(device, name, options, n_options);
     memo_table *t = len <= CCKEY_MEMO_MAX_MATERIAL ? memo_of(src) : NULL;
     if (!t) return compute(out, src, device, name, options, n_options);
 
     uint64_t mat[MAT_WORDS];
     size_t nwords = (len + 7) / 8;
-    material_write(mat, nwords, device, name, options, n_options);
-    uint64_t tag = material_hash(mat, nwords);
-    size_t set = (size_t)(tag >> 32) % SETS;
+    cckey_memo_material_write(mat, nwords, device, name, options, n_options);
+    uint64_t tag = cckey_memo_material_hash(mat, nwords);
+    size_t set = cckey_memo_set_of(tag);
     uint64_t key[KEY_WORDS];
     for (int w = 0; w < WAYS; w++) {
         memo_slot *s = &t->slot[set][w];

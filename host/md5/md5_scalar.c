@@ -7,9 +7,7 @@
 #endif
 #include <string.h>
 
-#ifdef CCKEY_TESTING
-_Thread_local uint64_t cckey_md5_count;
-#endif
+const cckey_md5_hook_table *cckey_md5_hooks;
 
 const uint32_t cckey_md5_iv[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
 

@@ -1,8 +1,9 @@
 /* Device faults for the test build, injected around the engines rather than
  * inside them, so that the release sources of the pipeline and the engines
- * carry no test code. A test build's registry hands every device batch to
- * cckey_testing_gpu_digest, which (when the batch's settings ask for a
- * fault) runs the pipeline over the engine's own ops wrapped here:
+ * carry no test code. The registry hands every device batch of a process
+ * with the testing library to gpu_digest below, which (when the batch's
+ * settings ask for a fault) runs the pipeline over the engine's own ops
+ * wrapped here:
  *  - fault_chunk k: the launch of the batch's chunk k (from 0) fails with
  *    CCKEY_ERR_DEVICE, as a driver error at that call would;
  *  - fault_corrupt: once the engine says a chunk is back, the first digest
@@ -13,9 +14,12 @@
  *    compiles an #error line before the kernel, CUDA loads the image with
  *    its header wiped. The native engine checks fault_build itself.
  * The pipeline calls one batch's open..close on one thread, so the batch's
- * fault state is thread-local. */
+ * fault state is thread-local. The testing library puts this wrapper in
+ * every device batch's way through the registry's hook table, before main:
+ * the release sources only carry the table's NULL slot. */
 #include "testing.h"
 #include "../backends/gpu_pipeline.h"
+#include "../batch/config.h"
 #include "../core/internal.h"
 #ifdef CCKEY_WITH_OPENCL
 #include "../backends/cl_loader.h"
@@ -172,7 +176,7 @@ static cckey_status f_wait(cckey_gpu_engine *self, unsigned s)
 
 static cckey_status f_close(cckey_gpu_engine *self, bool failed) { return cur.engine->close(self, failed); }
 
-cckey_status cckey_testing_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *engine)
+static cckey_status gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *engine)
 {
     const cckey_device_settings *s = job->settings ? job->settings : &cckey_device_settings_default;
     if (s->fault_chunk < 0 && !s->fault_corrupt && !s->fault_build) return cckey_gpu_digest(job, engine);
@@ -185,4 +189,18 @@ cckey_status cckey_testing_gpu_digest(const cckey_digest_job *job, const cckey_g
     cckey_status st = cckey_gpu_digest(job, &wrapped);
     cur = saved;
     return st;
+}
+
+static const cckey_backend_hook_table hooks = {.gpu_digest = gpu_digest};
+
+__attribute__((constructor)) static void install(void) { cckey_backend_hooks = &hooks; }
+
+cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool corrupt, bool build)
+{
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    if (chunk < -1) return cckey_fail(CCKEY_ERR_INVALID_ARG, "fault chunk %ld: expected -1 or a chunk number", chunk);
+    cfg->device.fault_chunk = chunk;
+    cfg->device.fault_corrupt = corrupt;
+    cfg->device.fault_build = build;
+    return CCKEY_OK;
 }

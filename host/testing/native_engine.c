@@ -16,6 +16,7 @@
 #include "testing.h"
 #include "../backends/engine_pool.h"
 #include "../backends/gpu_pipeline.h"
+#include "../batch/config.h"
 #include "../core/internal.h"
 
 #include <pthread.h>
@@ -240,7 +241,7 @@ static const cckey_device_info *nat_device(const cckey_device_settings *set, cha
     return &device;
 }
 
-const cckey_gpu_ops cckey_native_engine = {
+static const cckey_gpu_ops native_engine = {
     .name = "native",
     .open = nat_open,
     .alloc = nat_alloc,
@@ -252,3 +253,15 @@ const cckey_gpu_ops cckey_native_engine = {
     .device_gbps = 1.0,
     .setup_s = 0.0,
 };
+
+/* No public kind names it: it is listed nowhere and auto never picks it. */
+static const cckey_backend_ops native = {.kind = CCKEY_BACKEND_AUTO, .name = "native", .engine = &native_engine};
+
+const cckey_backend_ops *cckey_testing_native(void) { return &native; }
+
+cckey_status cckey_testing_use_native(cckey_batch_config *cfg)
+{
+    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
+    cfg->ops = &native;
+    return CCKEY_OK;
+}

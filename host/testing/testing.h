@@ -1,7 +1,9 @@
-/* Test hooks: compiled only into test builds (-DCCKEY_TESTING, the
- * cckey_testing library and the cckey-testing CLI), never into the release
- * library. See CMakeLists.txt's CCKEY_HOOKED_SOURCES for the files that
- * carry hooks. */
+/* The testing library's calls (host/testing/, -DCCKEY_TESTING): linked into
+ * the tests and the cckey-testing CLI beside the release objects, never into
+ * the release library. It adds code and changes none: the release sources
+ * carry hook tables as data (NULL slots: cckey_md5_hooks, cckey_memo_hooks,
+ * cckey_backend_hooks, a config's ops), which the files here fill in before
+ * main. */
 #ifndef CCKEY_TESTING_H
 #define CCKEY_TESTING_H
 
@@ -19,14 +21,11 @@
  * the backend's real build-error path. */
 cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool corrupt, bool build);
 
-/* A device batch in a test build (registry.c): the pipeline over engine,
- * with the faults the job's settings ask for injected around the engine and
- * its driver (device_faults.c); the plain pipeline when they ask for none. */
-struct cckey_digest_job;
-struct cckey_gpu_ops;
-cckey_status cckey_testing_gpu_digest(const struct cckey_digest_job *job, const struct cckey_gpu_ops *engine);
+/* Digests finished on this thread by cckey_md5, cckey_md5_final and the
+ * multi-message paths (md5_count.c): proves that a memo hit computes no MD5. */
+extern _Thread_local uint64_t cckey_md5_count;
 
-/* The memo (host/core/memo.c): the tag (64-bit material hash) a tuple gets
+/* The memo (host/core/memo.c, memo_probe.c): the tag (64-bit material hash) a tuple gets
  * and the set it falls into, so that a test can build a collision or fill a
  * set; and a hook a look-up calls after an entry's material compared equal
  * and before it copies the entry's key (the window the seqlock guards). */
@@ -34,10 +33,13 @@ uint64_t cckey_testing_memo_tag(cckey_bytes device, cckey_bytes name, const ccke
 size_t cckey_testing_memo_set(cckey_bytes device, cckey_bytes name, const cckey_option *o, size_t n);
 extern void (*cckey_testing_memo_hook)(void);
 
-/* The native test engine (native_engine.c) as a backend kind that only
- * test builds know: cckey_batch_config_set_backend and
- * cckey_backend_ops_for accept it; `auto` never picks it. */
-#define CCKEY_BACKEND_NATIVE_TEST ((cckey_backend_kind)100)
+/* The native test engine (native_engine.c) as a backend that no kind
+ * names: its ops, for the backend calls; and a config whose batches run on
+ * it (until cckey_batch_config_set_backend names a kind). `auto` never
+ * picks it. */
+struct cckey_backend_ops;
+const struct cckey_backend_ops *cckey_testing_native(void);
+cckey_status cckey_testing_use_native(cckey_batch_config *cfg);
 
 /* The native engine's entry points, for cckey_native_fail. */
 typedef enum cckey_native_call {
