@@ -28,6 +28,7 @@ typedef struct bench_workload {
     size_t n;                      /* messages or tuples */
     uint64_t bytes;                /* input bytes of all n items (every field of a tuple) */
     cckey_msg *msgs;               /* BENCH_WL_MSGS */
+    cckey_bytes *views;            /* BENCH_WL_MSGS: the same messages, for the public calls */
     cckey_tuple *tuples;           /* every kind; for messages: the source field only */
     uint8_t (*ref_dig)[CCKEY_MD5_DIGEST];   /* BENCH_WL_MSGS: OpenSSL's digests */
     char (*ref_key)[CCKEY_KEY_LEN + 1];     /* keys assembled from OpenSSL's digests */

@@ -1,5 +1,7 @@
 /* Digest candidates: OpenSSL (the baselines), the library's scalar MD5 and
- * each SIMD multi-buffer path, one thread each unless named otherwise. */
+ * each SIMD multi-buffer path, one thread each unless named otherwise.
+ * Part of the bench's internal candidates, with isa.c and cuda_bench.c: the
+ * MD5 paths have no public entry point, so these call md5/ directly. */
 #include "bench.h"
 
 #include <stdio.h>

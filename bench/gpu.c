@@ -11,43 +11,26 @@
  * Every row is cross-checked against OpenSSL like the CPU bench. */
 #include "bench.h"
 #include "gpu_hooks.h"
-#include "backends/backend.h"
-#include "backends/gpu_devices.h"
+#include "cckey_advanced.h"   /* cckey_backend_digests */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t run_device_digest(const bench_candidate *c, const bench_workload *w, void *out, char *msg,
-                                  size_t len)
+/* One backend's digests with no CPU fallback (a device row must measure
+ * the device): cckey_backend_digests, the public check of an engine. */
+static uint64_t run_digests(const bench_candidate *c, const bench_workload *w, void *out, char *msg, size_t len)
 {
-    const cckey_backend_ops *ops = cckey_backend_ops_for((cckey_backend_kind)c->param);
-    uint8_t *done = calloc(w->n, 1);
-    if (!ops || !done) {
-        free(done);
-        snprintf(msg, len, "%s", ops ? "out of memory" : "backend not compiled in");
-        return 0;
-    }
-    cckey_digest_job job = {.msgs = w->msgs, .n = w->n, .out = out, .done = done, .threads = c->threads};
-    cckey_status st = cckey_backend_digest(ops, &job);
-    size_t left = 0;
-    for (size_t i = 0; i < w->n; i++) left += !done[i];
-    free(done);
-    /* No CPU fallback here: a device row must measure the device. */
-    if (st != CCKEY_OK || left) {
-        snprintf(msg, len, "%s digest: %s: %s (%zu messages left undone)", ops->name, cckey_strerror(st),
-                 cckey_last_error(), left);
-        return 0;
-    }
-    return w->n;
-}
-
-static uint64_t run_cpu_digest(const bench_candidate *c, const bench_workload *w, void *out, char *msg, size_t len)
-{
-    cckey_digest_job job = {.msgs = w->msgs, .n = w->n, .out = out, .threads = c->threads};
-    cckey_status st = cckey_cpu_digest(&job);
-    if (st != CCKEY_OK) snprintf(msg, len, "cpu digest: %s", cckey_last_error());
+    cckey_backend_kind kind = (cckey_backend_kind)c->param;
+    cckey_batch_config *cfg = NULL;
+    cckey_status st = cckey_batch_config_new(&cfg);
+    if (st == CCKEY_OK) st = cckey_batch_config_set_backend(cfg, kind);
+    if (st == CCKEY_OK) st = cckey_batch_config_set_threads(cfg, c->threads);
+    if (st == CCKEY_OK) st = cckey_backend_digests(cfg, w->views, w->n, out);
+    if (st != CCKEY_OK)
+        snprintf(msg, len, "%s digest: %s: %s", cckey_backend_name(kind), cckey_strerror(st), cckey_last_error());
+    cckey_batch_config_free(cfg);
     return st == CCKEY_OK ? w->n : 0;
 }
 
@@ -112,58 +95,52 @@ static const bench_result *find(const char *workload, const char *candidate)
     return NULL;
 }
 
+/* A host-to-device copy probe's row (r from hook_row): reps copies of
+ * 1 GiB from `from` memory through probe, the hook named hook (NULL when
+ * this build lacks it). The bandwidth, or 0 when the row is not ok. */
+static double copy_row(bench_result *r, const bench_opts *o, cckey_status (*probe)(size_t, unsigned, double *),
+                       const char *hook, unsigned reps, const char *from)
+{
+    double gbps = 0;
+    if (o->gpu_kind != CCKEY_BACKEND_CUDA || !probe) {
+        snprintf(r->status, sizeof r->status, "skip");
+        if (o->gpu_kind != CCKEY_BACKEND_CUDA) snprintf(r->note, sizeof r->note, "CUDA only");
+        else snprintf(r->note, sizeof r->note, "not in this build: no %s (bench/gpu_hooks.h)", hook);
+        return 0;
+    }
+    if (probe((size_t)1 << 30, reps, &gbps) != CCKEY_OK || gbps <= 0) {
+        snprintf(r->status, sizeof r->status, "FAIL");
+        snprintf(r->note, sizeof r->note, "probe failed: %s", cckey_last_error());
+        return 0;
+    }
+    snprintf(r->status, sizeof r->status, "ok");
+    snprintf(r->note, sizeof r->note, "%u copies of 1 GiB from %s memory", reps, from);
+    r->gbps = gbps;
+    r->bytes = (double)reps * (1 << 30);
+    r->seconds = r->bytes / (gbps * 1e9);
+    r->items = reps;
+    r->per_s = reps / r->seconds;
+    r->samples = 1;
+    return gbps;
+}
+
 /* Pinned host-to-device bandwidth, through the backend's probe. */
 static double probe_h2d(const bench_opts *o)
 {
     bench_result r = hook_row("pinned H2D copy", "cuda-h2d-probe", BENCH_WL_MSGS, BENCH_OUT_DIGEST);
-    double gbps = 0;
-    if (o->gpu_kind != CCKEY_BACKEND_CUDA) {
-        snprintf(r.status, sizeof r.status, "skip");
-        snprintf(r.note, sizeof r.note, "CUDA only");
-    } else if (!cckey_cuda_bench_h2d) {
-        snprintf(r.status, sizeof r.status, "skip");
-        snprintf(r.note, sizeof r.note, "not in this build: no cckey_cuda_bench_h2d (bench/gpu_hooks.h)");
-    } else if (cckey_cuda_bench_h2d((size_t)1 << 30, 8, &gbps) != CCKEY_OK || gbps <= 0) {
-        snprintf(r.status, sizeof r.status, "FAIL");
-        snprintf(r.note, sizeof r.note, "probe failed: %s", cckey_last_error());
-    } else {
-        snprintf(r.status, sizeof r.status, "ok");
-        snprintf(r.note, sizeof r.note, "8 copies of 1 GiB from pinned memory");
-        r.gbps = gbps;
-        r.bytes = 8.0 * (1 << 30);
-        r.seconds = r.bytes / (gbps * 1e9);
-        r.items = 8;
-        r.per_s = 8 / r.seconds;
-        r.samples = 1;
-    }
+    double gbps = copy_row(&r, o, cckey_cuda_bench_h2d, "cckey_cuda_bench_h2d", 8, "pinned");
     printf("pinned host-to-device bandwidth:\n");
     add_row(&r);
-    bool pinned_ok = !strcmp(r.status, "ok");
 
     /* The same from pageable memory: what a copy without staging costs. */
     bench_result pg = hook_row("pageable H2D copy", "cuda-h2d-pageable", BENCH_WL_MSGS, BENCH_OUT_DIGEST);
-    double pg_gbps = 0;
-    if (o->gpu_kind != CCKEY_BACKEND_CUDA || !cckey_cuda_bench_h2d_pageable) {
-        snprintf(pg.status, sizeof pg.status, "skip");
-        snprintf(pg.note, sizeof pg.note, "%s", o->gpu_kind != CCKEY_BACKEND_CUDA ? "CUDA only"
-                 : "not in this build: no cckey_cuda_bench_h2d_pageable (bench/gpu_hooks.h)");
-    } else if (cckey_cuda_bench_h2d_pageable((size_t)1 << 30, 4, &pg_gbps) != CCKEY_OK || pg_gbps <= 0) {
-        snprintf(pg.status, sizeof pg.status, "FAIL");
-        snprintf(pg.note, sizeof pg.note, "probe failed: %s", cckey_last_error());
-    } else {
-        snprintf(pg.status, sizeof pg.status, "ok");
-        if (pinned_ok) snprintf(pg.note, sizeof pg.note, "4 copies of 1 GiB from malloc memory: %.0f%% of pinned",
-                                100 * pg_gbps / gbps);
-        else snprintf(pg.note, sizeof pg.note, "4 copies of 1 GiB from malloc memory");
-        pg.gbps = pg_gbps;
-        pg.bytes = 4.0 * (1 << 30);
-        pg.seconds = pg.bytes / (pg_gbps * 1e9);
-        pg.items = 4;
-        pg.per_s = 4 / pg.seconds;
-        pg.samples = 1;
+    double pg_gbps = copy_row(&pg, o, cckey_cuda_bench_h2d_pageable, "cckey_cuda_bench_h2d_pageable", 4, "malloc");
+    if (pg_gbps > 0 && gbps > 0) {
+        size_t at = strlen(pg.note);
+        snprintf(pg.note + at, sizeof pg.note - at, ": %.0f%% of pinned", 100 * pg_gbps / gbps);
     }
     add_row(&pg);
-    return pinned_ok ? gbps : 0;
+    return gbps;
 }
 
 /* Kernel only: 1 KiB messages already on the device. */
@@ -364,25 +341,24 @@ int bench_gpu_main(const bench_opts *in)
         printf("cckey_bench --gpu: nothing measured (exit 77: skipped)\n");
         return 77;
     }
-    cckey_device_info info[8];
+    cckey_device info[8];
     size_t count = 0;
-    char dwhy[256] = "";
-    if (cckey_backend_devices((cckey_backend_kind)o.gpu_kind, NULL, info, 8, &count, dwhy, sizeof dwhy) == CCKEY_OK)
+    if (cckey_devices(NULL, (cckey_backend_kind)o.gpu_kind, info, 8, &count) == CCKEY_OK)
         for (size_t i = 0; i < count && i < 8; i++)
             printf("%s device %u: %s (%s, %s)%s\n", dev, info[i].index, info[i].name, info[i].driver,
-                   info[i].platform, info[i].chosen ? " [chosen]" : "");
+                   info[i].platform, info[i].selected ? " [chosen]" : "");
     printf("cckey_bench --gpu: %u host threads, min %.2f s per sample, best of %d, sweep budget %.0f s\n",
            o.threads, o.min_time, o.samples, o.gpu_budget);
     double start = bench_now();
 
     bench_candidate c[6] = {
         {"openssl-mt", BENCH_ROLE_OSSLN, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, 0, NULL, run_ossl_mt},
-        {"cpu-digest-mt", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, CCKEY_BACKEND_CPU, NULL, run_cpu_digest},
-        {"", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, o.gpu_kind, bench_backend_unavailable, run_device_digest},
+        {"cpu-digest-mt", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, CCKEY_BACKEND_CPU, NULL, run_digests},
+        {"", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, o.gpu_kind, bench_backend_unavailable, run_digests},
         {"batch-cpu-mt", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_KEY, o.threads, CCKEY_BACKEND_CPU, bench_backend_unavailable, bench_run_batch},
         {"", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_KEY, o.threads, o.gpu_kind, bench_backend_unavailable, bench_run_batch},
         /* The other device backend, where the same GPU also speaks OpenCL. */
-        {"opencl-digest", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, CCKEY_BACKEND_OPENCL, bench_backend_unavailable, run_device_digest},
+        {"opencl-digest", BENCH_ROLE_CANDIDATE, BENCH_WL_MSGS, BENCH_OUT_DIGEST, o.threads, CCKEY_BACKEND_OPENCL, bench_backend_unavailable, run_digests},
     };
     snprintf(c[2].name, sizeof c[2].name, "%s-digest", dev);
     snprintf(c[4].name, sizeof c[4].name, "batch-%s", dev);

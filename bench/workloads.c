@@ -49,6 +49,7 @@ void bench_wl_messages(bench_workload *w, const char *name, size_t len, uint64_t
     uint8_t *arena = bench_alloc(sum);
     bench_fill(arena, sum, seed ^ 0x5eed, threads);
     w->msgs = bench_alloc(n * sizeof *w->msgs);
+    w->views = bench_alloc(n * sizeof *w->views);
     w->tuples = calloc(n, sizeof *w->tuples);
     if (!w->tuples) {
         fprintf(stderr, "cckey_bench: out of memory\n");
@@ -57,7 +58,7 @@ void bench_wl_messages(bench_workload *w, const char *name, size_t len, uint64_t
     uint64_t off = 0;
     for (size_t i = 0; i < n; i++) {
         w->msgs[i] = (cckey_msg){arena + off, lens[i]};
-        w->tuples[i].source = (cckey_bytes){arena + off, lens[i]};
+        w->tuples[i].source = w->views[i] = (cckey_bytes){arena + off, lens[i]};
         off += lens[i];
     }
     free(lens);
@@ -216,6 +217,7 @@ void bench_wl_free(bench_workload *w)
 {
     cckey_source_free(w->memo);
     free(w->msgs);
+    free(w->views);
     free(w->tuples);
     free(w->ref_dig);
     free(w->ref_key);
