@@ -52,17 +52,18 @@ size_t bench_grain(size_t n, unsigned threads)
 }
 
 /* The bench's own fork-join (it sees only the public API): fn(arg, tid)
- * for tid in [0, threads), tid 0 on the calling thread. */
-typedef struct run_arg {
+ * for tid in [0, threads), tid 0 on the calling thread; each thread it
+ * starts takes the next tid as it begins. */
+typedef struct fork_join {
     void (*fn)(void *arg, unsigned tid);
     void *arg;
-    unsigned tid;
-} run_arg;
+    atomic_uint next;
+} fork_join;
 
-static void *run_one(void *p)
+static void *forked(void *p)
 {
-    run_arg *r = p;
-    r->fn(r->arg, r->tid);
+    fork_join *f = p;
+    f->fn(f->arg, atomic_fetch_add(&f->next, 1));
     return NULL;
 }
 
@@ -70,16 +71,14 @@ int bench_parallel_run(unsigned threads, void (*fn)(void *arg, unsigned tid), vo
 {
     if (threads < 1) threads = 1;
     pthread_t *th = calloc(threads, sizeof *th);
-    run_arg *ra = calloc(threads, sizeof *ra);
+    fork_join f = {fn, arg, 1};
     unsigned started = 1;
-    int rc = th && ra ? 0 : -1;
-    for (; rc == 0 && started < threads; started++) {
-        ra[started] = (run_arg){fn, arg, started};
-        if (pthread_create(&th[started], NULL, run_one, &ra[started]) != 0) rc = -1;
-    }
+    int rc = th ? 0 : -1;
+    for (; rc == 0 && started < threads; started++)
+        if (pthread_create(&th[started], NULL, forked, &f) != 0) rc = -1;
     if (rc == 0) fn(arg, 0);
     for (unsigned i = 1; i < started - (rc != 0); i++) pthread_join(th[i], NULL);
-    free(th), free(ra);
+    free(th);
     return rc;
 }
 

@@ -6,9 +6,7 @@
 #include <stddef.h>
 
 static cckey_cl_api api;
-static const cckey_cl_api *loaded;
-static char reason[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static cckey_dl_driver driver = CCKEY_DL_DRIVER_INIT("the OpenCL runtime has no such function");
 
 /* Required entries first, then the optional ones. */
 #define REQ(f) {"cl" #f, NULL, offsetof(cckey_cl_api, f), false}
@@ -26,35 +24,23 @@ static const cckey_dl_entry entries[] = {
     OPT(CompileProgram), OPT(LinkProgram),
 };
 
-static cckey_dl_path library = CCKEY_DL_PATH_INIT;
 #define DEFAULT_LIBRARY "libOpenCL.so.1"
 
 bool cckey_cl_set_library(const char *path, char *why, size_t why_len)
 {
-    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "OpenCL runtime", why, why_len);
+    return cckey_dl_set_path(&driver.path, path, DEFAULT_LIBRARY, "OpenCL runtime", why, why_len);
 }
 
 static void load(void)
 {
-    if (cckey_dl_bind(&library, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
-                      "no OpenCL runtime", "OpenCL older than 1.1?", reason, sizeof reason))
-        loaded = &api;
+    if (cckey_dl_bind(&driver.path, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
+                      "no OpenCL runtime", "OpenCL older than 1.1?", driver.reason, sizeof driver.reason))
+        driver.loaded = &api;
 }
 
-const cckey_cl_api *cckey_cl_load(const char **why)
-{
-    pthread_once(&once, load);
-    if (!loaded && why) *why = reason;
-    return loaded;
-}
+const cckey_cl_api *cckey_cl_load(const char **why) { return cckey_dl_driver_load(&driver, load, why); }
 
-void *cckey_cl_symbol(const char *name, const char **why)
-{
-    if (!cckey_cl_load(why)) return NULL;
-    void *sym = cckey_dl_symbol(&library, name);
-    if (!sym && why) *why = "the OpenCL runtime has no such function";
-    return sym;
-}
+void *cckey_cl_symbol(const char *name, const char **why) { return cckey_dl_driver_symbol(&driver, load, name, why); }
 
 const char *cckey_cl_status_name(cl_int status)
 {

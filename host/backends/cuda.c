@@ -145,16 +145,14 @@ static cckey_status setup(cu_engine *S)
 
 static cckey_status cuda_open(cckey_gpu_engine **self, const cckey_device_settings *set, unsigned *slots)
 {
-    *self = NULL;
     *slots = SLOTS;
     char why[512];
     const cckey_cu_api *cu;
     const cckey_cu_device *dev = cckey_cu_selected(cckey_device_selector(set, CCKEY_BACKEND_CUDA), &cu, why, sizeof why);
-    if (!dev) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "CUDA: %s", why);
     bool same;
-    cu_engine *S = cckey_engine_take(&pool, dev, &same);
-    if (!S) return cckey_fail(CCKEY_ERR_NO_MEMORY, "CUDA engine");
-    *self = &S->base;
+    cckey_status st = cckey_engine_open(&pool, dev, why, "CUDA", self, &same);
+    if (st != CCKEY_OK) return st;
+    cu_engine *S = (cu_engine *)*self;
     if (!same && S->ctx) {
         /* It served another device: its state goes, in that device's context. */
         if (S->cu->CtxPushCurrent(S->ctx) == CCKEY_CUDA_SUCCESS) S->pushed = true;
@@ -275,17 +273,6 @@ cckey_status cckey_cuda_acquire(void **engine, const cckey_cu_api **cu, cckey_CU
 
 void cckey_cuda_release(void *engine, bool failed) { cuda_close(engine, failed); }
 
-const cckey_gpu_ops cckey_cuda_engine = {
-    .name = "cuda",
-    .open = cuda_open,
-    .alloc = cuda_alloc,
-    .release = cuda_release,
-    .launch = cuda_launch,
-    .wait = cuda_wait,
-    .close = cuda_close,
-    .device = cuda_device,
-    /* PCIe/NVLink-C2C transfers dominate; context creation and module load
-     * are paid once per process. Conservative figures. */
-    .device_gbps = 16.0,
-    .setup_s = 0.3,
-};
+/* PCIe/NVLink-C2C transfers dominate; context creation and module load are
+ * paid once per process. Conservative figures. */
+const cckey_gpu_ops cckey_cuda_engine = CCKEY_GPU_OPS(cuda, "cuda", 16.0, 0.3);

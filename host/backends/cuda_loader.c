@@ -9,9 +9,7 @@
 #include <string.h>
 
 static cckey_cu_api api;
-static const cckey_cu_api *loaded;
-static char reason[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static cckey_dl_driver driver = CCKEY_DL_DRIVER_INIT("the CUDA driver has no such function");
 
 /* The field's name with "cu" in front; V2: the versioned name, which is the
  * ABI every driver since CUDA 4 exports for these; V2_OR_PLAIN: the
@@ -29,43 +27,31 @@ static const cckey_dl_entry entries[] = {
     E(StreamCreate), V2_OR_PLAIN(StreamDestroy), E(StreamSynchronize), E(LaunchKernel),
 };
 
-static cckey_dl_path library = CCKEY_DL_PATH_INIT;
 #define DEFAULT_LIBRARY "libcuda.so.1"
 
 bool cckey_cu_set_library(const char *path, char *why, size_t why_len)
 {
-    return cckey_dl_set_path(&library, path, DEFAULT_LIBRARY, "CUDA driver", why, why_len);
+    return cckey_dl_set_path(&driver.path, path, DEFAULT_LIBRARY, "CUDA driver", why, why_len);
 }
 
 static void load(void)
 {
-    if (!cckey_dl_bind(&library, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
-                       "no CUDA driver", "driver too old?", reason, sizeof reason))
+    if (!cckey_dl_bind(&driver.path, DEFAULT_LIBRARY, entries, sizeof entries / sizeof *entries, &api,
+                       "no CUDA driver", "driver too old?", driver.reason, sizeof driver.reason))
         return;
     cckey_CUresult r = api.Init(0);
     if (r != CCKEY_CUDA_SUCCESS) {
         char what[256];
         cckey_cu_describe(&api, r, what, sizeof what);
-        snprintf(reason, sizeof reason, "cuInit failed: %s", what);
+        snprintf(driver.reason, sizeof driver.reason, "cuInit failed: %s", what);
         return;   /* the library stays loaded; harmless */
     }
-    loaded = &api;
+    driver.loaded = &api;
 }
 
-const cckey_cu_api *cckey_cu_load(const char **why)
-{
-    pthread_once(&once, load);
-    if (!loaded && why) *why = reason;
-    return loaded;
-}
+const cckey_cu_api *cckey_cu_load(const char **why) { return cckey_dl_driver_load(&driver, load, why); }
 
-void *cckey_cu_symbol(const char *name, const char **why)
-{
-    if (!cckey_cu_load(why)) return NULL;
-    void *sym = cckey_dl_symbol(&library, name);
-    if (!sym && why) *why = "the CUDA driver has no such function";
-    return sym;
-}
+void *cckey_cu_symbol(const char *name, const char **why) { return cckey_dl_driver_symbol(&driver, load, name, why); }
 
 /* Names for when the driver cannot name its own status (the toolkit's stub
  * library, a driver too old for the code): the ones a user is likely to

@@ -68,3 +68,18 @@ void *cckey_dl_symbol(cckey_dl_path *p, const char *name)
     pthread_mutex_unlock(&p->lock);
     return lib ? dlsym(lib, name) : NULL;
 }
+
+const void *cckey_dl_driver_load(cckey_dl_driver *d, void (*load)(void), const char **why)
+{
+    pthread_once(&d->once, load);
+    if (!d->loaded && why) *why = d->reason;
+    return d->loaded;
+}
+
+void *cckey_dl_driver_symbol(cckey_dl_driver *d, void (*load)(void), const char *name, const char **why)
+{
+    if (!cckey_dl_driver_load(d, load, why)) return NULL;
+    void *sym = cckey_dl_symbol(&d->path, name);
+    if (!sym && why) *why = d->no_symbol;
+    return sym;
+}

@@ -41,6 +41,26 @@ bool cckey_dl_set_path(cckey_dl_path *p, const char *path, const char *default_p
 bool cckey_dl_bind(cckey_dl_path *p, const char *default_path, const cckey_dl_entry *entries, size_t n, void *table,
                    const char *absent, const char *too_old, char *why, size_t why_len);
 
+/* A driver loaded once per process: the loader's load() binds its table
+ * under once, setting loaded, or writes the reason. */
+typedef struct cckey_dl_driver {
+    cckey_dl_path path;
+    pthread_once_t once;
+    const void *loaded;       /* the table, once bound */
+    char reason[512];
+    const char *no_symbol;    /* the reason for a function the driver lacks */
+} cckey_dl_driver;
+#define CCKEY_DL_DRIVER_INIT(no_symbol) {CCKEY_DL_PATH_INIT, PTHREAD_ONCE_INIT, NULL, "", no_symbol}
+
+/* The driver's table, running load first (once per process), or NULL with
+ * the reason in *why (when why is not NULL). */
+const void *cckey_dl_driver_load(cckey_dl_driver *d, void (*load)(void), const char **why);
+
+/* The address of name in the driver, loading it first, for a tool that
+ * calls the driver itself (the public cckey_driver_symbol); NULL with the
+ * reason in *why (when why is not NULL). */
+void *cckey_dl_driver_symbol(cckey_dl_driver *d, void (*load)(void), const char *name, const char **why);
+
 /* The address of name in the library p bound (cckey_dl_bind succeeded),
  * for a tool that calls the driver itself (the public cckey_driver_symbol):
  * NULL when p is not bound or the library has no such symbol. */

@@ -1,5 +1,7 @@
 /* See engine_pool.h. */
 #include "engine_pool.h"
+#include "gpu_pipeline.h"
+#include "../core/internal.h"
 
 #include <stdlib.h>
 
@@ -45,4 +47,13 @@ void cckey_engine_give(cckey_engine_pool *p, void *engine)
         if (p->engine[i] == engine) p->busy[i] = false;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+cckey_status cckey_engine_open(cckey_engine_pool *p, const void *dev, const char *why, const char *backend,
+                               cckey_gpu_engine **self, bool *same)
+{
+    *self = NULL;
+    if (!dev) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "%s: %s", backend, why);
+    *self = cckey_engine_take(p, dev, same);
+    return *self ? CCKEY_OK : cckey_fail(CCKEY_ERR_NO_MEMORY, "%s engine", backend);
 }

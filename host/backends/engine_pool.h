@@ -10,6 +10,8 @@
 #ifndef CCKEY_ENGINE_POOL_H
 #define CCKEY_ENGINE_POOL_H
 
+#include "cckey.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,5 +37,14 @@ void *cckey_engine_take(cckey_engine_pool *p, const void *device, bool *same);
 
 /* Give an engine back (also after a failure, once its state is dropped). */
 void cckey_engine_give(cckey_engine_pool *p, void *engine);
+
+/* The first steps of a device engine's open(): an engine of p for dev, the
+ * device the backend's catalog selected (NULL: none, the reason in why), in
+ * *self (every engine object starts with its cckey_gpu_engine), and *same as
+ * cckey_engine_take says. CCKEY_OK, or CCKEY_ERR_UNAVAILABLE ("<backend>:
+ * <why>") or CCKEY_ERR_NO_MEMORY, with *self NULL. */
+struct cckey_gpu_engine;
+cckey_status cckey_engine_open(cckey_engine_pool *p, const void *dev, const char *why, const char *backend,
+                               struct cckey_gpu_engine **self, bool *same);
 
 #endif

@@ -117,6 +117,12 @@ struct cckey_gpu_ops {
     double device_gbps, setup_s;
 };
 typedef struct cckey_gpu_ops cckey_gpu_ops;
+/* An engine's ops from its functions' common prefix (prefix_open, ...,
+ * prefix_device), so that no engine lists them by hand. */
+#define CCKEY_GPU_OPS(prefix, name_, gbps, setup)                                                   \
+    {.name = name_, .open = prefix##_open, .alloc = prefix##_alloc, .release = prefix##_release,    \
+     .launch = prefix##_launch, .wait = prefix##_wait, .close = prefix##_close,                     \
+     .device = prefix##_device, .device_gbps = gbps, .setup_s = setup}
 
 /* Digest a job through a device: see the plan above. */
 cckey_status cckey_gpu_digest(const cckey_digest_job *job, const cckey_gpu_ops *ops);

@@ -143,16 +143,14 @@ static cckey_status setup(cl_engine *S)
 
 static cckey_status ocl_open(cckey_gpu_engine **self, const cckey_device_settings *set, unsigned *slots)
 {
-    *self = NULL;
     *slots = SLOTS;
     char why[512];
     const cckey_cl_api *cl;
     const cckey_cl_device *dev = cckey_cl_selected(cckey_device_selector(set, CCKEY_BACKEND_OPENCL), &cl, why, sizeof why);
-    if (!dev) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "OpenCL: %s", why);
     bool same;
-    cl_engine *S = cckey_engine_take(&pool, dev, &same);
-    if (!S) return cckey_fail(CCKEY_ERR_NO_MEMORY, "OpenCL engine");
-    *self = &S->base;
+    cckey_status st = cckey_engine_open(&pool, dev, why, "OpenCL", self, &same);
+    if (st != CCKEY_OK) return st;
+    cl_engine *S = (cl_engine *)*self;
     if (!same) teardown(S);
     S->cl = cl, S->dev = dev;
     return S->ready ? CCKEY_OK : setup(S);
@@ -234,17 +232,6 @@ static const cckey_device_info *ocl_device(const cckey_device_settings *set, cha
     return d ? &d->info : NULL;
 }
 
-const cckey_gpu_ops cckey_opencl_engine = {
-    .name = "opencl",
-    .open = ocl_open,
-    .alloc = ocl_alloc,
-    .release = ocl_release,
-    .launch = ocl_launch,
-    .wait = ocl_wait,
-    .close = ocl_close,
-    .device = ocl_device,
-    /* Discrete GPUs over PCIe, with the program built from source on first
-     * use: conservative figures. */
-    .device_gbps = 8.0,
-    .setup_s = 0.5,
-};
+/* Discrete GPUs over PCIe, with the program built from source on first use:
+ * conservative figures. */
+const cckey_gpu_ops cckey_opencl_engine = CCKEY_GPU_OPS(ocl, "opencl", 8.0, 0.5);

@@ -103,13 +103,25 @@ cckey_status cckey_batch_config_set_verify_seed(cckey_batch_config *cfg, uint64_
     return CCKEY_OK;
 }
 
-cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user)
+/* One callback at a time: setting either kind replaces the other. */
+static cckey_status set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, cckey_progress_cancel_fn cancel,
+                                 void *user)
 {
     if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
     cfg->progress = fn;
-    cfg->progress_cancel = NULL;
+    cfg->progress_cancel = cancel;
     cfg->progress_user = user;
     return CCKEY_OK;
+}
+
+cckey_status cckey_batch_config_set_progress(cckey_batch_config *cfg, cckey_progress_fn fn, void *user)
+{
+    return set_progress(cfg, fn, NULL, user);
+}
+
+cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn, void *user)
+{
+    return set_progress(cfg, NULL, fn, user);
 }
 
 const char *cckey_batch_config_used(const cckey_batch_config *cfg) { return cfg ? cfg->state->used : ""; }

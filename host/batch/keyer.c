@@ -59,6 +59,14 @@ static void *keyer_main(void *arg)
     return NULL;
 }
 
+/* A keyer whose thread is not running (never started, or joined). */
+static void keyer_destroy(cckey_keyer *k)
+{
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
 cckey_status cckey_keyer_new(cckey_keyer **out)
 {
     if (!out) return cckey_fail(CCKEY_ERR_INVALID_ARG, "cckey_keyer_new: out is NULL");
@@ -68,9 +76,7 @@ cckey_status cckey_keyer_new(cckey_keyer **out)
     pthread_mutex_init(&k->mu, NULL);
     pthread_cond_init(&k->cv, NULL);
     if (pthread_create(&k->thread, NULL, keyer_main, k) != 0) {
-        pthread_cond_destroy(&k->cv);
-        pthread_mutex_destroy(&k->mu);
-        free(k);
+        keyer_destroy(k);
         return cckey_fail(CCKEY_ERR_THREAD, "cannot start the keyer's thread");
     }
     *out = k;
@@ -126,7 +132,5 @@ void cckey_keyer_free(cckey_keyer *k)
     pthread_cond_broadcast(&k->cv);
     pthread_mutex_unlock(&k->mu);
     pthread_join(k->thread, NULL);
-    pthread_cond_destroy(&k->cv);
-    pthread_mutex_destroy(&k->mu);
-    free(k);
+    keyer_destroy(k);
 }

@@ -5,15 +5,6 @@
 #include "config.h"
 #include "../core/internal.h"
 
-cckey_status cckey_batch_config_set_progress_cancel(cckey_batch_config *cfg, cckey_progress_cancel_fn fn, void *user)
-{
-    if (!cfg) return cckey_fail(CCKEY_ERR_INVALID_ARG, "config is NULL");
-    cfg->progress = NULL;
-    cfg->progress_cancel = fn;
-    cfg->progress_user = user;
-    return CCKEY_OK;
-}
-
 void cckey_progress_relay_call(void *arg, uint64_t done, uint64_t total)
 {
     cckey_progress_relay *r = arg;

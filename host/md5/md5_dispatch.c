@@ -13,35 +13,26 @@ static const char *const isa_labels[CCKEY_ISA_COUNT] = {"scalar", "sse2", "avx2"
 /* call_cost16: one kernel call costs this many scalar blocks x16, measured on
  * a Sapphire Rapids core (scalar block 98 ns; calls: sse2 x4 152, x8 186-226;
  * avx2 x8 172, x16 245; avx512 x16 117-140, x32 190-224). Only the
- * end-of-batch decisions depend on it, never a result. NEON's are guesses. */
-#if defined(__x86_64__) && !defined(CCKEY_NO_SSE2)
-static const cckey_md5_path sse2_x4 = {cckey_md5_x4_sse2, 4, 24, NULL};
-#endif
-#if defined(__x86_64__) && !defined(CCKEY_NO_AVX2)
-static const cckey_md5_path avx2_x8 = {cckey_md5_x8_avx2, 8, 28, NULL};
-#endif
-#if defined(__x86_64__) && !defined(CCKEY_NO_AVX512)
-static const cckey_md5_path avx512_x16 = {cckey_md5_x16_avx512, 16, 20, NULL};
-#endif
-#if defined(__aarch64__) && !defined(CCKEY_NO_NEON)
-static const cckey_md5_path neon_x4 = {cckey_md5_x4_neon, 4, 24, NULL};
-#endif
-/* A build switch (CCKEY_NO_<ISA>) leaves its path out here and its feature
- * out of host/cpu/'s detection, so it is never chosen. */
+ * end-of-batch decisions depend on it, never a result. NEON's are guesses.
+ * Each ISA has the interleaved kernel and, for the end of a batch, the
+ * one-vector one. A build switch (CCKEY_NO_<ISA>) leaves its paths out here
+ * and its feature out of host/cpu/'s detection, so it is never chosen. */
+#define PATHS(two, w2, cost2, one, w1, cost1) {two, w2, cost2, &(const cckey_md5_path){one, w1, cost1, NULL}}
 static const cckey_md5_path paths[CCKEY_ISA_COUNT] = {
 #if defined(__x86_64__) && !defined(CCKEY_NO_SSE2)
-    [CCKEY_ISA_SSE2] = {cckey_md5_x8_sse2, 8, 32, &sse2_x4},
+    [CCKEY_ISA_SSE2] = PATHS(cckey_md5_x8_sse2, 8, 32, cckey_md5_x4_sse2, 4, 24),
 #endif
 #if defined(__x86_64__) && !defined(CCKEY_NO_AVX2)
-    [CCKEY_ISA_AVX2] = {cckey_md5_x16_avx2, 16, 40, &avx2_x8},
+    [CCKEY_ISA_AVX2] = PATHS(cckey_md5_x16_avx2, 16, 40, cckey_md5_x8_avx2, 8, 28),
 #endif
 #if defined(__x86_64__) && !defined(CCKEY_NO_AVX512)
-    [CCKEY_ISA_AVX512] = {cckey_md5_x32_avx512, 32, 32, &avx512_x16},
+    [CCKEY_ISA_AVX512] = PATHS(cckey_md5_x32_avx512, 32, 32, cckey_md5_x16_avx512, 16, 20),
 #endif
 #if defined(__aarch64__) && !defined(CCKEY_NO_NEON)
-    [CCKEY_ISA_NEON] = {cckey_md5_x8_neon, 8, 32, &neon_x4},
+    [CCKEY_ISA_NEON] = PATHS(cckey_md5_x8_neon, 8, 32, cckey_md5_x4_neon, 4, 24),
 #endif
 };
+#undef PATHS
 
 static unsigned supported_mask;   /* bit per cckey_isa; written once under `once` */
 static cckey_isa detected;        /* best supported, or CCKEY_FORCE_ISA's choice */

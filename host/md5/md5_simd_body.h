@@ -1,5 +1,5 @@
-/* The body shared by every SIMD kernel: included by each md5_x*_*.c, once
- * per kernel (GROUPS 1 and 2), after it has defined, for its instruction set,
+/* The body shared by every SIMD kernel: included twice by md5_simd_kernels.h
+ * (GROUPS 1 and 2) for each md5_x*_*.c, which defines, for its instruction set,
  *   V                  the vector type, W lanes of uint32_t
  *   W, GROUPS          lanes per vector; independent vectors interleaved
  *                      (MD5 is one long dependency chain, so a second chain

@@ -36,29 +36,13 @@ static inline V load_quad(const uint8_t *const *blk, int l, int off)
     return _mm512_inserti32x4(r, _mm_loadu_si128((const __m128i *)(blk[l + 12] + off)), 3);
 }
 
-static inline void load_words(V m[16], const uint8_t *const *blk)
-{
-    for (int q = 0; q < 4; q++) {
-        V r0 = load_quad(blk, 0, 16 * q), r1 = load_quad(blk, 1, 16 * q);
-        V r2 = load_quad(blk, 2, 16 * q), r3 = load_quad(blk, 3, 16 * q);
-        V t0 = _mm512_unpacklo_epi32(r0, r1), t1 = _mm512_unpackhi_epi32(r0, r1);
-        V t2 = _mm512_unpacklo_epi32(r2, r3), t3 = _mm512_unpackhi_epi32(r2, r3);
-        m[4 * q + 0] = _mm512_unpacklo_epi64(t0, t2);
-        m[4 * q + 1] = _mm512_unpackhi_epi64(t0, t2);
-        m[4 * q + 2] = _mm512_unpacklo_epi64(t1, t3);
-        m[4 * q + 3] = _mm512_unpackhi_epi64(t1, t3);
-    }
-}
+#define V_ROW(blk, l, off) load_quad(blk, l, off)
+#define V_INT(op, w) _mm512_##op##_epi##w
+#include "md5_x86_words.h"
 
-/* One vector, and two interleaved (see md5_simd_body.h). */
-#define GROUPS 1
-#define KERNEL cckey_md5_x16_avx512
-#include "md5_simd_body.h"
-#undef GROUPS
-#undef KERNEL
-#define GROUPS 2
-#define KERNEL cckey_md5_x32_avx512
-#include "md5_simd_body.h"
+#define KERNEL_ONE cckey_md5_x16_avx512
+#define KERNEL_TWO cckey_md5_x32_avx512
+#include "md5_simd_kernels.h"
 #else
 typedef int cckey_md5_x16_avx512_unused;   /* ISO C wants a non-empty file */
 #endif

@@ -43,15 +43,9 @@ static inline void load_words(V m[16], const uint8_t *const *blk)
     }
 }
 
-/* One vector, and two interleaved (see md5_simd_body.h). */
-#define GROUPS 1
-#define KERNEL cckey_md5_x4_neon
-#include "md5_simd_body.h"
-#undef GROUPS
-#undef KERNEL
-#define GROUPS 2
-#define KERNEL cckey_md5_x8_neon
-#include "md5_simd_body.h"
+#define KERNEL_ONE cckey_md5_x4_neon
+#define KERNEL_TWO cckey_md5_x8_neon
+#include "md5_simd_kernels.h"
 #else
 typedef int cckey_md5_x4_neon_unused;   /* ISO C wants a non-empty file */
 #endif

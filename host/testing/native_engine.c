@@ -241,18 +241,7 @@ static const cckey_device_info *nat_device(const cckey_device_settings *set, cha
     return &device;
 }
 
-static const cckey_gpu_ops native_engine = {
-    .name = "native",
-    .open = nat_open,
-    .alloc = nat_alloc,
-    .release = nat_release,
-    .launch = nat_launch,
-    .wait = nat_wait,
-    .close = nat_close,
-    .device = nat_device,
-    .device_gbps = 1.0,
-    .setup_s = 0.0,
-};
+static const cckey_gpu_ops native_engine = CCKEY_GPU_OPS(nat, "native", 1.0, 0.0);
 
 /* No public kind names it: it is listed nowhere and auto never picks it. */
 static const cckey_backend_ops native = {.kind = CCKEY_BACKEND_AUTO, .name = "native", .engine = &native_engine};

@@ -8,7 +8,7 @@ Usage: test_warm_check.py PATH/TO/cckey [unittest args]
 
 Oracles: `cckey key` for every key; the store folder itself (every file's
 path, size, inode, mtime and bytes) before and after a run that must write
-nothing; the entry layout documented in host/store/store_internal.h, parsed
+nothing; the entry layout documented in host/entry/entry.h, parsed
 and re-written here (a toolchain record changed, a critical record added,
 with the checksum recomputed by hashlib) to make each kind of miss; the
 redis keys and nginx's folder for the remotes. Tests skip with a one-line

@@ -7,7 +7,7 @@ Usage: test_warm_suite.py PATH/TO/cckey EXAMPLES_DIR [unittest args]
 Oracles: the compilers themselves (PoCL through cckey, NVRTC called here
 through ctypes for the byte-for-byte cubin and its version), hashlib for the
 header digests, and the entry layout as documented in
-host/store/store_internal.h, parsed here independently. Tests that need PoCL
+host/entry/entry.h, parsed here independently. Tests that need PoCL
 or NVRTC skip with a one-line reason where they are absent."""
 import ctypes
 import ctypes.util

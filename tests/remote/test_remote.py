@@ -673,7 +673,7 @@ class BundleTests(Base):
 
 
 # Entry files of format 4, read and rewritten here from the documented
-# layout (host/store/store_internal.h), to craft what an attacker could.
+# layout (host/entry/entry.h), to craft what an attacker could.
 REC_FINGERPRINT, REC_SIGNATURE, REC_VARIANT = 5, 6, 7
 
 
