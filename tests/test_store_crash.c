@@ -5,6 +5,7 @@
  * under an entry's name (verify removes nothing). */
 #include "support.h"
 #include "store/store_internal.h"
+#include "testing/testing.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -80,7 +81,7 @@ static void kill_at(int stage)
     cr_assert_neq(child, -1);
     if (child == 0) {
         hook_stage = stage, hook_fd = fds[1];
-        cckey_store_test_hook = stop_here;
+        cckey_testing_store_stages(stop_here);
         cckey_store_put(s, key, big, len);
         _exit(2);   /* the hook never let it finish */
     }

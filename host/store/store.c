@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef CCKEY_TESTING
-void (*cckey_store_test_hook)(int stage);
-#endif
+const cckey_store_hook_table *cckey_store_hooks;
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_tag[9];
@@ -276,11 +274,8 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
 
 static void hook(int stage)
 {
-#ifdef CCKEY_TESTING
-    if (cckey_store_test_hook) cckey_store_test_hook(stage);
-#else
-    (void)stage;
-#endif
+    const cckey_store_hook_table *h = cckey_store_hooks;
+    if (__builtin_expect(h != NULL, 0)) h->stage(stage);
 }
 
 void cckey_store_sync_dir(const char *dir)

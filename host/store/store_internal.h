@@ -124,13 +124,17 @@ int64_t cckey_store_conf_max_age(const char *dir);
  * with *level (0: zstd's default) when the folder compresses. */
 bool cckey_store_conf_compression(const char *dir, int *level);
 
-/* Test hook (test builds only): called by put at each stage of a write
- * (see put's stages), so a test can kill the writer at a chosen point. */
+/* The stages of a put's write (see put_once in store.c). */
 enum { CCKEY_STORE_STAGE_OPENED = 1, CCKEY_STORE_STAGE_CHUNK, CCKEY_STORE_STAGE_SYNCED,
        CCKEY_STORE_STAGE_RENAMED };
-#ifdef CCKEY_TESTING
-extern void (*cckey_store_test_hook)(int stage);
-#endif
+/* The store's test seam, as data: NULL in a release process; the testing
+ * library (host/testing/store_stages.c) points it at a table whose stage
+ * put calls at each stage of a write, so a test can kill the writer at a
+ * chosen point. A release put pays one load and a branch never taken. */
+typedef struct cckey_store_hook_table {
+    void (*stage)(int stage);
+} cckey_store_hook_table;
+extern const cckey_store_hook_table *cckey_store_hooks;
 /* Payload bytes written between two CHUNK calls of the hook. */
 #define CCKEY_STORE_CHUNK (1u << 20)
 
