@@ -95,11 +95,9 @@ static void slow_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes dev, cckey_bytes n
         slow_hex(o[order[i]].value.ptr, o[order[i]].value.len, canon + len + 33);
         len += 65;
     }
+    const cckey_bytes field[4] = {dev, name, src, {canon, len}};
     char h[4][33];
-    slow_hex(dev.ptr, dev.len, h[0]);
-    slow_hex(name.ptr, name.len, h[1]);
-    slow_hex(src.ptr, src.len, h[2]);
-    slow_hex(canon, len, h[3]);
+    for (int i = 0; i < 4; i++) slow_hex(field[i].ptr, field[i].len, h[i]);
     snprintf(out, CCKEY_KEY_LEN + 1, "%s:%s:%s:%s", h[0], h[1], h[2], h[3]);
 }
 

@@ -17,8 +17,8 @@
 #ifdef CCKEY_WITH_REDIS
 #include "remote/redis_wire.h"
 #endif
-#include "store/sign.h"
-#include "store/store_internal.h"
+#include "entry/sign.h"
+#include "entry/entry.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -11,11 +11,12 @@ packages=(
   python3                 # independent vector generator in tests/
   valgrind                # CI: memcheck of the MD5 lane manager
   gnuplot-nox             # benchmark plot
+  graphviz                # docs/architecture.svg from docs/architecture.dot (dot)
   g++                     # tests: cckey.h compiled as C++
   help2man man-db         # the man page, built and read (tests: man cckey)
   bash-completion zsh     # tests: the completion scripts
   libhiredis-dev libcurl4-openssl-dev   # remote caches (Redis, HTTP) under the store
-  libzstd-dev zstd        # compressed store entries (host/store/compress.c); tests: zstd decodes them
+  libzstd-dev zstd        # compressed store entries (host/entry/compress.c); tests: zstd decodes them
   libarchive-dev tar      # bundles as tar archives (host/store/bundle_tar.c); tests: tar lists them
   redis-server redis-tools nginx        # real servers the remote-cache tests start (nginx: WebDAV PUT)
   slurm-wlm slurmctld slurmd munge     # tests: a real single-node Slurm (tests/remote/test_slurm.py)

@@ -39,3 +39,12 @@ void msg_batch_free(msg_batch *b)
     free(b->msgs), free(b->out), free(b->done);
     cckey_test_arena_free(&b->a);
 }
+
+cckey_device_settings msg_batch_sweep(int i)
+{
+    static const size_t chunks[MSG_SWEEP_STEPS / 2] = {64, 2048, 65536, CCKEY_GPU_DEFAULT_CHUNK_BYTES};
+    cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;
+    s.chunk_bytes = chunks[i / 2];
+    s.cpu_share = i % 2;
+    return s;
+}

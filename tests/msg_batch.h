@@ -5,6 +5,7 @@
 #ifndef CCKEY_TEST_MSG_BATCH_H
 #define CCKEY_TEST_MSG_BATCH_H
 
+#include "backends/backend.h"
 #include "md5/md5.h"
 #include "support.h"
 
@@ -21,5 +22,11 @@ void msg_batch_make(msg_batch *b, uint64_t seed, size_t n);
 /* Every message done and its digest OpenSSL's; else a message and exit(1). */
 void msg_batch_check(const msg_batch *b, const char *what);
 void msg_batch_free(msg_batch *b);
+
+/* Step i (0 <= i < MSG_SWEEP_STEPS) of the chunk sweep both pipeline tests
+ * run: chunk sizes 64, 2048, 65536 and the default, each with the host's
+ * share off, then on; the other settings as CCKEY_DEVICE_SETTINGS_INIT. */
+enum { MSG_SWEEP_STEPS = 8 };
+cckey_device_settings msg_batch_sweep(int i);
 
 #endif

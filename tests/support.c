@@ -1,9 +1,11 @@
 #include "support.h"
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 uint64_t cckey_test_rand(uint64_t *state)
 {
@@ -33,6 +35,15 @@ void cckey_test_md5_hex(const void *data, size_t len, char out[CCKEY_HEX_LEN + 1
     unsigned int dl = 0;
     if (!EVP_Digest(len ? data : "", len, d, &dl, EVP_md5(), NULL) || dl != 16) abort();
     for (int i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+char *cckey_test_src_entry(const char *dir, const char *src)
+{
+    char key[CCKEY_KEY_LEN + 1];
+    cckey_test_src_key(key, src);
+    static char path[512];
+    cckey_test_entry_path(path, sizeof path, dir, key);
+    return path;
 }
 
 void cckey_test_entry_seal(uint8_t *file, size_t len)
@@ -89,11 +100,9 @@ void cckey_test_ref_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device, cckey_b
         memcpy(canon + len + 33, h, 32);
         len += 65;
     }
+    const cckey_bytes field[4] = {device, name, source, {canon, len}};
     char f[4][33];
-    cckey_test_md5_hex(device.ptr, device.len, f[0]);
-    cckey_test_md5_hex(name.ptr, name.len, f[1]);
-    cckey_test_md5_hex(source.ptr, source.len, f[2]);
-    cckey_test_md5_hex(canon, len, f[3]);
+    for (int i = 0; i < 4; i++) cckey_test_md5_hex(field[i].ptr, field[i].len, f[i]);
     snprintf(out, CCKEY_KEY_LEN + 1, "%s:%s:%s:%s", f[0], f[1], f[2], f[3]);
     free(sorted);
     free(canon);
@@ -163,10 +172,24 @@ bool cckey_test_write_file(const char *path, const void *data, size_t len)
     return fclose(f) == 0 && ok;
 }
 
+bool cckey_test_write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) return false;
+    return cckey_test_write_file(path, text, strlen(text));
+}
+
 bool cckey_test_make_dir(char dir[64], const char *tag)
 {
     if (snprintf(dir, 64, "/tmp/cckey-%s-XXXXXX", tag) >= 64) return false;
     return mkdtemp(dir) != NULL;
+}
+
+bool cckey_test_sub_dir(char *out, size_t cap, const char *dir, const char *sub)
+{
+    if (snprintf(out, cap, "%s/%s", dir, sub) >= (int)cap) return false;
+    struct stat st;
+    return (mkdir(out, 0777) == 0 || errno == EEXIST) && stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool cckey_test_remove_tree(const char *path)
@@ -198,6 +221,11 @@ void cckey_test_store_key(char key[CCKEY_KEY_LEN + 1], int i)
     snprintf(name, sizeof name, "kernel_%d", i);
     cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){name, strlen(name)}, (cckey_bytes){"src", 3},
                        NULL, 0);
+}
+
+void cckey_test_src_key(char key[CCKEY_KEY_LEN + 1], const char *src)
+{
+    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){"k", 1}, (cckey_bytes){src, strlen(src)}, NULL, 0);
 }
 
 void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* splitmix64: tiny, and good enough to spread lengths and bytes. */
 uint64_t cckey_test_rand(uint64_t *state);
@@ -29,10 +30,17 @@ void cckey_test_ref_key(char out[CCKEY_KEY_LEN + 1], cckey_bytes device, cckey_b
 /* The store suites' stock tuple i: the reference key of device "dev",
  * name "kernel_<i>", source "src" and no options. */
 void cckey_test_store_key(char key[CCKEY_KEY_LEN + 1], int i);
+/* The reference key of device "dev", name "k", the given source and no
+ * options: the tuple of the suites whose sources include headers. */
+void cckey_test_src_key(char key[CCKEY_KEY_LEN + 1], const char *src);
 /* Where a store in dir keeps key's entry, from the documented layout
  * (shard = first two hex digits of md5(key), ':' written as '-'), with
  * OpenSSL's MD5: the suites check the layout, not the library's idea of it. */
 void cckey_test_entry_path(char *out, size_t cap, const char *dir, const char *key);
+
+/* cckey_test_entry_path of cckey_test_src_key(src) in dir, in a static
+ * buffer that the next call overwrites. */
+char *cckey_test_src_entry(const char *dir, const char *src);
 
 /* An entry file's checksum as the documented format defines it for the
  * version at file + 8, computed with OpenSSL's MD5 (the independent oracle):
@@ -64,9 +72,15 @@ char *cckey_test_read_file(const char *path, size_t *len);
  * reached the file. */
 bool cckey_test_write_file(const char *path, const void *data, size_t len);
 
+/* Writes text to dir/name (created or truncated); whether all of it reached
+ * the file. */
+bool cckey_test_write_text(const char *dir, const char *name, const char *text);
+
 /* A fresh folder /tmp/cckey-TAG-XXXXXX, its name in dir; false when it
  * cannot be made. */
 bool cckey_test_make_dir(char dir[64], const char *tag);
+/* dir/sub in out (cap bytes), made as a folder; whether it is one now. */
+bool cckey_test_sub_dir(char *out, size_t cap, const char *dir, const char *sub);
 /* Removes path and everything below it; whether that worked. */
 bool cckey_test_remove_tree(const char *path);
 
@@ -79,5 +93,24 @@ typedef struct cckey_test_tuple {
     size_t n;
 } cckey_test_tuple;
 cckey_test_tuple cckey_test_random_tuple(cckey_test_arena *a, uint64_t *rng, size_t max_len);
+
+/* ---- in support_store.c: these call the library ---- */
+
+/* One process's look-ups in the store in dir: hits of present, then misses
+ * of absent. 0 when each gave what it should, 1 when the store did not
+ * open, 2 when a look-up gave another answer (an exit status for a child). */
+int cckey_test_look(const char *dir, const char *present, const char *absent, int hits, int misses);
+
+/* cckey_test_look in a forked child, whose exit status is its result; the
+ * child's pid, or -1 when fork failed. */
+pid_t cckey_test_spawn_look(const char *dir, const char *present, const char *absent, int hits, int misses);
+/* Waits for n children: whether each was there and exited 0 (the status of
+ * one that did not goes to stderr). */
+bool cckey_test_reap(int n);
+
+/* The store in dir, opened, when verify removes nothing and no temporary
+ * file is left (what a crash or a race must never leave); *ok gets the
+ * count of sound entries. NULL otherwise, with the reason on stderr. */
+cckey_store *cckey_test_open_sound(const char *dir, uint64_t *ok);
 
 #endif

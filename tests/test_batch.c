@@ -38,6 +38,14 @@ static cckey_batch_config *config(cckey_backend_kind kind, unsigned threads)
     return cfg;
 }
 
+/* check_batch on a fresh CPU config with that many threads. */
+static void check_on_cpu(const cckey_tuple *t, size_t n, unsigned threads, const char *what)
+{
+    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads);
+    check_batch(t, n, cfg, what);
+    cckey_batch_config_free(cfg);
+}
+
 /* A batch drawn from small pools, so most fields repeat: sometimes the same
  * pointer, sometimes a copy of equal bytes at another address. */
 static cckey_tuple *shared_batch(cckey_test_arena *a, uint64_t *rng, size_t n)
@@ -126,11 +134,7 @@ Test(batch, random_shared_fields_every_thread_count)
         cckey_test_arena a = {0};
         size_t n = 1 + cckey_test_below(&rng, 3000);
         cckey_tuple *t = shared_batch(&a, &rng, n);
-        for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) {
-            cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads[k]);
-            check_batch(t, n, cfg, "shared fields");
-            cckey_batch_config_free(cfg);
-        }
+        for (size_t k = 0; k < sizeof threads / sizeof *threads; k++) check_on_cpu(t, n, threads[k], "shared fields");
         check_batch(t, n, NULL, "shared fields, default config");
         cckey_test_arena_free(&a);
     }
@@ -169,11 +173,7 @@ Test(batch, option_counts_and_orders)
             t[c * PER + (size_t)v] = (cckey_tuple){{"dev", 3}, {"k", 1}, {"src", 3}, o, n};
         }
     }
-    for (unsigned th = 1; th <= 2; th++) {
-        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, th);
-        check_batch(t, nc * PER, cfg, "option counts");
-        cckey_batch_config_free(cfg);
-    }
+    for (unsigned th = 1; th <= 2; th++) check_on_cpu(t, nc * PER, th, "option counts");
     cckey_test_arena_free(&a);
 }
 
@@ -195,9 +195,7 @@ Test(batch, large)
                              srcs[cckey_test_below(&rng, 50)], opts + cckey_test_below(&rng, 2),
                              cckey_test_below(&rng, 3) % 2 + (i % 5 == 0)};
     }
-    cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, 0);
-    check_batch(t, N, cfg, "200k tuples");
-    cckey_batch_config_free(cfg);
+    check_on_cpu(t, N, 0, "200k tuples");
     check_batch(t, N, NULL, "200k tuples, default config");
     cckey_test_arena_free(&a);
 }
@@ -338,11 +336,7 @@ Test(batch, long_near_duplicates_stay_distinct)
         t[v] = (cckey_tuple){.device = {"d", 1}, .name = {"k", 1}, .source = {c, LEN}};
     }
     t[VARIANTS] = (cckey_tuple){.device = {"d", 1}, .name = {"k", 1}, .source = {base, LEN}};
-    for (unsigned threads = 1; threads <= 2; threads++) {
-        cckey_batch_config *cfg = config(CCKEY_BACKEND_CPU, threads);
-        check_batch(t, VARIANTS + 1, cfg, "near duplicates");
-        cckey_batch_config_free(cfg);
-    }
+    for (unsigned threads = 1; threads <= 2; threads++) check_on_cpu(t, VARIANTS + 1, threads, "near duplicates");
     free(base);
     free(copies);
 }

@@ -21,7 +21,7 @@ GPU_COMMON_TESTS(cuda, "cuda")
  * library must agree, and the embedded image must be a fatbin. */
 Test(cuda, fatbin_embedded_when_nvcc_was_found)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
+    gpu_compiled(K);
 #if CCKEY_TEST_HAVE_NVCC
     cr_assert(cckey_cuda_has_kernel());
     cr_assert_gt(cckey_md5_fatbin_len, 16);
@@ -47,16 +47,14 @@ Test(cuda, fatbin_embedded_when_nvcc_was_found)
 /* Each Criterion test runs in its own process: the loader sees this path. */
 Test(cuda, no_driver_means_unavailable_and_cpu_still_works)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
-    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libcuda.so.1"), CCKEY_OK);
-    gpu_expect_unavailable(K, "no CUDA driver");
+    gpu_expect_unloadable(K, "/nonexistent/libcuda.so.1", "no CUDA driver");
 }
 
 /* The toolkit's stub libcuda loads but cuInit refuses: the driver's own
  * status must come through. */
 Test(cuda, stub_driver_reports_cuinit_failure)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the CUDA backend is not compiled into this build");
+    gpu_compiled(K);
     const char *stubs[] = {"/usr/local/cuda/lib64/stubs/libcuda.so", "/usr/local/cuda/lib/stubs/libcuda.so"};
     const char *stub = NULL;
     for (size_t i = 0; i < 2 && !stub; i++)
@@ -68,8 +66,7 @@ Test(cuda, stub_driver_reports_cuinit_failure)
 
 Test(cuda, device_selector_out_of_range)
 {
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
-    if (!b) cr_skip_test("the CUDA backend is not compiled into this build");
+    const cckey_backend_ops *b = gpu_compiled(K);
     const char *why0 = NULL;
     if (!cckey_cu_load(&why0)) cr_skip_test("no CUDA driver here: %s", why0);
     cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;

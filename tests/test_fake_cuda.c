@@ -53,18 +53,14 @@ static void pipeline_chunks(void)
 {
     msg_batch b;
     msg_batch_make(&b, 1, 2500);
-    static const size_t chunks[] = {64, 2048, 65536, CCKEY_GPU_DEFAULT_CHUNK_BYTES};
-    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
-        for (int share = 0; share < 2; share++) {
-            cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;
-            s.chunk_bytes = chunks[c];
-            s.cpu_share = share;
-            unsigned long launches = fake_count("cuLaunchKernel");
-            CHECK(digest(&b, &s) == CCKEY_OK, "chunk %zu share %d: %s", chunks[c], share, cckey_last_error());
-            msg_batch_check(&b, "chunks");
-            /* Without sharing, the device did the work. */
-            if (!share) CHECK(fake_count("cuLaunchKernel") > launches, "chunk %zu: no launch", chunks[c]);
-        }
+    for (int i = 0; i < MSG_SWEEP_STEPS; i++) {
+        cckey_device_settings s = msg_batch_sweep(i);
+        unsigned long launches = fake_count("cuLaunchKernel");
+        CHECK(digest(&b, &s) == CCKEY_OK, "chunk %zu share %d: %s", s.chunk_bytes, s.cpu_share, cckey_last_error());
+        msg_batch_check(&b, "chunks");
+        /* Without sharing, the device did the work. */
+        if (!s.cpu_share) CHECK(fake_count("cuLaunchKernel") > launches, "chunk %zu: no launch", s.chunk_bytes);
+    }
     msg_batch_free(&b);
     fake_cuda_stats st;
     fake_stat(&st);

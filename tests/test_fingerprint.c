@@ -2,8 +2,8 @@
  * SHA256() and HMAC() over the bytes fingerprint.h documents, built here
  * by hand; and signed entries: accepted with the secret, refused when
  * tampered, unsigned or made under another secret. */
-#include "store/fingerprint.h"
-#include "store/sign.h"
+#include "entry/fingerprint.h"
+#include "entry/sign.h"
 #include "store/store_internal.h"
 
 #include <criterion/criterion.h>

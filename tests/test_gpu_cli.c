@@ -40,6 +40,18 @@ static result run(const char *env, const char *args)
     return r;
 }
 
+/* Run "env... CLI args", which must exit with status and print each string
+ * of has and none of lacks (both NULL-terminated). */
+static void expect_run(const char *env, const char *args, int status, const char *const *has, const char *const *lacks)
+{
+    result r = run(env, args);
+    cr_assert_eq(r.status, status, "%s: %s", args, r.out);
+    for (; has && *has; has++) cr_assert(strstr(r.out, *has), "%s: no \"%s\" in: %s", args, *has, r.out);
+    for (; lacks && *lacks; lacks++) cr_assert(!strstr(r.out, *lacks), "%s: \"%s\" in: %s", args, *lacks, r.out);
+    free(r.out);
+}
+#define STRINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 Test(gpu_cli, devices_json_lists_every_backend)
 {
     result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1", "devices --json");
@@ -86,61 +98,39 @@ Test(gpu_cli, devices_json_lists_every_backend)
 /* No Vulkan loader: one line that says so, and the rest still listed. */
 Test(gpu_cli, devices_without_vulkan_loader)
 {
-    result r = run("CCKEY_VULKAN_LIBRARY=/nonexistent/libvulkan.so.1", "devices");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "vulkan   unavailable: no Vulkan loader (/nonexistent/libvulkan.so.1)"), "%s", r.out);
-    cr_assert(strstr(r.out, "cpu      available"), "%s", r.out);
-    free(r.out);
+    expect_run("CCKEY_VULKAN_LIBRARY=/nonexistent/libvulkan.so.1", "devices", 0,
+               STRINGS("vulkan   unavailable: no Vulkan loader (/nonexistent/libvulkan.so.1)", "cpu      available"),
+               NULL);
 }
 
 Test(gpu_cli, devices_text_says_why_unavailable)
 {
-    result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
-                   "devices");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "cpu      available"), "%s", r.out);
-    cr_assert(strstr(r.out, "cuda     unavailable: no CUDA driver"), "%s", r.out);
-    cr_assert(strstr(r.out, "opencl   unavailable") , "%s", r.out);
-    free(r.out);
-    r = run("", "devices --bogus");
-    cr_assert_eq(r.status, 2, "%s", r.out);
-    free(r.out);
+    expect_run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+               "devices", 0,
+               STRINGS("cpu      available", "cuda     unavailable: no CUDA driver", "opencl   unavailable"), NULL);
+    expect_run("", "devices --bogus", 2, NULL, NULL);
 }
 
 Test(gpu_cli, selftest_cpu_passes)
 {
-    result r = run("", "selftest --backend cpu --seed 5 -j 2");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "every length 0..300"), "%s", r.out);
-    cr_assert(strstr(r.out, "throughput:"), "%s", r.out);
-    cr_assert(!strstr(r.out, "FAIL"), "%s", r.out);
-    free(r.out);
+    expect_run("", "selftest --backend cpu --seed 5 -j 2", 0, STRINGS("every length 0..300", "throughput:"),
+               STRINGS("FAIL"));
 }
 
 Test(gpu_cli, selftest_named_backend_unavailable_fails)
 {
-    result r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1", "selftest --backend cuda");
-    cr_assert_eq(r.status, 1, "%s", r.out);
-    cr_assert(strstr(r.out, "cuda: UNAVAILABLE: no CUDA driver"), "%s", r.out);
-    free(r.out);
+    expect_run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1", "selftest --backend cuda", 1,
+               STRINGS("cuda: UNAVAILABLE: no CUDA driver"), NULL);
     /* Not named: skipped, and the rest still decides. */
-    r = run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
-            "selftest --seed 9 -j 2");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "cuda: skipped: no CUDA driver"), "%s", r.out);
-    cr_assert(strstr(r.out, "opencl: skipped:"), "%s", r.out);
-    free(r.out);
+    expect_run("CCKEY_CUDA_LIBRARY=/nonexistent/libcuda.so.1 CCKEY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1",
+               "selftest --seed 9 -j 2", 0, STRINGS("cuda: skipped: no CUDA driver", "opencl: skipped:"), NULL);
 }
 
 Test(gpu_cli, selftest_bad_usage)
 {
     const char *bad[] = {"selftest --backend auto", "selftest --backend gpu", "selftest --seed x", "selftest -j 0",
                          "selftest extra"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        result r = run("", bad[i]);
-        cr_assert_eq(r.status, 2, "%s: %s", bad[i], r.out);
-        free(r.out);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) expect_run("", bad[i], 2, NULL, NULL);
 }
 
 /* As `cckey devices --json` reports it, which is what a user would check. */
@@ -165,21 +155,16 @@ static void skip_without_opencl(void)
 Test(gpu_cli, selftest_opencl_passes)
 {
     skip_without_opencl();
-    result r = run(SELFTEST_LSAN, "selftest --backend opencl --seed 3 -j 2");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "every length 0..300") && strstr(r.out, "many chunks"), "%s", r.out);
-    cr_assert(!strstr(r.out, "FAIL"), "%s", r.out);
-    free(r.out);
+    expect_run(SELFTEST_LSAN, "selftest --backend opencl --seed 3 -j 2", 0,
+               STRINGS("every length 0..300", "many chunks"), STRINGS("FAIL"));
 }
 
 /* A device that fails in every batch is caught by the selftest. */
 Test(gpu_cli, selftest_reports_a_failing_device)
 {
     skip_without_opencl();
-    result r = run("CCKEY_FAULT_CHUNK=0", "selftest --backend opencl --seed 1 -j 2");
-    cr_assert_eq(r.status, 1, "%s", r.out);
-    cr_assert(strstr(r.out, "FAIL") && strstr(r.out, "CCKEY_FAULT_CHUNK"), "%s", r.out);
-    free(r.out);
+    expect_run("CCKEY_FAULT_CHUNK=0", "selftest --backend opencl --seed 1 -j 2", 1,
+               STRINGS("FAIL", "CCKEY_FAULT_CHUNK"), NULL);
 }
 
 #ifdef CCKEY_FAKE_CUDA
@@ -201,11 +186,8 @@ Test(gpu_cli, fake_cuda_devices_and_selftest)
 /* The driver's own refusal, named: cuInit fails. */
 Test(gpu_cli, fake_cuda_cuinit_failure_is_named)
 {
-    result r = run("CCKEY_FAKE_CUDA_FAIL=cuInit:1 CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'", "devices");
-    cr_assert_eq(r.status, 0, "%s", r.out);
-    cr_assert(strstr(r.out, "cuda     unavailable: cuInit failed: CUDA_ERROR_UNKNOWN: unknown error (999)"), "%s",
-              r.out);
-    free(r.out);
+    expect_run("CCKEY_FAKE_CUDA_FAIL=cuInit:1 CCKEY_CUDA_LIBRARY='" CCKEY_FAKE_CUDA "'", "devices", 0,
+               STRINGS("cuda     unavailable: cuInit failed: CUDA_ERROR_UNKNOWN: unknown error (999)"), NULL);
 }
 #endif
 

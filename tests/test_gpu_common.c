@@ -72,6 +72,20 @@ const cckey_backend_ops *gpu_need(const char *backend)
     return b;
 }
 
+const cckey_backend_ops *gpu_compiled(cckey_backend_kind kind)
+{
+    const cckey_backend_ops *b = cckey_backend_ops_for(kind);
+    if (!b) cr_skip_test("the %s backend is not compiled into this build", cckey_backend_name(kind));
+    return b;
+}
+
+void gpu_expect_unloadable(cckey_backend_kind kind, const char *library, const char *reason_part)
+{
+    gpu_compiled(kind);
+    cr_assert_eq(cckey_set_driver_library(kind, library), CCKEY_OK);
+    gpu_expect_unavailable(kind, reason_part);
+}
+
 void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part)
 {
     const cckey_backend_ops *b = cckey_backend_ops_for(kind);
@@ -191,25 +205,31 @@ void gpu_check(const cckey_backend_ops *b, const gpu_batch *batch, const char *w
     outcome_free(&o);
 }
 
+/* What most cases start with: the backend (or a skip), a seeded generator
+ * and an empty batch. */
+typedef struct gpu_case {
+    const cckey_backend_ops *b;
+    uint64_t rng;
+    gpu_batch batch;
+} gpu_case;
+
+static gpu_case gpu_begin(const char *backend, uint64_t seed) { return (gpu_case){gpu_need(backend), seed, {0}}; }
+
 void gpu_case_lengths_0_300(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 1;
-    gpu_batch batch = {0};
-    for (size_t len = 0; len <= 300; len++) gpu_add_random(&batch, &rng, len);
-    gpu_check(b, &batch, "lengths 0..300");
-    gpu_batch_free(&batch);
+    gpu_case gc = gpu_begin(backend, 1);
+    for (size_t len = 0; len <= 300; len++) gpu_add_random(&gc.batch, &gc.rng, len);
+    gpu_check(gc.b, &gc.batch, "lengths 0..300");
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_block_boundaries(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 2;
-    gpu_batch batch = {0};
+    gpu_case gc = gpu_begin(backend, 2);
     for (size_t blocks = 1; blocks <= 70; blocks += blocks < 4 ? 1 : 11)
-        for (int d = -9; d <= 9; d++) gpu_add_random(&batch, &rng, (size_t)((long)(64 * blocks) + d));
-    gpu_check(b, &batch, "block boundaries");
-    gpu_batch_free(&batch);
+        for (int d = -9; d <= 9; d++) gpu_add_random(&gc.batch, &gc.rng, (size_t)((long)(64 * blocks) + d));
+    gpu_check(gc.b, &gc.batch, "block boundaries");
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_empty_messages(const char *backend)
@@ -243,39 +263,35 @@ void gpu_case_empty_job(const char *backend)
 
 void gpu_case_duplicates(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 4;
-    gpu_batch batch = {0};
-    gpu_add_random(&batch, &rng, 77);
-    for (int i = 0; i < 4000; i++) gpu_add_same(&batch, &batch.msgs[0]);
-    gpu_check(b, &batch, "4001 times the same pointer");
-    gpu_batch_free(&batch);
+    gpu_case gc = gpu_begin(backend, 4);
+    gpu_add_random(&gc.batch, &gc.rng, 77);
+    for (int i = 0; i < 4000; i++) gpu_add_same(&gc.batch, &gc.batch.msgs[0]);
+    gpu_check(gc.b, &gc.batch, "4001 times the same pointer");
+    gpu_batch_free(&gc.batch);
 
     /* Equal content at distinct addresses. */
     uint8_t *text = malloc(4001 * 130);
     cr_assert(text);
     for (int i = 0; i < 4001; i++) memset(text + 130 * i, 'k', 129);
-    for (int i = 0; i < 4001; i++) push(&batch, (cckey_msg){text + 130 * i + (i & 1), 128});
-    gpu_check(b, &batch, "4001 equal copies");
-    free(batch.msgs);
+    for (int i = 0; i < 4001; i++) push(&gc.batch, (cckey_msg){text + 130 * i + (i & 1), 128});
+    gpu_check(gc.b, &gc.batch, "4001 equal copies");
+    free(gc.batch.msgs);
     free(text);
 }
 
 void gpu_case_many_chunks(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 5;
-    gpu_batch batch = {0};
-    for (int i = 0; i < 3000; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 700));
+    gpu_case gc = gpu_begin(backend, 5);
+    for (int i = 0; i < 3000; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 700));
     /* A chunk holds a few messages: hundreds of chunks, every slot reused. */
     gs.chunk_bytes = sz("2048");
-    gpu_check(b, &batch, "2 KiB chunks");
+    gpu_check(gc.b, &gc.batch, "2 KiB chunks");
     /* Smaller than some messages: a chunk still takes at least one. */
     gs.chunk_bytes = sz("64");
-    gpu_check(b, &batch, "64-byte chunks");
+    gpu_check(gc.b, &gc.batch, "64-byte chunks");
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
-    gpu_check(b, &batch, "default chunks");
-    gpu_batch_free(&batch);
+    gpu_check(gc.b, &gc.batch, "default chunks");
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_long_threshold_routing(const char *backend)
@@ -332,57 +348,53 @@ void gpu_case_long_threshold_routing(const char *backend)
 
 void gpu_case_long_messages(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 7;
-    gpu_batch batch = {0};
-    gpu_add_random(&batch, &rng, (size_t)3 << 20);
-    for (int i = 0; i < 200; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 4000));
-    gpu_add_random(&batch, &rng, ((size_t)1 << 20) + 17);
-    gpu_check(b, &batch, "long messages among short ones");
+    gpu_case gc = gpu_begin(backend, 7);
+    gpu_add_random(&gc.batch, &gc.rng, (size_t)3 << 20);
+    for (int i = 0; i < 200; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 4000));
+    gpu_add_random(&gc.batch, &gc.rng, ((size_t)1 << 20) + 17);
+    gpu_check(gc.b, &gc.batch, "long messages among short ones");
     /* And all of them on the device, one long work-item each. */
     gs.long_bytes = sz("8M");
-    gpu_check(b, &batch, "long messages on the device");
+    gpu_check(gc.b, &gc.batch, "long messages on the device");
     gs.long_bytes = CCKEY_GPU_DEFAULT_LONG_BYTES;
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_fault_chunk_backend(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 8;
-    gpu_batch batch = {0};
-    for (int i = 0; i < 600; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 300));
+    gpu_case gc = gpu_begin(backend, 8);
+    for (int i = 0; i < 600; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 300));
     gs.chunk_bytes = sz("1024");
     /* The device alone, so that it surely reaches chunk 6. */
     gs.cpu_share = false;
     gs.fault_chunk = atol("6");
-    outcome o = run(b, &batch);
+    outcome o = run(gc.b, &gc.batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "chunk 6"), "%s", o.error);
     size_t done = 0;
-    for (size_t i = 0; i < batch.n; i++) {
+    for (size_t i = 0; i < gc.batch.n; i++) {
         if (!o.done[i]) continue;
         done++;
-        cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu marked done with a wrong digest", i);
+        cr_assert(digest_ok(&gc.batch.msgs[i], o.out[i]), "message %zu marked done with a wrong digest", i);
     }
     /* Chunks before the fault came back; the rest did not. */
     cr_assert_gt(done, 0);
-    cr_assert_lt(done, batch.n);
+    cr_assert_lt(done, gc.batch.n);
     cr_assert_eq(o.split.device, done);
     cr_assert_eq(o.split.host, 0);
     /* What the planner does next: the CPU finishes what is not done. */
-    cckey_digest_job job = {.msgs = batch.msgs, .n = batch.n, .out = o.out, .done = o.done, .threads = 2};
+    cckey_digest_job job = {.msgs = gc.batch.msgs, .n = gc.batch.n, .out = o.out, .done = o.done, .threads = 2};
     cr_assert_eq(cckey_cpu_digest(&job), CCKEY_OK);
-    for (size_t i = 0; i < batch.n; i++) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
+    for (size_t i = 0; i < gc.batch.n; i++) cr_assert(digest_ok(&gc.batch.msgs[i], o.out[i]), "message %zu", i);
     outcome_free(&o);
 
-    /* The device is usable again on the next batch. */
+    /* The device is usable again on the next gc.batch. */
     gs.fault_chunk = -1;
-    gpu_check(b, &batch, "after a fault");
+    gpu_check(gc.b, &gc.batch, "after a fault");
     gs.cpu_share = true;
-    gpu_check(b, &batch, "after a fault, sharing");
+    gpu_check(gc.b, &gc.batch, "after a fault, sharing");
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }
 
 /* Random tuples with options; keys checked against the OpenSSL reference. */
@@ -498,20 +510,18 @@ void gpu_case_fault_chunk_planner(const char *backend)
 
 void gpu_case_fault_build(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 10;
-    gpu_batch batch = {0};
-    for (int i = 0; i < 50; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 200));
+    gpu_case gc = gpu_begin(backend, 10);
+    for (int i = 0; i < 50; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 200));
     gs.fault_build = true;
     gs.cpu_share = false;
-    outcome o = run(b, &batch);
+    outcome o = run(gc.b, &gc.batch);
     cr_assert_eq(o.st, CCKEY_ERR_DEVICE, "%s", o.error);
     cr_assert(strstr(o.error, "CCKEY_FAULT_BUILD"), "the driver's message should surface: %s", o.error);
-    for (size_t i = 0; i < batch.n; i++) cr_assert_eq(o.done[i], 0);
+    for (size_t i = 0; i < gc.batch.n; i++) cr_assert_eq(o.done[i], 0);
     outcome_free(&o);
     gs.cpu_share = true;
 
-    tuples ts = make_tuples(&rng, 100);
+    tuples ts = make_tuples(&gc.rng, 100);
     char (*keys)[CCKEY_KEY_LEN + 1] = calloc(ts.n, sizeof *keys);
     cckey_batch_config *cfg = config_for(backend, CCKEY_VERIFY_NONE);
     cr_assert_eq(make_keys(keys, ts.t, ts.n, cfg), CCKEY_OK, "%s", cckey_last_error());
@@ -521,11 +531,11 @@ void gpu_case_fault_build(const char *backend)
 
     /* A later batch builds again and runs on the device. */
     gs.fault_build = false;
-    gpu_check(b, &batch, "after a failed build");
+    gpu_check(gc.b, &gc.batch, "after a failed build");
     cckey_batch_config_free(cfg);
     free(keys);
     tuples_free(&ts);
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_make_keys(const char *backend)
@@ -595,10 +605,8 @@ void gpu_case_concurrent_batches(const char *backend)
 
 void gpu_case_bad_settings(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 12;
-    gpu_batch batch = {0};
-    gpu_add_random(&batch, &rng, 10);
+    gpu_case gc = gpu_begin(backend, 12);
+    gpu_add_random(&gc.batch, &gc.rng, 10);
     cckey_batch_config *cfg;
     cr_assert_eq(cckey_batch_config_new(&cfg), CCKEY_OK);
     static const size_t bad_chunk[] = {1, 63, ((size_t)1 << 30) + 1, (size_t)4 << 30, SIZE_MAX};
@@ -619,12 +627,12 @@ void gpu_case_bad_settings(const char *backend)
     cckey_batch_config_free(cfg);
     /* Settings that bypass the setters (internal callers) are refused too. */
     gs.chunk_bytes = 3;
-    outcome o = run(b, &batch);
+    outcome o = run(gc.b, &gc.batch);
     cr_assert_eq(o.st, CCKEY_ERR_INVALID_ARG, "%s", o.error);
     outcome_free(&o);
     gs.chunk_bytes = (size_t)1 << 20;
-    gpu_check(b, &batch, "1 MiB chunks");
-    gpu_batch_free(&batch);
+    gpu_check(gc.b, &gc.batch, "1 MiB chunks");
+    gpu_batch_free(&gc.batch);
 }
 
 /* ---- the host's share ---------------------------------------------------- */
@@ -653,107 +661,101 @@ static size_t mixed_batch(gpu_batch *batch, uint64_t *rng, size_t n)
 
 void gpu_case_share_identical(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 13;
-    gpu_batch batch = {0};
-    size_t n_long = mixed_batch(&batch, &rng, 6000);
+    gpu_case gc = gpu_begin(backend, 13);
+    size_t n_long = mixed_batch(&gc.batch, &gc.rng, 6000);
     static const char *const chunks[] = {"4096", "64K", NULL};
     for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
         if (chunks[c]) gs.chunk_bytes = sz(chunks[c]);
         else gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
         gs.cpu_share = false;
-        outcome off = run(b, &batch);
+        outcome off = run(gc.b, &gc.batch);
         gs.cpu_share = true;
-        outcome on = run(b, &batch);
+        outcome on = run(gc.b, &gc.batch);
         gs.cpu_share = true;
         cr_assert_eq(off.st, CCKEY_OK, "%s", off.error);
         cr_assert_eq(on.st, CCKEY_OK, "%s", on.error);
-        cr_assert(memcmp(off.out, on.out, batch.n * CCKEY_MD5_DIGEST) == 0, "chunks %s: sharing changed digests",
+        cr_assert(memcmp(off.out, on.out, gc.batch.n * CCKEY_MD5_DIGEST) == 0, "chunks %s: sharing changed digests",
                   chunks[c] ? chunks[c] : "default");
-        for (size_t i = 0; i < batch.n; i++) {
+        for (size_t i = 0; i < gc.batch.n; i++) {
             cr_assert(on.done[i] && off.done[i], "message %zu not done", i);
-            cr_assert(digest_ok(&batch.msgs[i], on.out[i]), "message %zu (length %zu)", i, batch.msgs[i].len);
+            cr_assert(digest_ok(&gc.batch.msgs[i], on.out[i]), "message %zu (length %zu)", i, gc.batch.msgs[i].len);
         }
         /* Without sharing the host does the long messages and nothing else. */
         cr_assert_eq(off.split.host, n_long);
-        cr_assert_eq(off.split.device, batch.n - n_long);
-        cr_assert_eq(on.split.host + on.split.device, batch.n);
+        cr_assert_eq(off.split.device, gc.batch.n - n_long);
+        cr_assert_eq(on.split.host + on.split.device, gc.batch.n);
         cr_assert_geq(on.split.host, n_long);
         outcome_free(&off);
         outcome_free(&on);
     }
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_share_both_sides(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 14;
-    gpu_batch batch = {0};
-    for (int i = 0; i < 20000; i++) gpu_add_random(&batch, &rng, cckey_test_below(&rng, 400));
+    gpu_case gc = gpu_begin(backend, 14);
+    for (int i = 0; i < 20000; i++) gpu_add_random(&gc.batch, &gc.rng, cckey_test_below(&gc.rng, 400));
     /* Build the kernel first, so that the device is ready when the host
      * threads start. */
-    gpu_check(b, &batch, "warm-up");
+    gpu_check(gc.b, &gc.batch, "warm-up");
     /* Small chunks: the device needs hundreds of them, the host hashes
      * meanwhile. Who wins each claim depends on the scheduler, so a few
      * tries; a pipeline that never shares fails all of them. */
     gs.chunk_bytes = sz("8192");
     size_t best_host = 0, best_dev = 0;
     for (int t = 0; t < 20 && !(best_host && best_dev); t++) {
-        outcome o = run(b, &batch);
+        outcome o = run(gc.b, &gc.batch);
         cr_assert_eq(o.st, CCKEY_OK, "%s", o.error);
-        for (size_t i = 0; i < batch.n; i++)
-            cr_assert(o.done[i] && digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
-        cr_assert_eq(o.split.host + o.split.device, batch.n);
+        for (size_t i = 0; i < gc.batch.n; i++)
+            cr_assert(o.done[i] && digest_ok(&gc.batch.msgs[i], o.out[i]), "message %zu", i);
+        cr_assert_eq(o.split.host + o.split.device, gc.batch.n);
         if (o.split.host && o.split.device) best_host = o.split.host, best_dev = o.split.device;
         outcome_free(&o);
     }
     cr_assert(best_host && best_dev, "in 20 runs, never did both the host and the device get work");
     /* No long messages and no sharing: the device does every one. */
     gs.cpu_share = false;
-    outcome o = run(b, &batch);
+    outcome o = run(gc.b, &gc.batch);
     cr_assert_eq(o.st, CCKEY_OK, "%s", o.error);
-    cr_assert_eq(o.split.device, batch.n);
+    cr_assert_eq(o.split.device, gc.batch.n);
     cr_assert_eq(o.split.host, 0);
     outcome_free(&o);
     gs.cpu_share = true;
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }
 
 void gpu_case_share_fault(const char *backend)
 {
-    const cckey_backend_ops *b = gpu_need(backend);
-    uint64_t rng = 15;
-    gpu_batch batch = {0};
-    size_t n_long = mixed_batch(&batch, &rng, 3000);
+    gpu_case gc = gpu_begin(backend, 15);
+    size_t n_long = mixed_batch(&gc.batch, &gc.rng, 3000);
     gs.chunk_bytes = sz("2048");
     static const char *const at[] = {"0", "1", "5", "40"};
     for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
         gs.fault_chunk = atol(at[k]);
-        outcome o = run(b, &batch);
+        outcome o = run(gc.b, &gc.batch);
         /* OK only when the host hashed the rest before the device got to
          * chunk K. */
         cr_assert(o.st == CCKEY_ERR_DEVICE || (o.st == CCKEY_OK && o.split.host > n_long), "chunk %s: %s", at[k],
                   o.error);
         size_t done = 0;
-        for (size_t i = 0; i < batch.n; i++) {
-            if (batch.msgs[i].len > CCKEY_GPU_DEFAULT_LONG_BYTES) cr_assert(o.done[i], "long message %zu", i);
+        for (size_t i = 0; i < gc.batch.n; i++) {
+            if (gc.batch.msgs[i].len > CCKEY_GPU_DEFAULT_LONG_BYTES) cr_assert(o.done[i], "long message %zu", i);
             if (!o.done[i]) continue;
             done++;
-            cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "chunk %s: message %zu marked done, wrong digest", at[k],
+            cr_assert(digest_ok(&gc.batch.msgs[i], o.out[i]), "chunk %s: message %zu marked done, wrong digest", at[k],
                       i);
         }
         cr_assert_eq(done, o.split.host + o.split.device, "chunk %s", at[k]);
-        if (o.st == CCKEY_OK) cr_assert_eq(done, batch.n);
+        if (o.st == CCKEY_OK) cr_assert_eq(done, gc.batch.n);
         /* The planner's fallback: the CPU finishes what is not done. */
-        cckey_digest_job job = {.msgs = batch.msgs, .n = batch.n, .out = o.out, .done = o.done, .threads = 2};
+        cckey_digest_job job = {.msgs = gc.batch.msgs, .n = gc.batch.n, .out = o.out, .done = o.done, .threads = 2};
         cr_assert_eq(cckey_cpu_digest(&job), CCKEY_OK);
-        for (size_t i = 0; i < batch.n; i++) cr_assert(digest_ok(&batch.msgs[i], o.out[i]), "message %zu", i);
+        for (size_t i = 0; i < gc.batch.n; i++) cr_assert(digest_ok(&gc.batch.msgs[i], o.out[i]), "message %zu", i);
         outcome_free(&o);
     }
     gs.fault_chunk = -1;
     gs.chunk_bytes = CCKEY_GPU_DEFAULT_CHUNK_BYTES;
-    gpu_batch_free(&batch);
+    gpu_batch_free(&gc.batch);
 }

@@ -11,6 +11,9 @@
  * library's engine), or skip the test with a one-line reason (not compiled
  * in, no driver, no device). */
 const cckey_backend_ops *gpu_need(const char *backend);
+/* The ops of the kind's backend, or skip the test when it is not compiled
+ * in (whether it can run here is the test's own question). */
+const cckey_backend_ops *gpu_compiled(cckey_backend_kind kind);
 
 /* Messages with their own storage. */
 typedef struct gpu_batch {
@@ -77,5 +80,8 @@ void gpu_assert_used(const cckey_backend_ops *b, const char *used);
  * make_keys, the device listing), `auto` never picks it, and `auto` still
  * gives the right key on the CPU. */
 void gpu_expect_unavailable(cckey_backend_kind kind, const char *reason_part);
+/* The same with the backend's driver library set to library first (skipped
+ * where the backend is not compiled in). */
+void gpu_expect_unloadable(cckey_backend_kind kind, const char *library, const char *reason_part);
 
 #endif

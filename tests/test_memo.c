@@ -24,14 +24,21 @@ static void check(cckey_source *s, const tuple *t, cckey_bytes src, const char *
     cr_assert_str_eq(got, want, "%s", what);
 }
 
+/* A handle on src made with flags (CCKEY_SOURCE_COPY or _BORROW). */
+static cckey_source *source_of(cckey_bytes src, unsigned flags)
+{
+    cckey_source *s;
+    cr_assert_eq(cckey_source_new(&s, src, flags), CCKEY_OK);
+    return s;
+}
+
 Test(memo, identical_to_make_key_on_random_tuples)
 {
     uint64_t rng = 11;
     cckey_test_arena a = {0};
     for (int h = 0; h < 20; h++) {
         cckey_bytes src = cckey_test_random_bytes(&a, &rng, cckey_test_below(&rng, 3000));
-        cckey_source *s;
-        cr_assert_eq(cckey_source_new(&s, src, h % 2 ? CCKEY_SOURCE_BORROW : CCKEY_SOURCE_COPY), CCKEY_OK);
+        cckey_source *s = source_of(src, h % 2 ? CCKEY_SOURCE_BORROW : CCKEY_SOURCE_COPY);
         tuple ts[100];
         for (int i = 0; i < 100; i++) ts[i] = cckey_test_random_tuple(&a, &rng, h < 10 ? 60 : 600);
         /* Three passes: misses, then hits (or evictions), in another order. */
@@ -52,8 +59,7 @@ Test(memo, source_digested_once_and_no_md5_on_a_hit)
     cckey_bytes src = cckey_test_random_bytes(&a, &rng, 10000);
     for (unsigned flags = 0; flags <= CCKEY_SOURCE_BORROW; flags++) {
         uint64_t c0 = cckey_md5_count;
-        cckey_source *s;
-        cr_assert_eq(cckey_source_new(&s, src, flags), CCKEY_OK);
+        cckey_source *s = source_of(src, flags);
         cr_assert_eq(cckey_md5_count - c0, 1u, "creating a handle digests its source once");
         /* Up to 4 tuples fit one memo set whatever their hash, so each of
          * them must hit on the second call. */
@@ -89,8 +95,7 @@ Test(memo, copy_survives_the_callers_buffer)
     size_t n = strlen(text);
     char *buf = malloc(n);
     memcpy(buf, text, n);
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, (cckey_bytes){buf, n}, CCKEY_SOURCE_COPY), CCKEY_OK);
+    cckey_source *s = source_of((cckey_bytes){buf, n}, CCKEY_SOURCE_COPY);
     memset(buf, 'X', n);
     free(buf);   /* under ASan, any later read of it is a report */
     cckey_option o = {{"arch", 4}, {"sm_90", 5}};
@@ -108,8 +113,7 @@ Test(memo, borrow_reads_the_callers_bytes)
     uint64_t rng = 13;
     cckey_test_arena a = {0};
     cckey_bytes src = cckey_test_random_bytes(&a, &rng, 5000);
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, src, CCKEY_SOURCE_BORROW), CCKEY_OK);
+    cckey_source *s = source_of(src, CCKEY_SOURCE_BORROW);
     char d[CCKEY_HEX_LEN + 1], want[CCKEY_HEX_LEN + 1];
     cckey_test_md5_hex(src.ptr, src.len, want);
     cr_assert_eq(cckey_source_digest(d, s), CCKEY_OK);
@@ -127,8 +131,7 @@ Test(memo, empty_sources)
     const cckey_bytes empties[] = {{NULL, 0}, {"", 0}};
     for (int e = 0; e < 2; e++)
         for (unsigned flags = 0; flags <= CCKEY_SOURCE_BORROW; flags++) {
-            cckey_source *s;
-            cr_assert_eq(cckey_source_new(&s, empties[e], flags), CCKEY_OK);
+            cckey_source *s = source_of(empties[e], flags);
             char d[CCKEY_HEX_LEN + 1];
             cr_assert_eq(cckey_source_digest(d, s), CCKEY_OK);
             cr_assert_str_eq(d, "d41d8cd98f00b204e9800998ecf8427e");
@@ -144,8 +147,7 @@ Test(memo, eviction_keeps_results_right)
     uint64_t rng = 14;
     cckey_test_arena a = {0};
     cckey_bytes src = {"src", 3};
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, src, CCKEY_SOURCE_COPY), CCKEY_OK);
+    cckey_source *s = source_of(src, CCKEY_SOURCE_COPY);
     enum { N = 5 * CCKEY_MEMO_ENTRIES };
     static tuple ts[N];
     for (int i = 0; i < N; i++) ts[i] = cckey_test_random_tuple(&a, &rng, 30);
@@ -164,8 +166,7 @@ Test(memo, tuples_that_serialise_alike_stay_apart)
     /* Length prefixes keep (ab, "") and (a, b) apart, and option order
      * and grouping too. */
     cckey_bytes src = {"s", 1};
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, src, CCKEY_SOURCE_COPY), CCKEY_OK);
+    cckey_source *s = source_of(src, CCKEY_SOURCE_COPY);
     cckey_option o1[] = {{{"a", 1}, {"1", 1}}, {{"a", 1}, {"2", 1}}};
     cckey_option o2[] = {{{"a", 1}, {"2", 1}}, {{"a", 1}, {"1", 1}}};
     cckey_option o3[] = {{{"b", 1}, {"2", 1}}, {{"a", 1}, {"1", 1}}};
@@ -193,8 +194,7 @@ Test(memo, material_around_and_past_the_limit)
     uint64_t rng = 15;
     cckey_test_arena a = {0};
     cckey_bytes src = {"s", 1};
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, src, CCKEY_SOURCE_COPY), CCKEY_OK);
+    cckey_source *s = source_of(src, CCKEY_SOURCE_COPY);
     /* Every device length across the limit, with and without options,
      * and option lists too long to memoise. */
     for (size_t len = CCKEY_MEMO_MAX_MATERIAL - 80; len <= CCKEY_MEMO_MAX_MATERIAL + 80; len++)
@@ -221,8 +221,7 @@ Test(memo, small_material_is_memoised_large_is_not_kept)
 {
     /* Behaviour either side of the limit, seen through the digest count;
      * well inside and well outside, so the exact accounting is free. */
-    cckey_source *s;
-    cr_assert_eq(cckey_source_new(&s, (cckey_bytes){"s", 1}, CCKEY_SOURCE_COPY), CCKEY_OK);
+    cckey_source *s = source_of((cckey_bytes){"s", 1}, CCKEY_SOURCE_COPY);
     static char dev[CCKEY_MEMO_MAX_MATERIAL * 2];
     memset(dev, 'd', sizeof dev);
     char k[CCKEY_KEY_LEN + 1];

@@ -46,15 +46,11 @@ int main(void)
 {
     msg_batch *b = malloc(sizeof *b);
     msg_batch_make(b, 1, 3000);
-    static const size_t chunks[] = {64, 2048, 65536, CCKEY_GPU_DEFAULT_CHUNK_BYTES};
-    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
-        for (int share = 0; share < 2; share++) {
-            cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;
-            s.chunk_bytes = chunks[c];
-            s.cpu_share = share;
-            CHECK(digest(b, &s) == CCKEY_OK, "chunk %zu share %d: %s", chunks[c], share, cckey_last_error());
-            msg_batch_check(b, "chunks");
-        }
+    for (int i = 0; i < MSG_SWEEP_STEPS; i++) {
+        cckey_device_settings s = msg_batch_sweep(i);
+        CHECK(digest(b, &s) == CCKEY_OK, "chunk %zu share %d: %s", s.chunk_bytes, s.cpu_share, cckey_last_error());
+        msg_batch_check(b, "chunks");
+    }
     /* A driver error at each call site (and a pipeline fault): right digests. */
     for (int call = CCKEY_NATIVE_OPEN; call < CCKEY_NATIVE_CALLS; call++) {
         cckey_device_settings s = CCKEY_DEVICE_SETTINGS_INIT;

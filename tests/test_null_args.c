@@ -401,45 +401,41 @@ static void w_store_put_ex(void)
     cckey_store_close(s);
 }
 
+/* The checked look-ups' common arguments, each NULL in turn: the store s,
+ * the key, and the outs buf and len; what follows len, with its comma, comes
+ * after fn (so `CHECKED_LOOKUP_INVALID(f, , &why)` checks f(..., &len, &why)). */
+#define CHECKED_LOOKUP_INVALID(fn, ...)                      \
+    do {                                                     \
+        INVALID(fn(NULL, KEY, NULL, &buf, &len __VA_ARGS__)); \
+        INVALID(fn(s, NULL, NULL, &buf, &len __VA_ARGS__));   \
+        INVALID(fn(s, KEY, NULL, NULL, &len __VA_ARGS__));    \
+        INVALID(fn(s, KEY, NULL, &buf, NULL __VA_ARGS__));    \
+    } while (0)
+
 static void w_store_get_checked(void)
 {
     cckey_store *s = store();
     void *buf;
     size_t len;
-    INVALID(cckey_store_get_checked(NULL, KEY, NULL, &buf, &len));
-    INVALID(cckey_store_get_checked(s, NULL, NULL, &buf, &len));
-    INVALID(cckey_store_get_checked(s, KEY, NULL, NULL, &len));
-    INVALID(cckey_store_get_checked(s, KEY, NULL, &buf, NULL));
+    CHECKED_LOOKUP_INVALID(cckey_store_get_checked, );
     cckey_store_close(s);
 }
 
-static void w_store_get_explained(void)
-{
-    cckey_store *s = store();
-    void *buf;
-    size_t len;
-    cckey_miss why;
-    INVALID(cckey_store_get_explained(NULL, KEY, NULL, &buf, &len, &why));
-    INVALID(cckey_store_get_explained(s, NULL, NULL, &buf, &len, &why));
-    INVALID(cckey_store_get_explained(s, KEY, NULL, NULL, &len, &why));
-    INVALID(cckey_store_get_explained(s, KEY, NULL, &buf, NULL, &why));
-    EXPECT(cckey_store_get_explained(s, KEY, NULL, &buf, &len, NULL), CCKEY_ERR_NOT_FOUND);
-    cckey_store_close(s);
-}
-
-static void w_store_get_info(void)
-{
-    cckey_store *s = store();
-    void *buf;
-    size_t len;
-    cckey_lookup_info info;
-    INVALID(cckey_store_get_info(NULL, KEY, NULL, &buf, &len, &info));
-    INVALID(cckey_store_get_info(s, NULL, NULL, &buf, &len, &info));
-    INVALID(cckey_store_get_info(s, KEY, NULL, NULL, &len, &info));
-    INVALID(cckey_store_get_info(s, KEY, NULL, &buf, NULL, &info));
-    EXPECT(cckey_store_get_info(s, KEY, NULL, &buf, &len, NULL), CCKEY_ERR_NOT_FOUND);
-    cckey_store_close(s);
-}
+/* The walk of a checked look-up whose last argument, an out of type T, may
+ * be NULL (the miss is still reported). */
+#define CHECKED_LOOKUP_WALK(walk, fn, T)                                            \
+    static void walk(void)                                                          \
+    {                                                                               \
+        cckey_store *s = store();                                                   \
+        void *buf;                                                                  \
+        size_t len;                                                                 \
+        T out;                                                                      \
+        CHECKED_LOOKUP_INVALID(fn, , &out);                                         \
+        EXPECT(fn(s, KEY, NULL, &buf, &len, NULL), CCKEY_ERR_NOT_FOUND);            \
+        cckey_store_close(s);                                                       \
+    }
+CHECKED_LOOKUP_WALK(w_store_get_explained, cckey_store_get_explained, cckey_miss)
+CHECKED_LOOKUP_WALK(w_store_get_info, cckey_store_get_info, cckey_lookup_info)
 
 static void w_store_list_info(void)
 {

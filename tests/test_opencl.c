@@ -23,16 +23,14 @@ GPU_COMMON_TESTS(opencl, "opencl")
  * afresh and this library path is what the loader sees first. */
 Test(opencl, no_runtime_means_unavailable_and_cpu_still_works)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
-    cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libOpenCL.so.1"), CCKEY_OK);
-    gpu_expect_unavailable(K, "no OpenCL runtime: /nonexistent/libOpenCL.so.1");
+    gpu_expect_unloadable(K, "/nonexistent/libOpenCL.so.1", "no OpenCL runtime: /nonexistent/libOpenCL.so.1");
 }
 
 /* The driver loads once per process: its path can be set before, and only
  * confirmed after. */
 Test(opencl, driver_library_is_fixed_by_the_first_load)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    gpu_compiled(K);
     cr_assert_eq(cckey_set_driver_library(CCKEY_BACKEND_CPU, "x"), CCKEY_ERR_INVALID_ARG);
     cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/first.so"), CCKEY_OK);
     cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/second.so"), CCKEY_OK, "not loaded yet: may change");
@@ -50,7 +48,7 @@ Test(opencl, driver_library_is_fixed_by_the_first_load)
  * finds, loaded from the path set before; unknown names and kinds fail. */
 Test(opencl, driver_symbol_is_the_runtime_the_library_loads)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    gpu_compiled(K);
     cr_assert_null(cckey_driver_symbol(CCKEY_BACKEND_CPU, "clBuildProgram"));
     cr_assert(strstr(cckey_last_error(), "has no driver"), "%s", cckey_last_error());
     cr_assert_null(cckey_driver_symbol(K, NULL));
@@ -69,7 +67,7 @@ Test(opencl, driver_symbol_is_the_runtime_the_library_loads)
 
 Test(opencl, driver_symbol_fails_where_the_runtime_does_not_load)
 {
-    if (!cckey_backend_ops_for(K)) cr_skip_test("the OpenCL backend is not compiled into this build");
+    gpu_compiled(K);
     cr_assert_eq(cckey_set_driver_library(K, "/nonexistent/libOpenCL.so.1"), CCKEY_OK);
     cr_assert_null(cckey_driver_symbol(K, "clBuildProgram"));
     cr_assert(strstr(cckey_last_error(), "clBuildProgram: no OpenCL runtime: /nonexistent/libOpenCL.so.1"), "%s",
@@ -182,8 +180,7 @@ Test(opencl, device_chosen_by_name_substring)
 
 Test(opencl, device_selector_that_matches_nothing)
 {
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
-    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    const cckey_backend_ops *b = gpu_compiled(K);
     cckey_device_info info[1];
     devices_or_skip(info, 1);
     cckey_batch_config *cfg = selecting("no-such-device-name-xyz");
@@ -214,8 +211,7 @@ Test(opencl, auto_rule)
     /* The same batch against 64 host threads and a slow link: not. */
     cr_assert(!cckey_gpu_worth_it(1u << 20, (uint64_t)8 << 30, 64, 2.0, 0.5, true));
 
-    const cckey_backend_ops *b = cckey_backend_ops_for(K);
-    if (!b) cr_skip_test("the OpenCL backend is not compiled into this build");
+    const cckey_backend_ops *b = gpu_compiled(K);
     cckey_device_info info[16];
     size_t n = devices_or_skip(info, 16);
     bool gpu = false;

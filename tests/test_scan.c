@@ -190,23 +190,31 @@ Test(scan, languages_and_folder_walk)
 
 static cckey_option opt(const char *k, const char *v) { return (cckey_option){{k, strlen(k)}, {v, strlen(v)}}; }
 
+/* The flags warm makes of o[0..n) (for NVRTC when nvrtc), which must
+ * succeed and join to want. */
+static cckey_flags flags_as(const cckey_option *o, size_t n, bool nvrtc, const char *want)
+{
+    cckey_flags f;
+    char why[256] = "";
+    cr_assert_eq(cckey_flags_make(o, n, nvrtc, &f, why, sizeof why), 0, "%s", why);
+    cr_assert_str_eq(f.joined, want);
+    return f;
+}
+
 Test(scan, warm_option_flags)
 {
     cckey_option o[] = {opt("-cl-fast-relaxed-math", ""), opt("-O", "3"), opt("-DBLOCK", "64"), opt("-D", "N=4"),
                         opt("-DX=", "y"), opt("-cl-std", "CL2.0")};
-    cckey_flags f;
-    char why[256];
-    cr_assert_eq(cckey_flags_make(o, 6, false, &f, why, sizeof why), 0, "%s", why);
-    cr_assert_str_eq(f.joined, "-DN=4 -DBLOCK=64 -DX=y -O3 -cl-fast-relaxed-math -cl-std=CL2.0");
+    cckey_flags f = flags_as(o, 6, false, "-DN=4 -DBLOCK=64 -DX=y -O3 -cl-fast-relaxed-math -cl-std=CL2.0");
     cr_assert_eq(f.argc, 6);
     cckey_flags_free(&f);
 
     cckey_option c[] = {opt("arch", "sm_90"), opt("-O", "3"), opt("--use_fast_math", "")};
-    cr_assert_eq(cckey_flags_make(c, 3, true, &f, why, sizeof why), 0);
-    cr_assert_str_eq(f.joined, "--use_fast_math -O3 --gpu-architecture=sm_90");
+    f = flags_as(c, 3, true, "--use_fast_math -O3 --gpu-architecture=sm_90");
     cr_assert(f.has_arch);
     cckey_flags_free(&f);
 
+    char why[256];
     cckey_option spaced[] = {opt("-I", "/a path")};
     cr_assert_eq(cckey_flags_make(spaced, 1, false, &f, why, sizeof why), -1);
     cr_assert(strstr(why, "white space"));
@@ -283,15 +291,13 @@ Test(scan, warm_builds_tokenized_flags_in_order)
 {
     cckey_option o[] = {opt("-isystem", "/s"), opt("-I", "/z"), opt("-idirafter", "/l"), opt("-I", "/a"),
                         opt("-iquote", "/q"), opt("-include", "h.h")};
-    cckey_flags f;
-    char why[256];
-    cr_assert_eq(cckey_flags_make(o, 6, false, &f, why, sizeof why), 0, "%s", why);
-    cr_assert_str_eq(f.joined, "-I/z -I/a -idirafter /l -include h.h -iquote /q -isystem /s");
+    cckey_flags f = flags_as(o, 6, false, "-I/z -I/a -idirafter /l -include h.h -iquote /q -isystem /s");
     const char *dirs[8];
     cr_assert_eq(cckey_flags_include_dirs(&f, dirs, 8), 5);
     const char *want[] = {"/q", "/z", "/a", "/s", "/l"};   /* clang's search order */
     for (int i = 0; i < 5; i++) cr_assert_str_eq(dirs[i], want[i]);
     cckey_flags_free(&f);
+    char why[256];
     cr_assert_eq(cckey_flags_make(o + 5, 1, true, &f, why, sizeof why), 0);
     cr_assert_str_eq(f.joined, "-include=h.h", "NVRTC takes -include=FILE");
     cckey_flags_free(&f);

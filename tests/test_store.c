@@ -22,6 +22,21 @@ static void remove_tree(const char *path) { cr_assert(cckey_test_remove_tree(pat
 
 TestSuite(store, .init = make_dir, .fini = NULL);
 
+static cckey_store *open_store(void)
+{
+    cckey_store *s;
+    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    return s;
+}
+
+/* The end of a test: its store closed and its folder gone (a failed test
+ * leaves the folder to look at). */
+static void close_and_remove(cckey_store *s)
+{
+    cckey_store_close(s);
+    remove_tree(dir);
+}
+
 static uint8_t *read_file(const char *path, size_t *len)
 {
     uint8_t *buf = (uint8_t *)cckey_test_read_file(path, len);
@@ -49,8 +64,7 @@ static uint64_t le(const uint8_t *p, int n)
 
 Test(store, round_trip_and_format)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     uint64_t seed = 7;
     size_t sizes[] = {0, 1, 100, (1u << 20) + 17, 3u << 20};
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
@@ -103,14 +117,12 @@ Test(store, round_trip_and_format)
     cr_assert_eq(u.entries, 5);
     cr_assert_eq(u.bytes, 5 * 192 + 0 + 1 + 3 + ((1u << 20) + 17) + (3u << 20));
     cr_assert_eq(u.temp_files, 0);
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 Test(store, misses_and_bad_arguments)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1];
     cckey_test_store_key(key, 1);
     void *buf = (void *)1;
@@ -170,8 +182,7 @@ static void expect_damage_caught(cckey_store *s, const char *key, const char *wh
 
 Test(store, flipped_bytes_are_never_served)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512];
     cckey_test_store_key(key, 3);
     cckey_test_entry_path(path, sizeof path, dir, key);
@@ -193,14 +204,12 @@ Test(store, flipped_bytes_are_never_served)
             expect_damage_caught(s, key, what);
         }
     }
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 Test(store, truncated_and_extended_entries_are_never_served)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512];
     cckey_test_store_key(key, 4);
     cckey_test_entry_path(path, sizeof path, dir, key);
@@ -220,14 +229,12 @@ Test(store, truncated_and_extended_entries_are_never_served)
     fputc(0, f);
     fclose(f);
     expect_damage_caught(s, key, "appended byte");
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 Test(store, an_entry_under_another_keys_name_is_never_served)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char a[CCKEY_KEY_LEN + 1], b[CCKEY_KEY_LEN + 1], pa[512], pb[512];
     cckey_test_store_key(a, 10), cckey_test_store_key(b, 11);
     cckey_test_entry_path(pa, sizeof pa, dir, a), cckey_test_entry_path(pb, sizeof pb, dir, b);
@@ -235,14 +242,12 @@ Test(store, an_entry_under_another_keys_name_is_never_served)
     cr_assert_eq(cckey_store_put(s, b, "payload-b", 9), CCKEY_OK);
     cr_assert_eq(rename(pa, pb), 0);
     expect_damage_caught(s, b, "entry of key a named as key b");
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 Test(store, verify_removes_bad_entries_and_dead_writers_files)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512];
     for (int i = 0; i < 6; i++) {
         cckey_test_store_key(key, i);
@@ -286,14 +291,12 @@ Test(store, verify_removes_bad_entries_and_dead_writers_files)
     cr_assert_eq(cckey_store_verify(s, &r), CCKEY_OK);
     cr_assert_eq(r.ok, 4);
     cr_assert_eq(r.removed, 0);
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 Test(store, clear_removes_only_what_the_store_wrote)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1], path[512], mine[600], foreign[600];
     for (int i = 0; i < 20; i++) {
         cckey_test_store_key(key, i);
@@ -323,8 +326,7 @@ Test(store, clear_removes_only_what_the_store_wrote)
     cr_assert_eq(shards, 1);
     /* And it still works afterwards. */
     cr_assert_eq(cckey_store_put(s, key, "abc", 3), CCKEY_OK);
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }
 
 static void set_age(const char *key, time_t seconds_ago)
@@ -390,6 +392,5 @@ Test(store, size_limit_evicts_least_recently_used)
     cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);
     cr_assert_leq(u.bytes, 5 * ENTRY * 9 / 10);
     cr_assert(has(keys[12]));
-    cckey_store_close(s);
-    remove_tree(dir);
+    close_and_remove(s);
 }

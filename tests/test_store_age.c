@@ -13,20 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void key_of(char key[CCKEY_KEY_LEN + 1], int i)
-{
-    char name[32];
-    snprintf(name, sizeof name, "kernel_%d", i);
-    cr_assert_eq(cckey_make_key_str(key, "dev", name, "src", NULL, 0), CCKEY_OK);
-}
-
-static void write_conf(const char *dir, const char *text)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/cckey.conf", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0);
-}
+static void write_conf(const char *dir, const char *text) { cr_assert(cckey_test_write_text(dir, "cckey.conf", text)); }
 
 /* Set key's entry file's last-used time to days_ago days before now. */
 static void age_entry(const char *dir, const char *key, int days_ago)
@@ -57,6 +44,22 @@ static bool has(cckey_store *s, const char *key)
     return st == CCKEY_OK;
 }
 
+/* A store in a fresh folder dir with the stock entries 0..n-1 (their keys in
+ * keys), entry i last used days_ago[i] days before now. */
+static cckey_store *aged_store(char dir[64], const char *tag, char (*keys)[CCKEY_KEY_LEN + 1], const int *days_ago,
+                               int n)
+{
+    cr_assert(cckey_test_make_dir(dir, tag));
+    cckey_store *s;
+    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
+    for (int i = 0; i < n; i++) {
+        cckey_test_store_key(keys[i], i);
+        cr_assert_eq(cckey_store_put(s, keys[i], "payload", 7), CCKEY_OK);
+        age_entry(dir, keys[i], days_ago[i]);
+    }
+    return s;
+}
+
 Test(age, parse)
 {
     struct {
@@ -79,16 +82,9 @@ Test(age, parse)
 
 Test(age, trim_older_removes_exactly_the_old)
 {
-    char dir[64];
-    cr_assert(cckey_test_make_dir(dir, "age"));
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
-    char keys[10][CCKEY_KEY_LEN + 1];
-    for (int i = 0; i < 10; i++) {
-        key_of(keys[i], i);
-        cr_assert_eq(cckey_store_put(s, keys[i], "payload", 7), CCKEY_OK);
-        age_entry(dir, keys[i], i * 10);   /* 0, 10, ..., 90 days unused */
-    }
+    char dir[64], keys[10][CCKEY_KEY_LEN + 1];
+    static const int days[10] = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90};
+    cckey_store *s = aged_store(dir, "age", keys, days, 10);
     uint64_t removed = 99;
     cr_assert_eq(cckey_store_trim_older(s, 35 * 86400, &removed), CCKEY_OK);
     cr_assert_eq(removed, 6, "40..90 days: %llu removed", (unsigned long long)removed);
@@ -109,21 +105,14 @@ Test(age, trim_older_removes_exactly_the_old)
 
 Test(age, every_writer_honours_max_age)
 {
-    char dir[64];
-    cr_assert(cckey_test_make_dir(dir, "maxage"));
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
-    char keys[6][CCKEY_KEY_LEN + 1];
-    for (int i = 0; i < 5; i++) {
-        key_of(keys[i], i);
-        cr_assert_eq(cckey_store_put(s, keys[i], "payload", 7), CCKEY_OK);
-        age_entry(dir, keys[i], i < 2 ? 1 : 40);
-    }
+    char dir[64], keys[6][CCKEY_KEY_LEN + 1];
+    static const int days[5] = {1, 1, 40, 40, 40};
+    cckey_store *s = aged_store(dir, "maxage", keys, days, 5);
     cckey_store_close(s);
     /* Damaged lines around it are ignored; the last max_age wins. */
     write_conf(dir, "# limits\nmax_age = lots\n\x01\x02 garbage\nmax_age = 30d\nmax_size = 1G\nmax_age");
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
-    key_of(keys[5], 5);
+    cckey_test_store_key(keys[5], 5);
     cr_assert_eq(cckey_store_put(s, keys[5], "payload", 7), CCKEY_OK);   /* the first put recounts */
     cckey_store_usage u;
     cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);

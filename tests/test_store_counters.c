@@ -18,19 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static void key_of(char key[CCKEY_KEY_LEN + 1], int i)
-{
-    char name[32];
-    snprintf(name, sizeof name, "kernel_%d", i);
-    cr_assert_eq(cckey_make_key_str(key, "dev", name, "src", NULL, 0), CCKEY_OK);
-}
-
 static void write_file(const char *dir, const char *name, const char *text)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0, "%s", path);
+    cr_assert(cckey_test_write_text(dir, name, text), "%s/%s", dir, name);
 }
 
 static bool exists(const char *dir, const char *name)
@@ -54,20 +44,19 @@ static int stats_files(const char *dir)
     return n;
 }
 
-/* One process's look-ups: hits of present, misses of absent. */
-static void look(const char *dir, const char *present, const char *absent, int hits, int misses)
+/* One process's look-ups (cckey_test_look: hits of present, misses of
+ * absent) in a child, waited for; its status is the wait's, for the caller
+ * to judge. */
+static int look_in_child(const char *dir, const char *present, const char *absent, int hits, int misses)
 {
-    cckey_store *c;
-    if (cckey_store_open(&c, dir, 0) != CCKEY_OK) _exit(1);
-    for (int i = 0; i < hits + misses; i++) {
-        void *buf;
-        size_t len;
-        cckey_status st = cckey_store_get(c, i < hits ? present : absent, &buf, &len);
-        if (st != (i < hits ? CCKEY_OK : CCKEY_ERR_NOT_FOUND)) _exit(2);
-        if (st == CCKEY_OK) cckey_store_free_buffer(buf);
-    }
-    cckey_store_close(c);
+    pid_t pid = cckey_test_spawn_look(dir, present, absent, hits, misses);
+    cr_assert_neq(pid, -1);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
 }
+
+static bool exited_0(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
 static void usage_of(const char *dir, cckey_store_usage *u)
 {
@@ -80,7 +69,7 @@ static void usage_of(const char *dir, cckey_store_usage *u)
 static void setup(char dir[64], const char *tag, char present[CCKEY_KEY_LEN + 1], char absent[CCKEY_KEY_LEN + 1])
 {
     cr_assert(cckey_test_make_dir(dir, tag));
-    key_of(present, 1), key_of(absent, 2);
+    cckey_test_store_key(present, 1), cckey_test_store_key(absent, 2);
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_store_put(s, present, "x", 1), CCKEY_OK);
@@ -98,18 +87,9 @@ Test(counters, three_hundred_processes_bounded_and_exact)
         for (int k = b; k < b + BATCH; k++) {
             int hits = 1 + k % 7, misses = k % 3;
             want_hits += (uint64_t)hits, want_misses += (uint64_t)misses;
-            pid_t pid = fork();
-            cr_assert_neq(pid, -1);
-            if (pid == 0) {
-                look(dir, present, absent, hits, misses);
-                _exit(0);
-            }
+            cr_assert_neq(cckey_test_spawn_look(dir, present, absent, hits, misses), -1);
         }
-        for (int k = 0; k < BATCH; k++) {
-            int status;
-            cr_assert_neq(wait(&status), -1);
-            cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child failed: %d", status);
-        }
+        cr_assert(cckey_test_reap(BATCH), "a child failed");
     }
     cckey_store_usage u;
     usage_of(dir, &u);
@@ -127,8 +107,7 @@ Test(counters, older_per_process_files_folded_once)
     char dir[64], present[CCKEY_KEY_LEN + 1], absent[CCKEY_KEY_LEN + 1];
     setup(dir, "ctrold", present, absent);
     char stats[96];
-    snprintf(stats, sizeof stats, "%s/stats", dir);
-    cr_assert(mkdir(stats, 0777) == 0 || exists(dir, "stats"));
+    cr_assert(cckey_test_sub_dir(stats, sizeof stats, dir, "stats"));
     enum { OLD = 20 };
     for (int i = 0; i < OLD; i++) {
         char name[32];
@@ -142,15 +121,7 @@ Test(counters, older_per_process_files_folded_once)
     cr_assert_eq(u.misses, 2 * OLD);
     /* Writers fold them (8 at a time) and remove them. */
     for (int round = 0; round < 4; round++) {
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1);
-        if (pid == 0) {
-            look(dir, present, absent, 1, 1);
-            _exit(0);
-        }
-        int status;
-        cr_assert_neq(wait(&status), -1);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        cr_assert(exited_0(look_in_child(dir, present, absent, 1, 1)));
     }
     usage_of(dir, &u);
     cr_assert_eq(u.hits, 5 * OLD + 4);
@@ -198,15 +169,7 @@ Test(counters, damaged_files_never_fail_a_look_up)
     cr_assert_eq(u.misses, 3);
     cr_assert_geq(u.damaged, 14);
     for (int k = 0; k < 32; k++) {   /* enough processes to reach most files */
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1);
-        if (pid == 0) {
-            look(dir, present, absent, 2, 1);
-            _exit(0);
-        }
-        int status;
-        cr_assert_neq(wait(&status), -1);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a look-up failed over damaged counters");
+        cr_assert(exited_0(look_in_child(dir, present, absent, 2, 1)), "a look-up failed over damaged counters");
     }
     usage_of(dir, &u);
     cr_assert_eq(u.hits, 7 + 64);
@@ -246,30 +209,16 @@ Test(counters, locked_files_drop_counts_not_look_ups)
     int fds[2];
     pid_t holder = hold_locks(dir, fds);
     /* A stuck holder: the writer waits its while, then drops its counts. */
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        look(dir, present, absent, 3, 2);
-        _exit(0);
-    }
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert(exited_0(look_in_child(dir, present, absent, 3, 2)));
     cckey_store_usage u;
     usage_of(dir, &u);
     cr_assert_eq(u.hits, 0);
     /* A dead holder's locks go with it (fcntl): counting goes on. */
     kill(holder, SIGKILL);
+    int status;
     cr_assert_eq(waitpid(holder, &status, 0), holder);
     close(fds[0]), close(fds[1]);
-    pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        look(dir, present, absent, 3, 2);
-        _exit(0);
-    }
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert(exited_0(look_in_child(dir, present, absent, 3, 2)));
     usage_of(dir, &u);
     cr_assert_eq(u.hits, 3);
     cr_assert_eq(u.misses, 2);
@@ -280,14 +229,7 @@ Test(counters, zero_records_when_and_clear_keeps_them)
 {
     char dir[64], present[CCKEY_KEY_LEN + 1], absent[CCKEY_KEY_LEN + 1];
     setup(dir, "ctrzero", present, absent);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        look(dir, present, absent, 4, 2);
-        _exit(0);
-    }
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    look_in_child(dir, present, absent, 4, 2);
     cckey_store *s;
     cckey_store_usage u;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);

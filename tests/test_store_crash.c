@@ -5,6 +5,7 @@
  * under an entry's name (verify removes nothing). */
 #include "support.h"
 #include "store/store_internal.h"
+#include "testing/testing.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -80,7 +81,7 @@ static void kill_at(int stage)
     cr_assert_neq(child, -1);
     if (child == 0) {
         hook_stage = stage, hook_fd = fds[1];
-        cckey_store_test_hook = stop_here;
+        cckey_testing_store_stages(stop_here);
         cckey_store_put(s, key, big, len);
         _exit(2);   /* the hook never let it finish */
     }
@@ -204,15 +205,10 @@ Test(crash, concurrent_processes_share_a_folder)
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d: status %d", p,
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
-    cckey_store_report r;
-    cr_assert_eq(cckey_store_verify(s, &r), CCKEY_OK);
-    cr_assert_eq(r.removed, 0);
-    cr_assert_gt(r.ok, 0);
-    cckey_store_usage u;
-    cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);
-    cr_assert_eq(u.temp_files, 0);
+    uint64_t ok;
+    cckey_store *s = cckey_test_open_sound(dir, &ok);
+    cr_assert(s, "the racing writers left damage or temporary files");
+    cr_assert_gt(ok, 0);
     cckey_store_close(s);
 }
 

@@ -33,11 +33,10 @@ static void setup(void)
 {
     cr_assert(cckey_test_make_dir(dir, "deps"));
     snprintf(store_dir, sizeof store_dir, "%s/store", dir);
-    snprintf(src_dir, sizeof src_dir, "%s/suite/src", dir);
-    snprintf(inc_dir, sizeof inc_dir, "%s/suite/inc", dir);
     char suite[200];
-    snprintf(suite, sizeof suite, "%s/suite", dir);
-    mkdir(suite, 0777), mkdir(src_dir, 0777), mkdir(inc_dir, 0777);
+    cr_assert(cckey_test_sub_dir(suite, sizeof suite, dir, "suite"));
+    cr_assert(cckey_test_sub_dir(src_dir, sizeof src_dir, suite, "src"));
+    cr_assert(cckey_test_sub_dir(inc_dir, sizeof inc_dir, suite, "inc"));
     put_text(src_dir, "hdr.h", "#pragma once\n#include \"nested/inner.h\"\n#define HDR 1\n");
     put_text(src_dir, "nested/inner.h", "/* #include \"not_this.h\" */\n#define INNER 2\n");
     put_text(inc_dir, "common.h", "#define COMMON 3\n");
@@ -49,11 +48,6 @@ TestSuite(deps, .init = setup, .fini = teardown);
 static const char SRC_A[] = "#include \"hdr.h\"\n#include <common.h>\n// #include \"commented.h\"\n"
                             "__kernel void a(void) {}\n";
 static const char SRC_B[] = "#include \"other.h\"\n__kernel void b(void) {}\n";
-
-static void key_of(char key[CCKEY_KEY_LEN + 1], const char *src)
-{
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){"k", 1}, (cckey_bytes){src, strlen(src)}, NULL, 0);
-}
 
 static void md5_file(const char *path, uint8_t out[16])
 {
@@ -106,13 +100,16 @@ static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (ui
 
 static char *entry_file(const char *key)
 {
-    char h[33], name[CCKEY_KEY_LEN + 1];
-    cckey_test_md5_hex(key, CCKEY_KEY_LEN, h);
-    for (int i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
-    name[CCKEY_KEY_LEN] = '\0';
     static char path[512];
-    snprintf(path, sizeof path, "%s/%.2s/%s", store_dir, h, name);
+    cckey_test_entry_path(path, sizeof path, store_dir, key);
     return path;
+}
+
+static cckey_store *open_store(void)
+{
+    cckey_store *s;
+    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    return s;
 }
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -122,14 +119,13 @@ static void write_bytes(const char *path, const void *p, size_t n)
 
 Test(deps, records_follow_the_documented_layout)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *opts[] = {"-DN=4", "-cl-fast-relaxed-math"};
     cckey_dep dep = {.root = 1, .path = "common.h", .present = 1, .size = 17};
     memset(dep.md5, 0xab, 16);
     cckey_entry_meta meta = {"OpenCL", "PoCL 9", opts, 2, &dep, 1, NULL};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_A);
+    cckey_test_src_key(key, SRC_A);
     cr_assert_eq(cckey_store_put_meta(s, key, "BIN", 3, &meta), CCKEY_OK, "%s", cckey_last_error());
     size_t len;
     uint8_t *f = (uint8_t *)cckey_test_read_file(entry_file(key), &len);
@@ -175,7 +171,7 @@ static void put_with_deps(cckey_store *s, const char *src, const char *const *ro
     cr_assert_eq(cckey_deps_scan(src, strlen(src), roots, 2, NULL, &d, &n), CCKEY_OK);
     cckey_entry_meta meta = {"OpenCL", version, NULL, 0, d, n, NULL};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, src);
+    cckey_test_src_key(key, src);
     cr_assert_eq(cckey_store_put_meta(s, key, src, strlen(src), &meta), CCKEY_OK);
     cckey_deps_free(d, n);
 }
@@ -185,7 +181,7 @@ static cckey_status get(cckey_store *s, const char *src, const char *const *root
 {
     cckey_lookup lk = {.compiler = "OpenCL", .version = version, .roots = roots, .n_roots = 2, .memo = memo};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, src);
+    cckey_test_src_key(key, src);
     void *buf;
     size_t len;
     cckey_status st = cckey_store_get_checked(s, key, &lk, &buf, &len);
@@ -201,9 +197,8 @@ static cckey_status get(cckey_store *s, const char *src, const char *const *root
 
 Test(deps, only_entries_that_read_a_changed_header_miss)
 {
-    cckey_store *s;
+    cckey_store *s = open_store();
     cckey_dep_memo *memo;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_dep_memo_new(&memo), CCKEY_OK);
     const char *roots[] = {src_dir, inc_dir};
     put_with_deps(s, SRC_A, roots, "1.0");
@@ -245,8 +240,7 @@ Test(deps, only_entries_that_read_a_changed_header_miss)
 
 Test(deps, a_moved_suite_still_hits)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *roots[] = {src_dir, inc_dir};
     put_with_deps(s, SRC_A, roots, "1.0");
     char old_suite[200], new_suite[200], nsrc[256], ninc[256];
@@ -283,11 +277,10 @@ static void append_record(const char *key, uint16_t type, uint16_t flags)
 
 Test(deps, unknown_records_are_skipped_unless_critical)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     const char *roots[] = {src_dir, inc_dir};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     put_with_deps(s, SRC_B, roots, "1.0");
     append_record(key, 77, 0);
     cr_assert_eq(get(s, SRC_B, roots, "1.0", NULL), CCKEY_OK, "%s", cckey_last_error());
@@ -307,10 +300,9 @@ Test(deps, unknown_records_are_skipped_unless_critical)
 
 Test(deps, version_2_entries_are_still_read)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     /* Over one 4 KiB piece, so the two checksums differ. */
     size_t plen = 10000;
     uint8_t *bin = malloc(plen);
@@ -340,10 +332,9 @@ Test(deps, version_2_entries_are_still_read)
 
 Test(deps, version_1_entries_are_misses)
 {
-    cckey_store *s;
-    cr_assert_eq(cckey_store_open(&s, store_dir, 0), CCKEY_OK);
+    cckey_store *s = open_store();
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key, SRC_B);
+    cckey_test_src_key(key, SRC_B);
     cr_assert_eq(cckey_store_put(s, key, "BIN", 3), CCKEY_OK);
     /* The same entry as version 1 wrote it: no record section. */
     size_t len;

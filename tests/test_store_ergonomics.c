@@ -13,20 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void key_of(char key[CCKEY_KEY_LEN + 1], int i)
-{
-    char name[32];
-    snprintf(name, sizeof name, "kernel_%d", i);
-    cr_assert_eq(cckey_make_key_str(key, "dev", name, "src", NULL, 0), CCKEY_OK);
-}
-
-static void write_conf(const char *dir, const char *text)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/cckey.conf", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0);
-}
+static void write_conf(const char *dir, const char *text) { cr_assert(cckey_test_write_text(dir, "cckey.conf", text)); }
 
 Test(sizes, parse)
 {
@@ -61,7 +48,7 @@ Test(folder_limit, every_writer_honours_it)
     static char payload[1000];
     for (int i = 0; i < 40; i++) {
         char key[CCKEY_KEY_LEN + 1];
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         cr_assert_eq(cckey_store_put(s, key, payload, sizeof payload), CCKEY_OK);
     }
     cr_assert_eq(cckey_store_stats(s, &u), CCKEY_OK);
@@ -81,33 +68,13 @@ Test(counters, summed_across_processes)
     char dir[64];
     cr_assert(cckey_test_make_dir(dir, "counters"));
     char present[CCKEY_KEY_LEN + 1], absent[CCKEY_KEY_LEN + 1];
-    key_of(present, 1), key_of(absent, 2);
+    cckey_test_store_key(present, 1), cckey_test_store_key(absent, 2);
     cckey_store *s;
     cr_assert_eq(cckey_store_open(&s, dir, 0), CCKEY_OK);
     cr_assert_eq(cckey_store_put(s, present, "x", 1), CCKEY_OK);
     enum { KIDS = 4, HITS = 10, MISSES = 5 };
-    for (int k = 0; k < KIDS; k++) {
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1);
-        if (pid == 0) {
-            cckey_store *c;
-            if (cckey_store_open(&c, dir, 0) != CCKEY_OK) _exit(1);
-            for (int i = 0; i < HITS + MISSES; i++) {
-                void *buf;
-                size_t len;
-                cckey_status st = cckey_store_get(c, i < HITS ? present : absent, &buf, &len);
-                if (st != (i < HITS ? CCKEY_OK : CCKEY_ERR_NOT_FOUND)) _exit(2);
-                cckey_store_free_buffer(buf);
-            }
-            cckey_store_close(c);
-            _exit(0);
-        }
-    }
-    for (int k = 0; k < KIDS; k++) {
-        int status;
-        cr_assert_neq(wait(&status), -1);
-        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    for (int k = 0; k < KIDS; k++) cr_assert_neq(cckey_test_spawn_look(dir, present, absent, HITS, MISSES), -1);
+    cr_assert(cckey_test_reap(KIDS));
     void *buf;
     size_t len;
     cr_assert_eq(cckey_store_get(s, present, &buf, &len), CCKEY_OK);   /* this handle's own, not yet written */
@@ -167,7 +134,7 @@ Test(list_and_trim, list_every_entry_then_trim_the_oldest)
     enum { N = 20 };
     for (int i = 0; i < N; i++) {
         char key[CCKEY_KEY_LEN + 1];
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         cr_assert_eq(cckey_store_put(s, key, payload, (size_t)i * 10), CCKEY_OK);
     }
     seen got = {0};
@@ -175,7 +142,7 @@ Test(list_and_trim, list_every_entry_then_trim_the_oldest)
     cr_assert_eq(got.n, N);
     for (int i = 0; i < N; i++) {
         char key[CCKEY_KEY_LEN + 1];
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         int found = -1;
         for (int j = 0; j < got.n; j++)
             if (strcmp(got.keys[j], key) == 0) found = j;
@@ -193,7 +160,7 @@ Test(list_and_trim, list_every_entry_then_trim_the_oldest)
     /* Entry i last used at time 1000 + i: trimming keeps the newest. */
     for (int i = 0; i < N; i++) {
         char key[CCKEY_KEY_LEN + 1], path[512], name[CCKEY_KEY_LEN + 1];
-        key_of(key, i);
+        cckey_test_store_key(key, i);
         memcpy(name, key, sizeof name);
         for (char *p = name; *p; p++)
             if (*p == ':') *p = '-';
@@ -219,7 +186,7 @@ Test(list_and_trim, list_every_entry_then_trim_the_oldest)
         int i = -1;
         for (int k = 0; k < N; k++) {
             char key[CCKEY_KEY_LEN + 1];
-            key_of(key, k);
+            cckey_test_store_key(key, k);
             if (strcmp(key, left.keys[j]) == 0) i = k;
         }
         cr_assert_geq(i, N - (int)u.entries, "entry %d kept, but it is among the oldest", i);

@@ -19,17 +19,14 @@ static char store_dir[200], src_dir[200];
 
 static void put_text(const char *rel, const char *text)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", src_dir, rel);
-    cr_assert(cckey_test_write_file(path, text, strlen(text)), "%s", path);
+    cr_assert(cckey_test_write_text(src_dir, rel, text), "%s/%s", src_dir, rel);
 }
 
 static void setup(void)
 {
     cr_assert(cckey_test_make_dir(dir, "explain"));
     snprintf(store_dir, sizeof store_dir, "%s/store", dir);
-    snprintf(src_dir, sizeof src_dir, "%s/src", dir);
-    mkdir(src_dir, 0777);
+    cr_assert(cckey_test_sub_dir(src_dir, sizeof src_dir, dir, "src"));
     put_text("hdr.h", "#define V 1\n");
 }
 static void teardown(void) { cckey_test_remove_tree(dir); }
@@ -37,11 +34,6 @@ TestSuite(explain, .init = setup, .fini = teardown);
 
 static const char SRC[] = "#include \"hdr.h\"\n__kernel void k(void) {}\n";
 static const char *const FLAGS[] = {"-DN=4"};
-
-static void key_of(char key[CCKEY_KEY_LEN + 1])
-{
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){"k", 1}, (cckey_bytes){SRC, strlen(SRC)}, NULL, 0);
-}
 
 static void put(cckey_store *s)
 {
@@ -52,7 +44,7 @@ static void put(cckey_store *s)
     cckey_entry_meta meta = {.compiler = "OpenCL", .version = "PoCL 3.1", .options = FLAGS, .n_options = 1,
                              .deps = d, .n_deps = n};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     cr_assert_eq(cckey_store_put_meta(s, key, SRC, strlen(SRC), &meta), CCKEY_OK);
     cckey_deps_free(d, n);
 }
@@ -65,7 +57,7 @@ static cckey_miss why(cckey_store *s, const char *compiler, const char *version,
     cckey_lookup lk = {.compiler = compiler, .version = version, .options = flags, .n_options = 1, .roots = roots,
                        .n_roots = 1};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     void *buf;
     size_t len;
     cckey_miss m = (cckey_miss)-1;
@@ -80,14 +72,7 @@ static cckey_miss why(cckey_store *s, const char *compiler, const char *version,
     return m;
 }
 
-static char *entry_path(void)
-{
-    char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
-    static char path[512];
-    cckey_test_entry_path(path, sizeof path, store_dir, key);
-    return path;
-}
+static char *entry_path(void) { return cckey_test_src_entry(store_dir, SRC); }
 
 static void flip_last_byte(const char *path)
 {
@@ -164,7 +149,7 @@ Test(explain, a_read_only_handle_writes_nothing)
     cr_assert_eq(why(ro, "OpenCL", "PoCL 3.1", "-DN=4"), CCKEY_MISS_NONE);
     cr_assert_eq(why(ro, "OpenCL", "PoCL 6.0", "-DN=4"), CCKEY_MISS_TOOLCHAIN);
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     uint64_t n;
     cckey_store_report rep;
     cr_assert_eq(cckey_store_put(ro, key, "x", 1), CCKEY_ERR_INVALID_ARG);

@@ -18,29 +18,21 @@ static char dir[64], store_dir[200], src_dir[200], inc_dir[200];
 
 static void put_text(const char *folder, const char *rel, const char *text)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", folder, rel);
-    cr_assert(cckey_test_write_file(path, text, strlen(text)), "%s", path);
+    cr_assert(cckey_test_write_text(folder, rel, text), "%s/%s", folder, rel);
 }
 
 static void setup(void)
 {
     cr_assert(cckey_test_make_dir(dir, "variants"));
     snprintf(store_dir, sizeof store_dir, "%s/store", dir);
-    snprintf(src_dir, sizeof src_dir, "%s/src", dir);
-    snprintf(inc_dir, sizeof inc_dir, "%s/inc", dir);
-    mkdir(src_dir, 0777), mkdir(inc_dir, 0777);
+    cr_assert(cckey_test_sub_dir(src_dir, sizeof src_dir, dir, "src"));
+    cr_assert(cckey_test_sub_dir(inc_dir, sizeof inc_dir, dir, "inc"));
     put_text(src_dir, "h.h", "#define V 1\n");
 }
 static void teardown(void) { cckey_test_remove_tree(dir); }
 TestSuite(variants, .init = setup, .fini = teardown);
 
 static const char SRC[] = "#include \"h.h\"\n__kernel void k(void) {}\n";
-
-static void key_of(char key[CCKEY_KEY_LEN + 1])
-{
-    cckey_test_ref_key(key, (cckey_bytes){"dev", 3}, (cckey_bytes){"k", 1}, (cckey_bytes){SRC, strlen(SRC)}, NULL, 0);
-}
 
 /* A build of SRC with its headers as they are now; its binary is bin. */
 static uint32_t put_build(cckey_store *s, const char *bin, size_t len, const char *unverified)
@@ -52,7 +44,7 @@ static uint32_t put_build(cckey_store *s, const char *bin, size_t len, const cha
     cckey_entry_meta meta = {"OpenCL", "1.0", NULL, 0, d, n, NULL};
     cckey_put_options opt = {.unverified = unverified};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     cr_assert_eq(cckey_store_put_ex(s, key, bin, len, &meta, &opt), CCKEY_OK, "%s", cckey_last_error());
     cckey_deps_free(d, n);
     return opt.variants;
@@ -64,7 +56,7 @@ static cckey_status get(cckey_store *s, char **bin, size_t *len, cckey_lookup_in
     const char *roots[] = {src_dir};
     cckey_lookup lk = {.compiler = "OpenCL", .version = "1.0", .roots = roots, .n_roots = 1};
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     void *buf;
     cckey_status st = cckey_store_get_info(s, key, &lk, &buf, len, info);
     *bin = buf;
@@ -94,14 +86,7 @@ static void expect_miss(cckey_store *s, cckey_miss why)
     cr_assert_eq(info.why, why, "%s", cckey_last_error());
 }
 
-static char *entry_file(void)
-{
-    char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
-    static char path[512];
-    cckey_test_entry_path(path, sizeof path, store_dir, key);
-    return path;
-}
+static char *entry_file(void) { return cckey_test_src_entry(store_dir, SRC); }
 
 Test(variants, header_ping_pong_hits_the_earlier_build)
 {
@@ -129,7 +114,7 @@ Test(variants, header_ping_pong_hits_the_earlier_build)
     free(f);
     /* A plain put has no records: it replaces every build. */
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     cr_assert_eq(cckey_store_put(s, key, "PLAIN", 5), CCKEY_OK);
     void *buf;
     size_t len;
@@ -262,7 +247,7 @@ Test(variants, unverified_builds_are_never_served_checked)
     expect_miss(s, CCKEY_MISS_UNVERIFIED);
     cr_assert(strstr(cckey_last_error(), "k.cl:2: #include HDR"), "%s", cckey_last_error());
     char key[CCKEY_KEY_LEN + 1];
-    key_of(key);
+    cckey_test_src_key(key, SRC);
     void *buf;
     size_t len;
     cr_assert_eq(cckey_store_get(s, key, &buf, &len), CCKEY_OK, "an unchecked get checks nothing");

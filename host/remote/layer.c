@@ -4,9 +4,8 @@
  * per tuple. */
 #include "remote.h"
 #include "../core/internal.h"
-#include "../store/store_internal.h"
 #ifdef CCKEY_WITH_CRYPTO
-#include "../store/sign.h"
+#include "../entry/sign.h"
 #endif
 
 #include <stdio.h>
@@ -172,14 +171,8 @@ bool cckey_remotes_writable(const cckey_remotes *set)
 
 static void names_of(const char *key, char shard[3], char name[CCKEY_NAME_LEN + 1])
 {
-    cckey_store_shard_of(shard, key);
-    cckey_store_key_to_name(name, key);
-}
-
-void cckey_entry_got_free(cckey_entry_got *e)
-{
-    free(e->front), free(e->payload);
-    e->front = e->payload = NULL;
+    cckey_entry_shard_of(shard, key);
+    cckey_entry_name_of(name, key);
 }
 
 /* The folder could not keep a hit (or receive a large one): a local
@@ -193,7 +186,7 @@ static void local_problem(cckey_remotes *set, const char *err)
     set->r[0].warn(set->r[0].warn_user, msg);
 }
 
-bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, cckey_store *spill_to,
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, const cckey_spill *spill,
                          cckey_remote_accept accept, void *user)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1], err[512];
@@ -202,7 +195,7 @@ bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, ccke
         remote *r = &set->r[i];
         if (atomic_load(&r->down)) continue;
         cckey_rx rx;
-        cckey_rx_init(&rx, key, cap && cap < r->max_entry ? cap : r->max_entry, spill_to);
+        cckey_rx_init(&rx, key, cap && cap < r->max_entry ? cap : r->max_entry, spill);
         err[0] = '\0';
         uint64_t t0 = now_us();
         cckey_remote_result res = r->ops->get(r->impl, shard, name, &rx, err, sizeof err);

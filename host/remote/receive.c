@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-void cckey_rx_init(cckey_rx *rx, const char *key, uint64_t cap, cckey_store *spill_to)
+void cckey_rx_init(cckey_rx *rx, const char *key, uint64_t cap, const cckey_spill *spill)
 {
     memset(rx, 0, sizeof *rx);
-    rx->key = key, rx->cap = cap, rx->spill_to = spill_to;
+    rx->key = key, rx->cap = cap;
+    if (spill) rx->spill = *spill;
     rx->fd = -1;
 }
 
@@ -53,14 +54,14 @@ bool cckey_rx_start(cckey_rx *rx, uint64_t announced)
     return true;
 }
 
-/* A file for an entry too large for memory: a temporary file in the shard
- * folder, else an unnamed one in P_tmpdir (/tmp; a folder that cannot take
- * it). Not $TMPDIR: the library reads no environment but CCKEY_FORCE_ISA. */
+/* A file for an entry too large for memory: the asker's (the store: a
+ * temporary file in the shard folder), else an unnamed one in P_tmpdir
+ * (/tmp; a folder that cannot take it). Not $TMPDIR: the library reads no
+ * environment but CCKEY_FORCE_ISA. */
 static int spill_open(cckey_rx *rx)
 {
-    if (rx->spill_to) {
-        char shard_dir[4096], path[4096];
-        int fd = cckey_store_temp_open(rx->spill_to, rx->key, shard_dir, path, rx->tmp);
+    if (rx->spill.open) {
+        int fd = rx->spill.open(rx->spill.user, rx->key, rx->tmp);
         if (fd >= 0) return fd;
         rx->tmp[0] = '\0';
     }
@@ -107,7 +108,7 @@ static bool head_done(cckey_rx *rx)
 static bool flush(cckey_rx *rx)
 {
     if (!rx->chunk_len) return true;
-    if (!cckey_store_write_all(rx->fd, rx->chunk, rx->chunk_len))
+    if (!cckey_entry_write_all(rx->fd, rx->chunk, rx->chunk_len))
         return refuse(rx, true, "writing a %llu-byte entry to a temporary file: %s",
                       (unsigned long long)rx->total, strerror(errno));
     rx->chunk_len = 0;

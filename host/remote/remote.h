@@ -1,11 +1,13 @@
-/* Remote caches under the local store: one small interface, a Redis and an
- * HTTP implementation, and the layer that keeps their order, counters and
- * warnings. The store calls only the layer (cckey_remotes_*). */
+/* Remote caches: one small interface, a Redis and an HTTP implementation,
+ * and the layer that keeps their order, counters and warnings. They move
+ * entry files by name and know nothing of a store folder: the store layers
+ * them under itself (its layered.c) and calls only the layer
+ * (cckey_remotes_*). */
 #ifndef CCKEY_REMOTE_H
 #define CCKEY_REMOTE_H
 
 #include "cckey_store.h"
-#include "../store/store_internal.h"
+#include "../entry/entry.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,9 +55,6 @@ typedef struct cckey_entry_parts {
 } cckey_entry_parts;
 size_t cckey_entry_parts_len(const cckey_entry_parts *e);
 
-/* cckey_entry_got (store/store_internal.h): an entry as a get receives it. */
-void cckey_entry_got_free(cckey_entry_got *e);
-
 /* An entry file on its way in from a remote (receive.c). The backend says
  * how long the body is when the server said so (start), writes the bytes,
  * in order, where room says and reports them (took), or hands them over
@@ -68,26 +67,34 @@ void cckey_entry_got_free(cckey_entry_got *e);
  * an oversized object costs 192 bytes. An entry of up to CCKEY_RX_MEMORY
  * bytes is then received into memory, split as a look-up wants it; a
  * larger one streams through a CCKEY_RX_CHUNK buffer into a temporary file:
- * in the folder's shard (renamed into place once checked) where spill_to is
- * a writable store, else an unnamed one in /tmp. So a request holds at
- * most max(entry, CCKEY_RX_MEMORY) bytes in memory while it receives. */
+ * the one spill opens where the asker gave one (the store: in the key's
+ * shard folder, renamed into place once checked), else an unnamed one in
+ * /tmp. So a request holds at most max(entry, CCKEY_RX_MEMORY) bytes in
+ * memory while it receives. */
 enum { CCKEY_RX_MEMORY = 8 << 20, CCKEY_RX_CHUNK = 1 << 20 };
+/* Where a large entry for key spills: open(user, key, tmp) opens a new
+ * temporary file for writing and names it in tmp (4200 bytes), or returns
+ * -1. */
+typedef struct cckey_spill {
+    int (*open)(void *user, const char *key, char tmp[4200]);
+    void *user;
+} cckey_spill;
 typedef struct cckey_rx {
     const char *key;
     uint64_t cap;
-    cckey_store *spill_to;
+    cckey_spill spill;                /* open NULL: no place of the asker's */
     bool started;
     uint64_t announced, total, got;   /* announced: 0 when not said; total: from the header */
     uint8_t head[CCKEY_ENTRY_HEADER];
     cckey_entry_got e;                /* in memory (fd < 0) */
     int fd;                           /* spilled: the file (read-only once ended) */
-    char tmp[4200];                   /* its name in the folder; "" for an unnamed one */
+    char tmp[4200];                   /* its name from spill; "" for an unnamed one */
     uint8_t *chunk;
     size_t chunk_len;
     bool local;                       /* refused for a local failure (a write), not the remote's */
     char err[256];
 } cckey_rx;
-void cckey_rx_init(cckey_rx *rx, const char *key, uint64_t cap, cckey_store *spill_to);
+void cckey_rx_init(cckey_rx *rx, const char *key, uint64_t cap, const cckey_spill *spill);   /* spill: may be NULL */
 /* A new body (anything received before is dropped); announced: its length, 0: unknown. */
 bool cckey_rx_start(cckey_rx *rx, uint64_t announced);
 uint8_t *cckey_rx_room(cckey_rx *rx, size_t *room);
@@ -135,8 +142,8 @@ void cckey_remotes_free(cckey_remotes *set);
 bool cckey_remotes_writable(const cckey_remotes *set);
 
 /* Ask the remotes for key's entry, each refused beyond min(its max-entry,
- * cap) bytes (cap 0: no further limit); large entries spill into spill_to's
- * folder (see cckey_rx). On a hit the entry file's bytes (unchecked) are in
+ * cap) bytes (cap 0: no further limit); large entries spill where spill
+ * says (may be NULL; see cckey_rx). On a hit the entry file's bytes (unchecked) are in
  * rx; accept checks them (the signature too, where the remote has a secret)
  * and keeps them (it may take rx->e.payload, leaving NULL). TAKEN and
  * TAKEN_NOT_KEPT (served, but the folder could not keep it: a local
@@ -146,7 +153,7 @@ bool cckey_remotes_writable(const cckey_remotes *set);
 typedef enum { CCKEY_TAKEN, CCKEY_TAKEN_NOT_KEPT, CCKEY_REFUSED, CCKEY_LOCAL_FAIL } cckey_accept_result;
 typedef cckey_accept_result (*cckey_remote_accept)(void *user, cckey_rx *rx, const void *secret, size_t secret_len,
                                                    char *why, size_t why_len);
-bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, cckey_store *spill_to,
+bool cckey_remotes_fetch(cckey_remotes *set, const char *key, uint64_t cap, const cckey_spill *spill,
                          cckey_remote_accept accept, void *user);
 
 /* How an entry that an import brings stands with the writable remotes that
@@ -180,12 +187,6 @@ enum { CCKEY_RC_HITS, CCKEY_RC_MISSES, CCKEY_RC_ERRORS, CCKEY_RC_PUTS, CCKEY_RC_
 typedef void (*cckey_remote_each_fn)(void *user, const char *display, const uint64_t count[CCKEY_RC_N]);
 /* Each remote of the set, in order, with its counts (display: its URL, no secrets). */
 void cckey_remotes_each(const cckey_remotes *set, cckey_remote_each_fn fn, void *user);
-
-/* The folder's totals, kept in its counter files (totals.c): this set's
- * counters added to t, as "remote.NAME" for all remotes together and
- * "remote@URL.NAME" per remote; or the all-remotes totals read from t. */
-void cckey_remote_tally(const cckey_remotes *set, cckey_tally *t);
-void cckey_remote_totals_of(const cckey_tally *t, cckey_remote_counters *out);
 
 /* Sleep for ms milliseconds (retry backoff). */
 void cckey_remote_sleep_ms(unsigned ms);

@@ -24,7 +24,7 @@ cckey_status cckey_store_export_ex(cckey_store *s, const char *const *keys, size
     if (!s || fd < 0 || (n_keys && !keys)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, keys or bad fd");
     if (flags & ~(unsigned)CCKEY_EXPORT_ZSTD) return cckey_fail(CCKEY_ERR_INVALID_ARG, "unknown export flags %#x", flags);
     for (size_t i = 0; keys && i < n_keys; i++)
-        if (!cckey_store_key_ok(keys[i])) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key: %.140s", keys[i]);
+        if (!cckey_entry_key_ok(keys[i])) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key: %.140s", keys[i]);
     return cckey_bundle_write_tar(s, keys, n_keys, fd, (flags & CCKEY_EXPORT_ZSTD) != 0, exported, missing);
 }
 
@@ -34,7 +34,7 @@ cckey_status cckey_bundle_keep(cckey_store *s, const char *key, const void *entr
                                cckey_import_report *r)
 {
     bool to_remotes = (flags & CCKEY_IMPORT_TO_REMOTES) && s->remotes;
-    if (!cckey_store_key_ok(key)) {
+    if (!cckey_entry_key_ok(key)) {
         r->refused++;
         return CCKEY_OK;
     }

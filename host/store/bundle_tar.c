@@ -44,8 +44,8 @@ static cckey_status archive_failed(struct archive *a, const char *what)
 static cckey_status write_member(tar_out *o, const char *key, const void *entry, size_t n)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1], path[CCKEY_NAME_LEN + 8];
-    cckey_store_shard_of(shard, key);
-    cckey_store_key_to_name(name, key);
+    cckey_entry_shard_of(shard, key);
+    cckey_entry_name_of(name, key);
     snprintf(path, sizeof path, "%s/%s", shard, name);
     archive_entry_clear(o->e);
     archive_entry_set_pathname(o->e, path);
@@ -88,7 +88,7 @@ static int export_one(void *user, int kind, const char *path, const char *name, 
     (void)path, (void)st;
     export_walk *x = user;
     char key[CCKEY_KEY_LEN + 1];
-    if (kind != CCKEY_WALK_ENTRY || !cckey_store_name_to_key(key, name)) return 0;
+    if (kind != CCKEY_WALK_ENTRY || !cckey_entry_key_of(key, name)) return 0;
     x->st = export_key(x->s, x->o, key, NULL);
     return x->st != CCKEY_OK;
 }
@@ -182,7 +182,7 @@ static int classify(struct archive_entry *e, char key[CCKEY_KEY_LEN + 1])
     if (type != AE_IFREG) return MEMBER_UNSAFE;   /* devices, FIFOs, sockets */
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    return cckey_store_name_to_key(key, base) ? MEMBER_ENTRY : MEMBER_SKIP;
+    return cckey_entry_key_of(key, base) ? MEMBER_ENTRY : MEMBER_SKIP;
 }
 
 static cckey_status read_failed(struct archive *a, uint64_t members);

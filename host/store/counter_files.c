@@ -255,7 +255,7 @@ static bool write_counter_file(const char *dir, int i, const cckey_tally *t)
     size_t len;
     char *text = format_tally(t, &len);
     int fd = text ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666) : -1;
-    bool ok = fd >= 0 && cckey_store_write_all(fd, text, len);
+    bool ok = fd >= 0 && cckey_entry_write_all(fd, text, len);
     if (fd >= 0) ok = close(fd) == 0 && ok;
     free(text);
     if (ok && rename(tmp, path) == 0) return true;

@@ -71,7 +71,7 @@ static int list_one(void *user, int kind, const char *path, const char *name, co
     (void)path;
     lister *l = user;
     char key[CCKEY_KEY_LEN + 1];
-    if (kind != CCKEY_WALK_ENTRY || !cckey_store_name_to_key(key, name)) return 0;
+    if (kind != CCKEY_WALK_ENTRY || !cckey_entry_key_of(key, name)) return 0;
     return l->fn(l->user, key, (uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec) != 0;
 }
 

@@ -6,7 +6,7 @@
 #include "../core/internal.h"
 #include "../remote/remote.h"
 #ifdef CCKEY_WITH_CRYPTO
-#include "sign.h"
+#include "../entry/sign.h"
 #endif
 
 #include <errno.h>
@@ -74,7 +74,7 @@ static cckey_status install_once(cckey_store *s, const char *key, const cckey_en
         *errp = errno;
         return CCKEY_ERR_IO;
     }
-    bool ok = cckey_store_write_all(fd, e->front, e->front_len) && cckey_store_write_all(fd, e->payload, e->len) &&
+    bool ok = cckey_entry_write_all(fd, e->front, e->front_len) && cckey_entry_write_all(fd, e->payload, e->len) &&
               fstat(fd, seen) == 0;
     int err = errno;
     if (close(fd) != 0 && ok) ok = false, err = errno;
@@ -225,12 +225,21 @@ static cckey_accept_result accept(void *user, cckey_rx *rx, const void *secret, 
                        : accept_memory(f, rx, secret, secret_len, why, why_len);
 }
 
+/* A large entry spills into a temporary file in its shard folder, so that
+ * once checked it is renamed into place (accept_file), not copied. */
+static int spill_open(void *user, const char *key, char tmp[4200])
+{
+    char shard_dir[4096], path[4096];
+    return cckey_store_temp_open(user, key, shard_dir, path, tmp);
+}
+
 bool cckey_store_fetch_remote(cckey_store *s, const char *key, cckey_remote_hit *hit)
 {
     *hit = (cckey_remote_hit){0};
     fetch f = {s, key, hit};
+    cckey_spill spill = {spill_open, s};
     /* An entry the folder's size limit could not hold is not taken either. */
-    return cckey_remotes_fetch(s->remotes, key, s->max_bytes, s->read_only ? NULL : s, accept, &f);
+    return cckey_remotes_fetch(s->remotes, key, s->max_bytes, s->read_only ? NULL : &spill, accept, &f);
 }
 
 void cckey_store_remote_hit_free(cckey_remote_hit *hit)

@@ -11,7 +11,7 @@
 cckey_status cckey_store_remove(cckey_store *s, const char *key)
 {
     if (!s || !key) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store or key");
-    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (!cckey_entry_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
     cckey_status st = cckey_store_writable(s, "remove");
     if (st != CCKEY_OK) return st;
     char shard_dir[4096], path[4096];

@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef CCKEY_TESTING
-void (*cckey_store_test_hook)(int stage);
-#endif
+const cckey_store_hook_table *cckey_store_hooks;
 
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_tag[9];
@@ -152,8 +150,8 @@ void cckey_store_free_buffer(void *buf) { free(buf); }
 void cckey_store_paths_of(const cckey_store *s, const char *key, char *shard_dir, char *path, size_t cap)
 {
     char shard[3], name[CCKEY_NAME_LEN + 1];
-    cckey_store_shard_of(shard, key);
-    cckey_store_key_to_name(name, key);
+    cckey_entry_shard_of(shard, key);
+    cckey_entry_name_of(name, key);
     snprintf(shard_dir, cap, "%s/%s", s->dir, shard);
     snprintf(path, cap, "%s/%s/%s", s->dir, shard, name);
 }
@@ -255,7 +253,7 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
     *info = (cckey_lookup_info){.why = CCKEY_MISS_ERROR};
     if (buf) *buf = NULL;
     if (!s || !buf || !len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store, buffer or length");
-    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (!cckey_entry_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
     if (lk && lk->n_roots && !lk->roots) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL roots");
     char shard_dir[4096], path[4096];
     cckey_store_paths_of(s, key, shard_dir, path, sizeof path);
@@ -274,28 +272,10 @@ cckey_status cckey_store_get_uncounted(cckey_store *s, const char *key, const cc
     return st;
 }
 
-bool cckey_store_write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            if (n == 0) errno = EIO;
-            return false;
-        }
-        p += n, len -= (size_t)n;
-    }
-    return true;
-}
-
 static void hook(int stage)
 {
-#ifdef CCKEY_TESTING
-    if (cckey_store_test_hook) cckey_store_test_hook(stage);
-#else
-    (void)stage;
-#endif
+    const cckey_store_hook_table *h = cckey_store_hooks;
+    if (__builtin_expect(h != NULL, 0)) h->stage(stage);
 }
 
 void cckey_store_sync_dir(const char *dir)
@@ -361,7 +341,7 @@ cckey_status cckey_store_put_ex(cckey_store *s, const char *key, const void *dat
     if (!s) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL store");
     if (s->read_only) return cckey_store_writable(s, "put");
     if (!data && len) return cckey_fail(CCKEY_ERR_INVALID_ARG, "NULL data with a non-zero length");
-    if (!cckey_store_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
+    if (!cckey_entry_key_ok(key)) return cckey_fail(CCKEY_ERR_INVALID_ARG, "not a cckey key");
     const char *unverified = opt ? opt->unverified : NULL;
     if (opt) opt->variants = 0;
     uint8_t *rec;
@@ -441,10 +421,10 @@ static cckey_status put_once(cckey_store *s, const char *key, const uint8_t *hdr
         return CCKEY_ERR_IO;
     }
     hook(CCKEY_STORE_STAGE_OPENED);
-    bool ok = cckey_store_write_all(fd, hdr, CCKEY_ENTRY_HEADER) && cckey_store_write_all(fd, rec, rec_len);
+    bool ok = cckey_entry_write_all(fd, hdr, CCKEY_ENTRY_HEADER) && cckey_entry_write_all(fd, rec, rec_len);
     for (size_t off = 0; ok && off < len; off += CCKEY_STORE_CHUNK) {
         size_t step = len - off < CCKEY_STORE_CHUNK ? len - off : CCKEY_STORE_CHUNK;
-        ok = cckey_store_write_all(fd, (const uint8_t *)data + off, step);
+        ok = cckey_entry_write_all(fd, (const uint8_t *)data + off, step);
         hook(CCKEY_STORE_STAGE_CHUNK);
     }
     ok = ok && fsync(fd) == 0;

@@ -1,6 +1,6 @@
-/* An entry's builds (format 4, see store_internal.h): splitting the record
- * section into them, choosing the one a look-up serves, and merging a put's
- * new build with the ones already held. */
+/* An entry's builds (format 4, see entry/entry.h) as the store uses them:
+ * choosing the one a look-up serves, and merging a put's new build with
+ * the ones already held. Splitting an entry into builds is entry/variants.c. */
 #include "store_internal.h"
 #include "../core/internal.h"
 
@@ -8,94 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* One record's type and the offset just past it; false at the end, or at a
- * record that does not fit (cckey_entry_header counts builds in sections
- * nobody checked yet). */
-static bool step(const uint8_t *rec, uint32_t len, uint32_t *off, unsigned *type)
-{
-    if (*off > len || len - *off < CCKEY_REC_HEAD) return false;
-    uint32_t vlen = cckey_get_le32(rec + *off + 4);
-    if (vlen > len - *off - CCKEY_REC_HEAD) return false;
-    *type = cckey_get_le16(rec + *off);
-    *off += CCKEY_REC_HEAD + vlen;
-    return true;
-}
-
-uint32_t cckey_variants_count(const uint8_t *rec, uint32_t len)
-{
-    uint32_t off = 0, n = 0;
-    unsigned type;
-    while (step(rec, len, &off, &type)) n += type == CCKEY_REC_VARIANT;
-    return n;
-}
-
-static bool has_record(const uint8_t *rec, uint32_t len, unsigned want)
-{
-    uint32_t off = 0;
-    unsigned type;
-    while (step(rec, len, &off, &type))
-        if (type == want) return true;
-    return false;
-}
-
-uint32_t cckey_records_signature_at(const uint8_t *rec, uint32_t len)
-{
-    uint32_t off = 0, at = len, before;
-    unsigned type;
-    while (before = off, step(rec, len, &off, &type))
-        if (type == CCKEY_REC_SIGNATURE && off == len) at = before;
-    return at;
-}
-
-/* Version 4 with builds: VARIANT groups, binaries back to back. */
-static cckey_status split_groups(const uint8_t *rec, uint32_t end, uint32_t count, uint64_t plen,
-                                 cckey_variant *v)
-{
-    uint32_t off = 0, at, n = 0;
-    uint64_t next = 0;
-    unsigned type;
-    while (at = off, off < end && step(rec, end, &off, &type)) {
-        if (type != CCKEY_REC_VARIANT) {
-            if (n == 0) return cckey_fail(CCKEY_ERR_CORRUPT, "a record before the first build");
-            continue;
-        }
-        if (n == count) return cckey_fail(CCKEY_ERR_CORRUPT, "more builds than the header says (%u)", count);
-        const uint8_t *val = rec + at + CCKEY_REC_HEAD;
-        cckey_variant *b = &v[n];
-        *b = (cckey_variant){.rec_at = off, .at = cckey_get_le64(val), .len = cckey_get_le64(val + 8),
-                             .built_ns = (int64_t)cckey_get_le64(val + 16)};
-        if (n) v[n - 1].rec_len = at - v[n - 1].rec_at;
-        if (b->at != next || b->len > plen - next)
-            return cckey_fail(CCKEY_ERR_CORRUPT, "build %u's binary is not where the one before it ends", n);
-        next += b->len;
-        n++;
-    }
-    if (n != count) return cckey_fail(CCKEY_ERR_CORRUPT, "%u builds, the header says %u", n, count);
-    if (next != plen) return cckey_fail(CCKEY_ERR_CORRUPT, "the builds' binaries do not fill the payload");
-    v[n - 1].rec_len = end - v[n - 1].rec_at;
-    return CCKEY_OK;
-}
-
-cckey_status cckey_variants_split(const cckey_records *r, uint64_t plen, cckey_variant **out, uint32_t *n)
-{
-    *out = NULL, *n = 0;
-    uint32_t end = cckey_records_signature_at(r->bytes, r->len), count = r->version >= 4 ? r->variants : 0;
-    if (count > CCKEY_VARIANTS_READ_MAX) return cckey_fail(CCKEY_ERR_CORRUPT, "%u builds under one key", count);
-    if (count == 0 && r->version >= 4 && cckey_variants_count(r->bytes, end))
-        return cckey_fail(CCKEY_ERR_CORRUPT, "build records in an entry whose header counts none");
-    cckey_variant *v = calloc(count ? count : 1, sizeof *v);
-    if (!v) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
-    cckey_status st = CCKEY_OK;
-    if (count == 0) v[0] = (cckey_variant){0, end, 0, plen, 0};   /* versions 2, 3: one build */
-    else st = split_groups(r->bytes, end, count, plen, v);
-    if (st != CCKEY_OK) {
-        free(v);
-        return st;
-    }
-    *out = v, *n = count ? count : 1;
-    return CCKEY_OK;
-}
 
 cckey_status cckey_variants_choose(const cckey_records *r, uint64_t plen, const cckey_lookup *lk, cckey_variant *v,
                                    uint32_t *index, uint32_t *n, cckey_miss *why)
@@ -190,7 +102,7 @@ static bool keep(const cckey_store *s, const held *h, const cckey_variant *b, co
                  uint64_t rec_total, uint64_t bytes, uint32_t kept)
 {
     if (b->rec_len == rec_len && memcmp(h->rec.bytes + b->rec_at, rec, rec_len) == 0) return false;   /* replaced */
-    if (has_record(h->rec.bytes + b->rec_at, b->rec_len, CCKEY_REC_UNVERIFIED)) return false;   /* never served */
+    if (cckey_records_has(h->rec.bytes + b->rec_at, b->rec_len, CCKEY_REC_UNVERIFIED)) return false;   /* never served */
     if (kept == CCKEY_MAX_VARIANTS) return false;
     uint64_t more = CCKEY_REC_HEAD + CCKEY_VARIANT_FIXED + (uint64_t)b->rec_len;
     if (rec_total + more > CCKEY_ENTRY_MAX_RECORDS) return false;

@@ -1,12 +1,16 @@
-/* Walking a store folder: stats, verify, clear. */
+/* Walking a store folder: stats, verify, clear; and what a walk or a
+ * look-up does with what it finds (a stale temporary file, a damaged entry). */
 #include "store_internal.h"
 #include "../core/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static bool is_shard_name(const char *n)
@@ -31,7 +35,7 @@ int cckey_store_walk(const cckey_store *s, cckey_walk_fn fn, void *user)
         while (rc == 0 && (e = readdir(d))) {
             char key[CCKEY_KEY_LEN + 1];
             int kind = strncmp(e->d_name, CCKEY_TEMP_PREFIX, strlen(CCKEY_TEMP_PREFIX)) == 0 ? CCKEY_WALK_TEMP
-                       : cckey_store_name_to_key(key, e->d_name)                              ? CCKEY_WALK_ENTRY
+                       : cckey_entry_key_of(key, e->d_name)                              ? CCKEY_WALK_ENTRY
                                                                                               : 0;
             if (!kind) continue;
             char path[4400];
@@ -112,7 +116,7 @@ static int info_one(void *user, int kind, const char *path, const char *name, co
 {
     info_walk *w = user;
     char key[CCKEY_KEY_LEN + 1];
-    if (kind != CCKEY_WALK_ENTRY || !cckey_store_name_to_key(key, name)) return 0;
+    if (kind != CCKEY_WALK_ENTRY || !cckey_entry_key_of(key, name)) return 0;
     cckey_store_entry_info e = {.key = key, .bytes = (uint64_t)st->st_size, .used = (int64_t)st->st_mtim.tv_sec};
     header_info(path, &e);
     return w->fn(w->user, &e) != 0;
@@ -153,7 +157,7 @@ static int verify_one(void *user, int kind, const char *path, const char *name, 
         return 0;
     }
     char key[CCKEY_KEY_LEN + 1];
-    cckey_store_name_to_key(key, name);
+    cckey_entry_key_of(key, name);
     int fd = cckey_store_open_entry(path);
     if (fd == CCKEY_ENTRY_NOT_REGULAR) {   /* replaced by one meanwhile */
         struct stat now;
@@ -221,4 +225,25 @@ cckey_status cckey_store_clear(cckey_store *s, uint64_t *removed)
     if (removed) *removed = c.removed;
     if (c.err) return cckey_fail(CCKEY_ERR_IO, "%s: %s", s->dir, strerror(c.err));
     return CCKEY_OK;
+}
+
+bool cckey_store_unlink_same(const char *path, const struct stat *seen)
+{
+    struct stat now;
+    if (lstat(path, &now) != 0) return errno == ENOENT;
+    if (now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) return true;   /* replaced: ours is gone */
+    return unlink(path) == 0 || errno == ENOENT;
+}
+
+bool cckey_store_temp_stale(const char *name, const struct stat *st)
+{
+    if (time(NULL) - st->st_mtime > 3600) return true;
+    /* ".tmp-HOST-PID-...": the pid means something only on this host. */
+    const char *p = name + strlen(CCKEY_TEMP_PREFIX), *host = cckey_store_host_tag();
+    size_t hl = strlen(host);
+    if (strncmp(p, host, hl) != 0 || p[hl] != '-') return false;
+    char *end;
+    long pid = strtol(p + hl + 1, &end, 10);
+    if (end == p + hl + 1 || *end != '-' || pid <= 0) return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }

@@ -2,7 +2,7 @@
  * the tests and the cckey-testing CLI beside the release objects, never into
  * the release library. It adds code and changes none: the release sources
  * carry hook tables as data (NULL slots: cckey_md5_hooks, cckey_memo_hooks,
- * cckey_backend_hooks, a config's ops), which the files here fill in before
+ * cckey_backend_hooks, cckey_store_hooks, a config's ops), which the files here fill in before
  * main. */
 #ifndef CCKEY_TESTING_H
 #define CCKEY_TESTING_H
@@ -24,6 +24,12 @@ cckey_status cckey_testing_set_faults(cckey_batch_config *cfg, long chunk, bool 
 /* Digests finished on this thread by cckey_md5, cckey_md5_final and the
  * multi-message paths (md5_count.c): proves that a memo hit computes no MD5. */
 extern _Thread_local uint64_t cckey_md5_count;
+
+/* The store's put calls at(stage) at each stage of a write
+ * (CCKEY_STORE_STAGE_* in store/store_internal.h), so a test can kill the
+ * writer at a chosen point; NULL: no more calls (store_stages.c, through
+ * cckey_store_hooks). */
+void cckey_testing_store_stages(void (*at)(int stage));
 
 /* The memo (host/core/memo.c, memo_probe.c): the tag (64-bit material hash) a tuple gets
  * and the set it falls into, so that a test can build a collision or fill a

@@ -26,9 +26,10 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "remote"))
 from servers import skip_unless  # noqa: E402
+import clitest  # noqa: E402
+from clitest import EXAMPLES  # noqa: E402
 
 CCKEY = None
 DEVICE = None
@@ -66,7 +67,7 @@ def opencl_device():
     return m.group(1).strip() if m else None
 
 
-class TarBundles(unittest.TestCase):
+class TarBundles(clitest.SharedRootTest):
     @classmethod
     def setUpClass(cls):
         cls.root = tempfile.mkdtemp(prefix="cckey-tar-")
@@ -79,16 +80,6 @@ class TarBundles(unittest.TestCase):
         assert rc == 0, err
         cls.held = entries(cls.src)
         assert cls.held
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.root, ignore_errors=True)
-
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(dir=self.root)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
 
     def export(self, name):
         rc, _, err = run(["cache", "export", "-o", self.path(name), "--cache-dir", self.src])

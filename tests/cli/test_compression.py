@@ -6,7 +6,7 @@ the CUDA kernels by NVRTC where it is installed, with a real redis-server
 
 Oracles: the zstd command (it decodes each stored frame: `cckey cache get`
 must give those bytes), the entry layout documented in
-host/store/store_internal.h (read here with struct), the Redis object
+host/entry/entry.h (read here with struct), the Redis object
 itself (byte for byte the folder's file: remotes get what the folder
 stores), and the entry sizes summed here for the ratio `cache stats`
 prints.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The manifest parser's string kernels (host/cli/manifest/simd.c) on long,
 escape-heavy strings: every kernel the CPU has (CCKEY_FORCE_ISA=scalar,
-sse2, avx2, avx512) must give the keys of the format's recipe for the valid
+sse2, avx2, avx512; those this CPU has, by /proc/cpuinfo) must give the keys of the format's recipe for the valid
 lines, and the same errors, at the same columns, for the bad ones.
 
 The strings are built here byte by byte with their decoded form beside them,
@@ -12,6 +12,7 @@ kernel, the byte-at-a-time loop the others must match.
 
 Usage: test_manifest_kernels.py PATH/TO/cckey [unittest args]"""
 import os
+import platform
 import random
 import re
 import subprocess
@@ -24,7 +25,32 @@ sys.path.insert(0, os.path.dirname(HERE))
 from gen_vectors import make_key  # noqa: E402
 
 CCKEY = None
-ISAS = ["scalar", "sse2", "avx2", "avx512"]
+X86 = True
+ALL_ISAS = ["scalar", "sse2", "avx2", "avx512"]
+# The CPU flag (as /proc/cpuinfo names it) each kernel needs.
+FLAG = {"sse2": "sse2", "avx2": "avx2", "avx512": "avx512f"}
+
+
+def cpu_flags():
+    """This CPU's flags as the kernel reports them: an oracle independent of
+    cckey's own detection. Empty where /proc/cpuinfo has none (not Linux)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def machine_isas():
+    """The kernels this CPU can run: scalar, and each whose flag it has."""
+    flags = cpu_flags()
+    return ["scalar"] + [isa for isa in ALL_ISAS[1:] if FLAG[isa] in flags]
+
+
+ISAS = ALL_ISAS
 ESCAPES = {b'\\n': b"\n", b'\\t': b"\t", b'\\"': b'"', b"\\/": b"/", b"\\\\": b"\\", b"\\b": b"\b",
            b"\\f": b"\f", b"\\r": b"\r", b"\\u00e9": "\u00e9".encode(), b"\\ud83d\\ude00": "\U0001F600".encode(),
            b"\\u0000": b"\0"}
@@ -104,6 +130,24 @@ class Kernels(unittest.TestCase):
         for isa in ISAS[1:]:
             self.assertEqual(results[isa], results["scalar"], isa)
 
+    def test_a_kernel_the_cpu_lacks_is_refused(self):
+        """Forcing a kernel this CPU cannot run is a usage error that names the
+        widest it has, never a crash or a silent narrowing."""
+        missing = [isa for isa in ALL_ISAS if isa not in ISAS]
+        if not X86:
+            self.skipTest("the string kernels are x86's; none to force here")
+        if not missing:
+            self.skipTest("this CPU runs every kernel (%s)" % ", ".join(ISAS))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.jsonl")
+            with open(path, "wb") as f:
+                f.write(b'{"device":"d","name":"n","source":"s"}\n')
+            for isa in missing:
+                rc, out, err = run(isa, path)
+                self.assertEqual((rc, out), (2, b""), isa)
+                self.assertIn(b"CCKEY_FORCE_ISA=%s: this CPU cannot run it (the widest it has is %s)"
+                              % (isa.encode(), ISAS[-1].encode()), err)
+
     def test_repeated_long_strings_decode_as_the_first(self):
         """Long strings that repeat an earlier one byte for byte are handed out
         from the first (host/cli/manifest/manifest.h): repeats, strings that
@@ -139,7 +183,7 @@ class Kernels(unittest.TestCase):
             path = os.path.join(tmp, "m.jsonl")
             with open(path, "wb") as f:
                 f.write(b"".join(l + b"\n" for l in lines))
-            for isa in ["scalar", "avx512"]:
+            for isa in ["scalar", ISAS[-1]]:
                 rc, out, err = run(isa, path)
                 keys = out.decode().split("\n")[:-1]
                 self.assertEqual(len(keys), len(lines))
@@ -149,4 +193,7 @@ class Kernels(unittest.TestCase):
 
 if __name__ == "__main__":
     CCKEY = sys.argv.pop(1)
+    X86 = platform.machine() in ("x86_64", "AMD64")
+    ISAS = machine_isas() if X86 else ["scalar"]   # the kernels here are x86's
+    print("kernels checked:", ", ".join(ISAS), file=sys.stderr)
     unittest.main()

@@ -12,7 +12,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import termios
 import time
 import unittest
@@ -20,6 +19,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from gen_vectors import make_key  # noqa: E402
+import clitest  # noqa: E402
 
 CCKEY = None
 
@@ -51,19 +51,8 @@ def peak_rss_of(args, cwd):
     return int(out[0]), int(out[1]) * 1024
 
 
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.dir = self._tmp.name
-
-    def tearDown(self):
-        self._tmp.cleanup()
-
-    def write(self, name, data):
-        path = os.path.join(self.dir, name)
-        with open(path, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        return path
+class Tmp(clitest.TmpTest):
+    prefix = "cckey-reader-"
 
 
 def line(name, source):
@@ -74,20 +63,20 @@ class LineLimit(Tmp):
     def test_over_long_line_is_an_error_naming_it(self):
         body = "\n".join([line("a", "s"), "", line("b", "x" * 3000), line("c", "s")]) + "\n"
         self.write("m.jsonl", body)
-        out = os.path.join(self.dir, "keys.txt")
-        rc, stdout, err = run(["batch", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.dir)
+        out = os.path.join(self.tmp, "keys.txt")
+        rc, stdout, err = run(["batch", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 1, err)
         self.assertIn("m.jsonl:3:", err)
         self.assertIn("--max-line", err)
         self.assertFalse(os.path.exists(out), "an -o file was written for a failed run")
-        self.assertEqual(sorted(os.listdir(self.dir)), ["m.jsonl"])
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["m.jsonl"])
         # --keep-going does not turn a refused line into a skipped one: the
         # rest of the manifest was never read.
-        rc, stdout, err = run(["batch", "-k", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.dir)
+        rc, stdout, err = run(["batch", "-k", "--max-line", "2K", "-o", out, "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 1, err)
         self.assertFalse(os.path.exists(out))
         # Under the limit (the line ending does not count), the same manifest works.
-        rc, stdout, err = run(["batch", "--max-line", "3K", "m.jsonl"], cwd=self.dir)
+        rc, stdout, err = run(["batch", "--max-line", "3K", "m.jsonl"], cwd=self.tmp)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(stdout.splitlines()[1], make_key(b"d", b"b", b"x" * 3000, []))
 
@@ -95,10 +84,10 @@ class LineLimit(Tmp):
         ln = line("n", "y" * 1000)
         body = (ln + "\r\n").encode()
         self.write("m.jsonl", body)
-        rc, out, err = run(["batch", "--max-line", str(len(ln)), "m.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "--max-line", str(len(ln)), "m.jsonl"], cwd=self.tmp)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(out, make_key(b"d", b"n", b"y" * 1000, []) + "\n")
-        rc, out, err = run(["batch", "--max-line", str(len(ln) - 1), "m.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "--max-line", str(len(ln) - 1), "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 1, err)
         self.assertIn("m.jsonl:1:", err)
 
@@ -117,8 +106,8 @@ class LineLimit(Tmp):
         self.write("k.cl", "__kernel void k(__global int *x) { x[0] = 1; }\n")
         body = '{"device": "d", "name": "k", "source_file": "k.cl", "pad": "%s"}\n' % ("p" * 5000)
         self.write("m.jsonl", body)
-        cache = os.path.join(self.dir, "cache")
-        rc, out, err = run(["warm", "--cache-dir", cache, "--max-line", "4K", "-q", "m.jsonl"], cwd=self.dir)
+        cache = os.path.join(self.tmp, "cache")
+        rc, out, err = run(["warm", "--cache-dir", cache, "--max-line", "4K", "-q", "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 1, err)
         self.assertIn("m.jsonl:1:", err)
         self.assertIn("--max-line", err)
@@ -134,9 +123,9 @@ class OutOfMemory(Tmp):
         # The default limit (1 GiB) is above what 700 MB of address space can
         # hold: the reader runs out of memory first, and says so.
         self.write("m.jsonl", line("a", "s") + "\n")
-        out = os.path.join(self.dir, "keys.txt")
+        out = os.path.join(self.tmp, "keys.txt")
         with open("/dev/zero", "rb") as zero:
-            rc, stdout, err = run(["batch", "-o", out, "-"], cwd=self.dir, limit_as=700 << 20,
+            rc, stdout, err = run(["batch", "-o", out, "-"], cwd=self.tmp, limit_as=700 << 20,
                                   stdin=zero)
         self.assertEqual(rc, 1, err)
         self.assertIn("<stdin>:1:", err)
@@ -159,7 +148,7 @@ class Buffering(Tmp):
             size += len(ln) + 1
             i += 1
         self.write("m.jsonl", "".join(body).rstrip("\n"))   # the last line without its newline
-        rc, out, err = run(["batch", "m.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "m.jsonl"], cwd=self.tmp)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(out.splitlines(), [make_key(b"d", n, s, []) for n, s in names])
 
@@ -193,7 +182,7 @@ class Repeats(Tmp):
         self.write("m.jsonl", "\n".join(rows) + "\n")
         for args in (["--chunk", "7"], ["--chunk", "7", "-j", "1"], ["--chunk", "50", "-j", "3"], []):
             with self.subTest(args=args):
-                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.tmp)
                 self.assertEqual((rc, err), (0, ""))
                 self.assertEqual(out.splitlines(), want)
 
@@ -221,11 +210,11 @@ class PinnedBuffer(Tmp):
         path = self.write("m.jsonl", "".join(body))
         for args in ([], ["-j", "1"], ["--chunk", "1000"]):
             with self.subTest(args=args):
-                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.tmp)
                 self.assertEqual((rc, err), (0, ""))
                 self.assertEqual(out.splitlines(), want)
         with open(path, "rb") as f:
-            rc, out, err = run(["batch", "-"], cwd=self.dir, stdin=f)
+            rc, out, err = run(["batch", "-"], cwd=self.tmp, stdin=f)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(out.splitlines(), want)
 
@@ -235,7 +224,7 @@ class PinnedBuffer(Tmp):
         # a whole buffer holds nothing but blank lines.
         a, b = line("a", "x"), line("b", "x")
         self.write("m.jsonl", a + "\n" + ("\t" * 99 + "\r\n") * 750000 + b + "\n")
-        rc, out, err = run(["batch", "m.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "m.jsonl"], cwd=self.tmp)
         self.assertEqual((rc, err), (0, ""))
         self.assertEqual(out.splitlines(), [make_key(b"d", n, b"x", []) for n in (b"a", b"b")])
 
@@ -258,10 +247,10 @@ class LongLinesAfterTheFirst(Tmp):
     def setUp(self):
         super().setUp()
         reader_only(self)
-        self.path = os.path.join(self.dir, "m.jsonl")
+        self.path = os.path.join(self.tmp, "m.jsonl")
 
     def batch(self, stdin=subprocess.DEVNULL, arg="m.jsonl"):
-        return run(["batch", "-q", arg], cwd=self.dir, stdin=stdin, timeout=60)
+        return run(["batch", "-q", arg], cwd=self.tmp, stdin=stdin, timeout=60)
 
     def test_keys_on_every_reader_path(self):
         # The case: a 1-byte source, then one of 37 MiB; then a
@@ -272,7 +261,7 @@ class LongLinesAfterTheFirst(Tmp):
         self.want = [make_key(b"d", n, s, []) for n, s in self.rows]
         for args in ([], ["-j", "1"]):
             with self.subTest(args=args):
-                rc, out, err = run(["batch", "-q"] + args + ["m.jsonl"], cwd=self.dir, timeout=60)
+                rc, out, err = run(["batch", "-q"] + args + ["m.jsonl"], cwd=self.tmp, timeout=60)
                 self.assertEqual((rc, err), (0, ""))
                 self.assertEqual(out.splitlines(), self.want)
         with open(self.path, "rb") as f:
@@ -287,8 +276,8 @@ class LongLinesAfterTheFirst(Tmp):
             f.seek(len(line("a", "x")) + 1)
             rc, out, err = self.batch(stdin=f, arg="-")
         self.assertEqual((rc, err, out.splitlines()), (0, "", self.want[1:]))
-        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.dir, "c"), "m.jsonl"],
-                           cwd=self.dir, timeout=60)
+        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.tmp, "c"), "m.jsonl"],
+                           cwd=self.tmp, timeout=60)
         self.assertEqual(rc, 3, err)
         self.assertIn("3 tuples (3 distinct keys)", out + err)
 
@@ -301,11 +290,11 @@ class LongLinesAfterTheFirst(Tmp):
         if os.stat(self.path).st_blocks * 512 > (1 << 20):
             self.skipTest("this file system does not keep sparse files sparse")
         for limit in ("64M", "40M"):
-            rc, out, err = run(["batch", "-q", "--max-line", limit, "-o", "keys", "m.jsonl"], cwd=self.dir,
+            rc, out, err = run(["batch", "-q", "--max-line", limit, "-o", "keys", "m.jsonl"], cwd=self.tmp,
                                timeout=60)
             self.assertEqual(rc, 1, err)
             self.assertIn("m.jsonl:2: line is longer than the limit", err)
-            self.assertFalse(os.path.exists(os.path.join(self.dir, "keys")))
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "keys")))
 
 
 class ShrinkingManifest(Tmp):
@@ -372,19 +361,19 @@ class WhitespaceLines(Tmp):
         body = "\n".join([good, " \t\r \t", "\f", "\v", " \f\v", "\f" + good, good]) + "\n"
         self.write("m.jsonl", body)
         key = make_key(b"d", b"n", b"s", [])
-        rc, out, err = run(["batch", "-k", "m.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "-k", "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 2, err)
         located = [ln.split(":")[1:3] for ln in err.splitlines() if ln.startswith("m.jsonl:")]
         self.assertEqual(located, [["3", "1"], ["4", "1"], ["5", "2"], ["6", "1"]], err)
         self.assertEqual(err.count("invalid JSON"), 4, err)
         self.assertEqual(out, key + "\n" + "\n" * 4 + key + "\n")   # line 2 skipped, 3-6 held in place
-        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.dir, "c"), "m.jsonl"],
-                           cwd=self.dir)
+        rc, out, err = run(["warm", "--check", "--cache-dir", os.path.join(self.tmp, "c"), "m.jsonl"],
+                           cwd=self.tmp)
         self.assertEqual(rc, 2, err)
         self.assertIn("m.jsonl:3:1: invalid JSON", err)
         # The same lines without \f and \v are all blank.
         self.write("ok.jsonl", "\n".join([good, " \t\r \t", "\t", "   ", good]) + "\r\n")
-        rc, out, err = run(["batch", "ok.jsonl"], cwd=self.dir)
+        rc, out, err = run(["batch", "ok.jsonl"], cwd=self.tmp)
         self.assertEqual((rc, err, out), (0, "", key + "\n" + key + "\n"))
 
 
@@ -399,7 +388,7 @@ class SourceFileColumn(Tmp):
         col = bad.index('"source_file"') + 1
         for args in ([], ["--chunk", "1"], ["-j", "1", "--keep-going"]):
             with self.subTest(args=args):
-                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.dir)
+                rc, out, err = run(["batch"] + args + ["m.jsonl"], cwd=self.tmp)
                 self.assertEqual(rc, 2)
                 self.assertIn("m.jsonl:3:%d: cannot read source_file" % col, err)
 
@@ -410,7 +399,7 @@ class HugeLine(Tmp):
             self.skipTest("sanitizer build: its allocator changes peak memory")
         n = 96 << 20
         self.write("m.jsonl", '{"device": "d", "name": "n", "source": "' + "q" * n + '"}\n')
-        rc, peak = peak_rss_of(["batch", "m.jsonl"], self.dir)
+        rc, peak = peak_rss_of(["batch", "m.jsonl"], self.tmp)
         self.assertEqual(rc, 0)
         # The line held once, its decoded string once, and slack.
         self.assertLess(peak, 2.6 * n, f"peak RSS {peak >> 20} MiB for a {n >> 20} MiB line")

@@ -8,27 +8,23 @@ Usage: test_warm_check.py PATH/TO/cckey [unittest args]
 
 Oracles: `cckey key` for every key; the store folder itself (every file's
 path, size, inode, mtime and bytes) before and after a run that must write
-nothing; the entry layout documented in host/store/store_internal.h, parsed
+nothing; the entry layout documented in host/entry/entry.h, parsed
 and re-written here (a toolchain record changed, a critical record added,
 with the checksum recomputed by hashlib) to make each kind of miss; the
 redis keys and nginx's folder for the remotes. Tests skip with a one-line
 reason where PoCL, NVRTC, redis-server or nginx is absent."""
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import os
 import re
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "remote"))
 from servers import Nginx, Redis, have  # noqa: E402
+import clitest  # noqa: E402
 
 CCKEY = None
 NOT_WARM = 3   # warm --check's exit status when any tuple is not cached
@@ -36,17 +32,7 @@ ENTRY = re.compile(r"^[0-9a-f]{32}(-[0-9a-f]{32}){3}$")
 
 
 def run(args, cwd=None, timeout=600):
-    env = dict(os.environ)
-    for var in ("CCKEY_REMOTE", "CCKEY_CACHE_DIR"):
-        env.pop(var, None)
-    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def opencl_device():
-    rc, out, _ = run(["devices"])
-    m = re.search(r"^opencl\s+available.*?device id: (.+?)$", out, re.M | re.S)
-    return m.group(1).strip() if m else None
+    return clitest.run(CCKEY, args, cwd, timeout)
 
 
 def snapshot(folder):
@@ -128,14 +114,13 @@ def jsonl(out):
     return [json.loads(l) for l in out.splitlines()]
 
 
-class Suite(unittest.TestCase):
+class Suite(clitest.TmpTest):
     """Three OpenCL kernels, one through a header, and a duplicate tuple."""
+    prefix = "cckey-warm-check-"
 
     def setUp(self):
-        self.device = opencl_device()
-        if not self.device:
-            self.skipTest("no OpenCL device (PoCL) here")
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-check-")
+        self.device = clitest.opencl_or_skip(CCKEY)
+        super().setUp()
         self.store = os.path.join(self.tmp, "store")
         self.write("k/a.cl", '#include "hdr.h"\n__kernel void fa(__global int *p) { p[0] = V; }\n')
         self.write("k/hdr.h", "#define V 1\n")
@@ -150,16 +135,6 @@ class Suite(unittest.TestCase):
         self.manifest("m.jsonl", self.tuples)
         self.keys = [cli_key(t, self.tmp) for t in self.tuples]
         self.assertEqual(len(set(self.keys)), 3)
-
-    def tearDown(self):
-        if hasattr(self, "tmp"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def write(self, rel, text):
-        path = os.path.join(self.tmp, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
 
     def manifest(self, name, tuples):
         self.write(name, "".join(json.dumps(t) + "\n" for t in tuples))
@@ -312,25 +287,14 @@ class Suite(unittest.TestCase):
         self.assertIn("build failed", lines[3]["error"])
 
 
-class Nvrtc(unittest.TestCase):
+class Nvrtc(clitest.TmpTest):
     """A CUDA tuple compiled by NVRTC alone: its toolchain record is NVRTC's."""
+    prefix = "cckey-warm-check-cuda-"
 
     def setUp(self):
-        lib = None
-        for name in ("libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so", ctypes.util.find_library("nvrtc")):
-            try:
-                lib = name and ctypes.CDLL(name)
-            except OSError:
-                pass
-            if lib:
-                break
-        if not lib:
+        if not clitest.load_nvrtc():
             self.skipTest("NVRTC (libnvrtc.so) not installed")
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-check-cuda-")
-
-    def tearDown(self):
-        if hasattr(self, "tmp"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        super().setUp()
 
     def test_version_record_decides(self):
         t = {"device": "NVIDIA H200|580.159.04", "name": "k", "language": "cuda",
@@ -356,23 +320,19 @@ class Nvrtc(unittest.TestCase):
         self.assertIn("NVRTC 1.0", line["detail"])
 
 
-class Remotes(unittest.TestCase):
+class Remotes(clitest.TmpTest):
     """--check with remote caches under the store: remote hits count as
     cached, and nothing is written locally or to a remote."""
+    prefix = "cckey-warm-check-remote-"
 
     def setUp(self):
-        self.device = opencl_device()
-        if not self.device:
-            self.skipTest("no OpenCL device (PoCL) here")
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-check-remote-")
+        self.device = clitest.opencl_or_skip(CCKEY)
+        super().setUp()
         self.m = os.path.join(self.tmp, "m.jsonl")
         with open(self.m, "w") as f:
             for i in range(3):
                 src = f"__kernel void r{i}(__global int *p) {{ p[0] = {i}; }}\n"
                 f.write(json.dumps({"device": self.device, "name": f"r{i}", "source": src}) + "\n")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def warm(self, store, url, *extra):
         return run(["warm", "-q", self.m, "--cache-dir", os.path.join(self.tmp, store), "--remote", url] +

@@ -23,10 +23,10 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 import unittest
+
+import clitest
 
 CCKEY = None
 NOT_WARM = 3
@@ -34,11 +34,7 @@ NVIDIA = "NVIDIA H200|580.159.04"
 
 
 def run(args, cwd, timeout=600):
-    env = dict(os.environ)
-    for var in ("CCKEY_REMOTE", "CCKEY_CACHE_DIR"):
-        env.pop(var, None)
-    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    return clitest.run(CCKEY, args, cwd, timeout)
 
 
 def devices():
@@ -51,8 +47,9 @@ OPENCL, CUDA = "opencl", "cuda"
 CLANG = any(shutil.which(n) for n in ["clang"] + [f"clang-{v}" for v in range(19, 13, -1)])
 
 
-class Base(unittest.TestCase):
+class Base(clitest.TmpTest):
     lang = None
+    prefix = "cckey-warm-deps-"
 
     def setUp(self):
         cl, nvrtc = devices()
@@ -61,23 +58,15 @@ class Base(unittest.TestCase):
         if self.lang == CUDA and not nvrtc:
             self.skipTest("NVRTC is not installed")
         self.device = cl if self.lang == OPENCL else NVIDIA
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-deps-")
+        super().setUp()
         self.src = os.path.join(self.tmp, "suite")
         self.cwd = os.path.join(self.tmp, "run")
         os.makedirs(self.src)
         os.makedirs(self.cwd)
         self.store = os.path.join(self.tmp, "store")
 
-    def tearDown(self):
-        if hasattr(self, "tmp"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def write(self, rel, text, base=None):
-        path = os.path.join(base or self.src, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+    def write(self, rel, text, base=None):   # in the suite's folder unless told
+        return clitest.write_file(base or self.src, rel, text)
 
     def kernel(self, rel, name, body, head=""):
         """A kernel source whose value comes from headers: OpenCL or CUDA."""

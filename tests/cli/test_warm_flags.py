@@ -11,17 +11,13 @@ Oracles: the compilers (PoCL through cckey: a build holds the entry point
 only when the header that defines it was the one included; NVRTC likewise,
 and the toolkit's own headers on disk), and hashlib for the key recipe.
 Tests that need PoCL or NVRTC skip with a one-line reason where absent."""
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
+
+import clitest
 
 CCKEY = None
 EXAMPLES = None
@@ -34,25 +30,15 @@ def readb(path):
 
 
 def run(args, cwd=None, timeout=600):
-    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    return clitest.run(CCKEY, args, cwd, timeout, environ=os.environ)
 
 
 def opencl_device():
-    rc, out, _ = run(["devices"])
-    m = re.search(r"^opencl\s+available.*?device id: (.+?)$", out, re.M | re.S)
-    return m.group(1).strip() if m else None
+    return clitest.opencl_device(CCKEY)
 
 
 def nvrtc_here():
-    for name in ("libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so", ctypes.util.find_library("nvrtc")):
-        try:
-            if name:
-                ctypes.CDLL(name)
-                return True
-        except OSError:
-            pass
-    return False
+    return clitest.load_nvrtc() is not None
 
 
 def recipe(device, name, source, opts):
@@ -62,25 +48,11 @@ def recipe(device, name, source, opts):
     return ":".join((h(device), h(name), h(source), h(canon.encode())))
 
 
-def summary(out):
-    m = re.search(r"(\d+) compiled in \d+ builds?, (\d+) already cached, (\d+) failed", out)
-    assert m, out
-    return tuple(int(x) for x in m.groups())
+summary = clitest.summary
 
 
-class Tmp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="cckey-flags-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def write(self, rel, text):
-        path = os.path.join(self.tmp, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+class Tmp(clitest.TmpTest):
+    prefix = "cckey-flags-"
 
     def scan(self, args):
         rc, out, err = run(["scan"] + args, cwd=self.tmp)
@@ -134,10 +106,7 @@ class IncludeOrderOpenCL(IncludeOrder, Tmp):
     kernel = "__kernel void k(__global int *o) { o[0] = 0; }\n"
 
     def setUp(self):
-        dev = opencl_device()
-        if not dev:
-            self.skipTest("no OpenCL device (PoCL) here")
-        self.device = dev
+        self.device = clitest.opencl_or_skip(CCKEY)
         super().setUp()
 
 
@@ -157,9 +126,7 @@ class SpacedFlags(Tmp):
     """Case 4: a space between a flag and its argument."""
 
     def setUp(self):
-        self.device = opencl_device()
-        if not self.device:
-            self.skipTest("no OpenCL device (PoCL) here")
+        self.device = clitest.opencl_or_skip(CCKEY)
         super().setUp()
 
     def test_define_and_include_with_a_space_build(self):

@@ -7,7 +7,7 @@ Usage: test_warm_suite.py PATH/TO/cckey EXAMPLES_DIR [unittest args]
 Oracles: the compilers themselves (PoCL through cckey, NVRTC called here
 through ctypes for the byte-for-byte cubin and its version), hashlib for the
 header digests, and the entry layout as documented in
-host/store/store_internal.h, parsed here independently. Tests that need PoCL
+host/entry/entry.h, parsed here independently. Tests that need PoCL
 or NVRTC skip with a one-line reason where they are absent."""
 import ctypes
 import ctypes.util
@@ -19,16 +19,16 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import unittest
+
+import clitest
 
 CCKEY = None
 EXAMPLES = None
 
 
 def run(args, cwd=None, timeout=600, env=None):
-    p = subprocess.run([CCKEY] + args, cwd=cwd, capture_output=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    return clitest.run(CCKEY, args, cwd, timeout, environ=os.environ if env is None else env)
 
 
 def readb(path):
@@ -38,20 +38,10 @@ def readb(path):
 
 def opencl_device():
     """The identity of this host's first OpenCL device, or None."""
-    rc, out, _ = run(["devices"])
-    m = re.search(r"^opencl\s+available.*?device id: (.+?)$", out, re.M | re.S)
-    return m.group(1).strip() if m else None
+    return clitest.opencl_device(CCKEY)
 
 
-def load_nvrtc():
-    for name in ("libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so", ctypes.util.find_library("nvrtc")):
-        if not name:
-            continue
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            pass
-    return None
+load_nvrtc = clitest.load_nvrtc
 
 
 def nvcc_build():
@@ -123,20 +113,16 @@ def deps_of(recs):
     return out
 
 
-def summary(out):
-    m = re.search(r"(\d+) compiled in \d+ builds?, (\d+) already cached, (\d+) failed", out)
-    assert m, out
-    return tuple(int(x) for x in m.groups())
+summary = clitest.summary
 
 
-class Headers(unittest.TestCase):
+class Headers(clitest.TmpTest):
     """The edit-a-header test and its nested, removed and moved variants."""
+    prefix = "cckey-warm-hdr-"
 
     def setUp(self):
-        self.device = opencl_device()
-        if not self.device:
-            self.skipTest("no OpenCL device (PoCL) here")
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-hdr-")
+        self.device = clitest.opencl_or_skip(CCKEY)
+        super().setUp()
         self.k = os.path.join(self.tmp, "suite")
         os.makedirs(os.path.join(self.k, "sub"))
         self.write("a.cl", '#include "hdr.h"\n__kernel void fa(__global int *p) { p[0] = V + W; }\n')
@@ -146,13 +132,8 @@ class Headers(unittest.TestCase):
         rc, _, err = run(["scan", "suite", "-d", self.device, "-o", "m.jsonl"], cwd=self.tmp)
         self.assertEqual(rc, 0, err)
 
-    def tearDown(self):
-        if hasattr(self, "tmp"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def write(self, rel, text):
-        with open(os.path.join(self.k, rel), "w") as f:
-            f.write(text)
+    def write(self, rel, text):   # in the suite's folder
+        clitest.write_file(self.k, rel, text)
 
     def warm(self, want_rc=0):
         rc, out, err = run(["warm", "-q", "m.jsonl", "--cache-dir", "store"], cwd=self.tmp)
@@ -213,16 +194,14 @@ class Headers(unittest.TestCase):
         self.assertEqual(warm_c(), (1, 0, 0), "extra.h now found in the source's folder first")
 
 
-class CudaWithoutDriver(unittest.TestCase):
+class CudaWithoutDriver(clitest.TmpTest):
+    prefix = "cckey-warm-cuda-"
+
     def setUp(self):
         self.nvrtc = load_nvrtc()
         if not self.nvrtc:
             self.skipTest("NVRTC (libnvrtc.so) not installed")
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-cuda-")
-
-    def tearDown(self):
-        if hasattr(self, "tmp"):
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        super().setUp()
 
     def test_devices_reports_nvrtc(self):
         major, minor = ctypes.c_int(), ctypes.c_int()
@@ -275,12 +254,8 @@ class CudaWithoutDriver(unittest.TestCase):
         self.assertIn("arch=sm_XX", err)
 
 
-class Scale(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="cckey-warm-scale-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class Scale(clitest.TmpTest):
+    prefix = "cckey-warm-scale-"
 
     def test_more_source_files_than_the_map_limit(self):
         """F10: 70,000 distinct files (vm.max_map_count is 65,530 by default)

@@ -27,11 +27,9 @@ import tempfile
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
-def violations(root):
-    cli = os.path.join(root, "host", "cli")
-    public = os.path.join(root, "include")
-    found = []
-    for dirpath, _, files in os.walk(cli):
+def includes(root, folder):
+    """Every #include of the C files under folder: (where, its folder, kind, name, as written)."""
+    for dirpath, _, files in os.walk(folder):
         for f in sorted(files):
             if not f.endswith((".c", ".h")):
                 continue
@@ -40,11 +38,18 @@ def violations(root):
                 text = fh.read()
             for m in INCLUDE.finditer(text):
                 kind, name = m.group(1), m.group(2)
-                line = text.count("\n", 0, m.start()) + 1
-                where = "%s:%d" % (os.path.relpath(path, root), line)
-                why = judge(kind, name, dirpath, cli, public, root)
-                if why:
-                    found.append("%s: #include %s%s%s: %s" % (where, kind, name, '"' if kind == '"' else ">", why))
+                where = "%s:%d" % (os.path.relpath(path, root), text.count("\n", 0, m.start()) + 1)
+                yield where, dirpath, kind, name, "#include %s%s%s" % (kind, name, '"' if kind == '"' else ">")
+
+
+def violations(root):
+    cli = os.path.join(root, "host", "cli")
+    public = os.path.join(root, "include")
+    found = []
+    for where, dirpath, kind, name, written in includes(root, cli):
+        why = judge(kind, name, dirpath, cli, public, root)
+        if why:
+            found.append("%s: %s: %s" % (where, written, why))
     return found
 
 
@@ -73,7 +78,7 @@ def judge(kind, name, here, cli, public, root):
                         os.path.join(dirpath, os.path.basename(name)), root)
         return "not found beside the file or in include/"
     # <...>: a system header, unless it names one of ours.
-    if name.startswith(("backends/", "core/", "md5/", "batch/", "store/", "remote/", "testing/")):
+    if name.startswith(("backends/", "core/", "md5/", "batch/", "entry/", "store/", "remote/", "testing/")):
         return "names a library-internal folder"
     return None
 
@@ -97,6 +102,14 @@ def include_path_violations(root, dirs):
     return found
 
 
+def write_file(root, rel, text):
+    """A self-test's file root/rel holding text, its folders made."""
+    p = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as fh:
+        fh.write(text)
+
+
 def self_test():
     """A copy of the rule's world with one violation of each kind."""
     bad = {
@@ -112,10 +125,7 @@ def self_test():
     }
     with tempfile.TemporaryDirectory() as tmp:
         def write(rel, text):
-            p = os.path.join(tmp, rel)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as fh:
-                fh.write(text)
+            write_file(tmp, rel, text)
         for name in PUBLIC:
             write("include/" + name, "")
         write("include/private.h", "")

@@ -19,14 +19,14 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "cli")]   # servers, slurm; clitest
 from servers import Nginx, Redis, Silent, have  # noqa: E402
+import clitest  # noqa: E402
+from clitest import EXAMPLES, WARM_SUMMARY as SUMMARY  # noqa: E402
 
 CCKEY = None
 DEVICE = None
 SHARD_DIR = re.compile(r"^[0-9a-f]{2}$")
-SUMMARY = re.compile(r"(\d+) compiled in (\d+) builds?, (\d+) already cached, (\d+) failed")
 
 
 def run(args, env=None, timeout=300):
@@ -75,7 +75,7 @@ def warnings(err):
     return [l for l in err.splitlines() if "warning" in l]
 
 
-class Base(unittest.TestCase):
+class Base(clitest.SharedRootTest):
     @classmethod
     def setUpClass(cls):
         cls.root = tempfile.mkdtemp(prefix="cckey-remote-")
@@ -86,15 +86,8 @@ class Base(unittest.TestCase):
         with open(cls.manifest) as f:
             cls.n_tuples = sum(1 for l in f if l.strip())
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.root, ignore_errors=True)
-
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(dir=self.root)
-
     def cache(self, name):
-        return os.path.join(self.tmp, name)
+        return self.path(name)
 
     def warm(self, cache, *extra, manifest=None, env=None, timeout=300):
         return run(["warm", manifest or self.manifest, "--cache-dir", cache] + list(extra), env=env,
@@ -680,7 +673,7 @@ class BundleTests(Base):
 
 
 # Entry files of format 4, read and rewritten here from the documented
-# layout (host/store/store_internal.h), to craft what an attacker could.
+# layout (host/entry/entry.h), to craft what an attacker could.
 REC_FINGERPRINT, REC_SIGNATURE, REC_VARIANT = 5, 6, 7
 
 

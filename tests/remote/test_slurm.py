@@ -24,14 +24,13 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "cli")]   # servers, slurm; clitest
 from servers import Redis, have, skip_unless  # noqa: E402
 import slurm  # noqa: E402
+from clitest import EXAMPLES, WARM_SUMMARY as SUMMARY  # noqa: E402
 
 CCKEY = None
 DEVICE = None
-SUMMARY = re.compile(r"(\d+) compiled in (\d+) builds?, (\d+) already cached, (\d+) failed")
 ENTRY = re.compile(r"^[0-9a-f]{32}(-[0-9a-f]{32}){3}$")
 ARRAY = "1-5:2"   # tasks 1, 3 and 5: --shard auto must rank them 0, 1, 2 of 3
 

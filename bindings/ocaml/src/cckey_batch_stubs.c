@@ -158,14 +158,12 @@ static void fix_up(cckey_bytes *b, const char *base)
  * would then sit idle. */
 #define DEPTH 4
 
-/* One block's cckey_make_keys: its arguments, and what it returned with
- * the message and warning of that call, read on the runtime's thread right
- * after it (both are overwritten by the next call). */
+/* One block's cckey_make_keys (over its slot's tuples and keys, with the
+ * batch's config): its length, and what it returned with the message and
+ * warning of that call, read on the runtime's thread right after it (both
+ * are overwritten by the next call). */
 typedef struct cckey_ml_job {
-    char (*out)[CCKEY_KEY_LEN + 1];
-    const cckey_tuple *tuples;
     size_t n;
-    const cckey_batch_config *cfg;
     cckey_status status;
     char detail[1024];
     char warning[1024];
@@ -286,7 +284,7 @@ static int copy_tuples(slot *s, value tuples, size_t start, size_t n)
         fix_up(&ct->source, s->a.bytes);
         ct->options = ct->n_options ? &s->opts[(uintptr_t)ct->options] : NULL;
     }
-    s->job = (cckey_ml_job){.out = s->out, .tuples = s->tuples, .n = n, .cfg = s->job.cfg};
+    s->job = (cckey_ml_job){.n = n};
     return 0;
 }
 
@@ -359,15 +357,15 @@ static void start_block(batch *b, slot *s)
 {
     cckey_ml_job *j = &s->job;
     if (b->keyer) {
-        cckey_status st = cckey_keyer_submit(b->keyer, j->out, j->tuples, j->n, j->cfg);
+        cckey_status st = cckey_keyer_submit(b->keyer, s->out, s->tuples, j->n, b->cfg);
         s->queued = st == CCKEY_OK;
         if (st != CCKEY_OK) job_done(j, st, "");
         return;
     }
     caml_release_runtime_system();
-    cckey_status st = cckey_make_keys(j->out, j->tuples, j->n, j->cfg);
+    cckey_status st = cckey_make_keys(s->out, s->tuples, j->n, b->cfg);
     caml_acquire_runtime_system();
-    job_done(j, st, cckey_batch_config_warning(j->cfg));
+    job_done(j, st, cckey_batch_config_warning(b->cfg));
 }
 
 static int alloc_slots(batch *b, size_t block, int n_slots)
@@ -377,7 +375,6 @@ static int alloc_slots(batch *b, size_t block, int n_slots)
         s->tuples = malloc(block * sizeof *s->tuples);
         s->out = malloc(block * sizeof *s->out);
         if (!s->tuples || !s->out) return -1;
-        s->job.cfg = b->cfg;
     }
     return 0;
 }

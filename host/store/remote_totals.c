@@ -1,8 +1,10 @@
 /* The folder's running remote counters, kept with the local ones in its
- * counter files (store/counter_files.c): "remote.NAME" for all remotes
- * together, "remote@URL.NAME" for each remote by its URL (no secrets). */
-#include "remote.h"
+ * counter files (counter_files.c): "remote.NAME" for all remotes together,
+ * "remote@URL.NAME" for each remote by its URL (no secrets). The store's
+ * bookkeeping: the remotes only count their own traffic. */
+#include "store_internal.h"
 #include "../core/internal.h"
+#include "../remote/remote.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * and serves it as any entry. */
 #include "sign.h"
 #include "fingerprint.h"
-#include "store_internal.h"
+#include "entry.h"
 #include "../core/internal.h"
 
 #include <stdlib.h>

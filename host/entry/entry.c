@@ -1,20 +1,21 @@
 /* Entry files: names, the header, and the checks a read must pass. */
-#include "store_internal.h"
+#include "entry.h"
 #include "../core/internal.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* read_summed's steps of the payload must end on piece boundaries. */
-_Static_assert(CCKEY_STORE_CHUNK % CCKEY_ENTRY_PIECE == 0, "store chunks are whole pieces");
+/* Bytes a file read takes at a time; its steps of the payload must end on
+ * piece boundaries. */
+#define READ_STEP (1u << 20)
+_Static_assert(READ_STEP % CCKEY_ENTRY_PIECE == 0, "read steps are whole pieces");
 
 static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
-bool cckey_store_key_ok(const char *key)
+bool cckey_entry_key_ok(const char *key)
 {
     if (!key) return false;
     for (size_t i = 0; i < CCKEY_KEY_LEN; i++) {
@@ -24,13 +25,13 @@ bool cckey_store_key_ok(const char *key)
     return key[CCKEY_KEY_LEN] == '\0';
 }
 
-void cckey_store_key_to_name(char name[CCKEY_NAME_LEN + 1], const char *key)
+void cckey_entry_name_of(char name[CCKEY_NAME_LEN + 1], const char *key)
 {
     for (size_t i = 0; i < CCKEY_KEY_LEN; i++) name[i] = key[i] == ':' ? '-' : key[i];
     name[CCKEY_NAME_LEN] = '\0';
 }
 
-bool cckey_store_name_to_key(char key[CCKEY_KEY_LEN + 1], const char *name)
+bool cckey_entry_key_of(char key[CCKEY_KEY_LEN + 1], const char *name)
 {
     if (strlen(name) != CCKEY_NAME_LEN) return false;
     for (size_t i = 0; i < CCKEY_KEY_LEN; i++) {
@@ -38,10 +39,10 @@ bool cckey_store_name_to_key(char key[CCKEY_KEY_LEN + 1], const char *name)
         key[i] = name[i] == '-' ? ':' : name[i];
     }
     key[CCKEY_KEY_LEN] = '\0';
-    return cckey_store_key_ok(key);
+    return cckey_entry_key_ok(key);
 }
 
-void cckey_store_shard_of(char shard[3], const char *key)
+void cckey_entry_shard_of(char shard[3], const char *key)
 {
     uint8_t d[CCKEY_MD5_DIGEST];
     char hex[32];
@@ -144,7 +145,7 @@ static cckey_status read_failed(int err)
 static cckey_status read_summed(int fd, uint8_t *dst, uint64_t n, uint64_t off, cckey_md5_ctx *ctx, bool pieces)
 {
     uint8_t *scratch = NULL;
-    size_t step = CCKEY_STORE_CHUNK;
+    size_t step = READ_STEP;
     if (!dst && n && !(scratch = malloc(step))) return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
     int err = 0;
     for (uint64_t at = 0; at < n;) {
@@ -386,23 +387,23 @@ size_t cckey_entry_front_len(const uint8_t *head, size_t total)
     return CCKEY_ENTRY_HEADER + (size_t)rlen;
 }
 
-bool cckey_store_unlink_same(const char *path, const struct stat *seen)
+void cckey_entry_got_free(cckey_entry_got *e)
 {
-    struct stat now;
-    if (lstat(path, &now) != 0) return errno == ENOENT;
-    if (now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) return true;   /* replaced: ours is gone */
-    return unlink(path) == 0 || errno == ENOENT;
+    free(e->front), free(e->payload);
+    e->front = e->payload = NULL;
 }
 
-bool cckey_store_temp_stale(const char *name, const struct stat *st)
+bool cckey_entry_write_all(int fd, const void *data, size_t len)
 {
-    if (time(NULL) - st->st_mtime > 3600) return true;
-    /* ".tmp-HOST-PID-...": the pid means something only on this host. */
-    const char *p = name + strlen(CCKEY_TEMP_PREFIX), *host = cckey_store_host_tag();
-    size_t hl = strlen(host);
-    if (strncmp(p, host, hl) != 0 || p[hl] != '-') return false;
-    char *end;
-    long pid = strtol(p + hl + 1, &end, 10);
-    if (end == p + hl + 1 || *end != '-' || pid <= 0) return false;
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    const uint8_t *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            return false;
+        }
+        p += n, len -= (size_t)n;
+    }
+    return true;
 }

@@ -1,6 +1,6 @@
 /* Entry payloads compressed with zstd (libzstd): one frame per payload,
  * holding its size, so that a read allocates once and checks the length. */
-#include "store_internal.h"
+#include "entry.h"
 #include "../core/internal.h"
 
 #include <stdlib.h>
