@@ -65,7 +65,7 @@ static bool listed(const char *entries, const char *name)
 
 /* A fixture, the entry names NVRTC's PTX gives it, and what the scanner
  * finds in it; skips the test where libnvrtc is missing. */
-static char *scan_with_ptx(const char *path, char **entries, cckey_scan_result *r)
+static char *scan_with_ptx(const char *path, char **entries, scan_result *r)
 {
     size_t len;
     char *src = cckey_test_read_file(path, &len);
@@ -75,21 +75,21 @@ static char *scan_with_ptx(const char *path, char **entries, cckey_scan_result *
         free(src);
         cr_skip_test("libnvrtc is not installed");
     }
-    cr_assert_eq(cckey_scan_source(src, len, CCKEY_LANG_CUDA, r), 0);
+    cr_assert_eq(scan_source(src, len, CCKEY_LANG_CUDA, r), 0);
     return src;
 }
 
 Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
 {
     char *entries;
-    cckey_scan_result r;
+    scan_result r;
     char *src = scan_with_ptx(CCKEY_SCAN_DATA "/mangle.cu", &entries, &r);
     size_t n_ptx = 0;
     for (const char *p = entries; *p; p++) n_ptx += *p == '\n';
     cr_assert_eq(r.n, n_ptx, "scanner: %zu entries, PTX: %zu\n%s", r.n, n_ptx, entries);
     for (size_t i = 0; i < r.n; i++)
         cr_expect(listed(entries, r.entries[i].name), "%s is no PTX entry; PTX has:\n%s", r.entries[i].name, entries);
-    cckey_scan_result_free(&r);
+    scan_result_free(&r);
     free(entries);
     free(src);
 }
@@ -97,14 +97,14 @@ Test(scan_nvrtc, every_scanned_name_is_a_ptx_entry_and_back)
 Test(scan_nvrtc, tricky_fixture_names_exist)
 {
     char *entries;
-    cckey_scan_result r;
+    scan_result r;
     char *src = scan_with_ptx(CCKEY_SCAN_DATA "/tricky.cu", &entries, &r);
     /* Every listed name must be exactly a PTX entry; what the scanner
      * cannot name (the anonymous namespace's kernel) it skips with a warning. */
     for (size_t i = 0; i < r.n; i++)
         cr_expect(listed(entries, r.entries[i].name), "%s is no PTX entry; PTX has:\n%s", r.entries[i].name, entries);
     cr_assert_eq(r.n, 7);
-    cckey_scan_result_free(&r);
+    scan_result_free(&r);
     free(entries);
     free(src);
 }

@@ -12,15 +12,15 @@
 /* The names found, joined by spaces, each with ":LINE". */
 static void expect(const char *src, int hlsl, bool comp, const char *want)
 {
-    cckey_scan_result r;
-    int rc = hlsl ? cckey_scan_hlsl(src, strlen(src), &r) : cckey_scan_glsl(src, strlen(src), comp, &r);
+    scan_result r;
+    int rc = hlsl ? scan_hlsl(src, strlen(src), &r) : scan_glsl(src, strlen(src), comp, &r);
     CHECK(rc == 0, "scan failed (%d)", rc);
     char got[512] = "";
     size_t k = 0;
     for (size_t i = 0; i < r.n; i++)
         k += (size_t)snprintf(got + k, sizeof got - k, "%s%s:%u", i ? " " : "", r.entries[i].name, r.entries[i].line);
     CHECK(strcmp(got, want) == 0, "got \"%s\", want \"%s\" in:\n%s", got, want, src);
-    cckey_scan_result_free(&r);
+    scan_result_free(&r);
 }
 
 static void glsl(void)
@@ -47,13 +47,13 @@ static void glsl_warnings(void)
 {
     const char *frag = "#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1); }\n";
     const char *header = "uint mix32(uint x) { return x * 3u; }\n";
-    cckey_scan_result r;
-    CHECK(cckey_scan_glsl(frag, strlen(frag), false, &r) == 0 && r.n == 0 && r.n_warnings == 1, "fragment");
+    scan_result r;
+    CHECK(scan_glsl(frag, strlen(frag), false, &r) == 0 && r.n == 0 && r.n_warnings == 1, "fragment");
     CHECK(strncmp(r.warnings[0], "3: main is not a compute shader's", 33) == 0, "%s", r.warnings[0]);
-    cckey_scan_result_free(&r);
-    CHECK(cckey_scan_glsl(header, strlen(header), false, &r) == 0 && r.n == 0 && r.n_warnings == 0, "header");
-    cckey_scan_result_free(&r);
-    CHECK(cckey_scan_shader_none(CCKEY_LANG_GLSL, false) == NULL && cckey_scan_shader_none(CCKEY_LANG_GLSL, true),
+    scan_result_free(&r);
+    CHECK(scan_glsl(header, strlen(header), false, &r) == 0 && r.n == 0 && r.n_warnings == 0, "header");
+    scan_result_free(&r);
+    CHECK(scan_shader_none(CCKEY_LANG_GLSL, false) == NULL && scan_shader_none(CCKEY_LANG_GLSL, true),
           "why none");
 }
 
@@ -83,9 +83,9 @@ static void hlsl(void)
 
 static void paths(void)
 {
-    CHECK(cckey_shader_path_is_comp("a/b.comp") && !cckey_shader_path_is_comp("a.comp/b"), "comp");
-    CHECK(cckey_shader_path_is_glsl("x.glsl") && cckey_shader_path_is_hlsl("x.hlsl"), "glsl, hlsl");
-    CHECK(!cckey_shader_path_is_hlsl("x.hlsli") && !cckey_shader_path_is_glsl("x.glslx"), "not those");
+    CHECK(scan_shader_path_is_comp("a/b.comp") && !scan_shader_path_is_comp("a.comp/b"), "comp");
+    CHECK(scan_shader_path_is_glsl("x.glsl") && scan_shader_path_is_hlsl("x.hlsl"), "glsl, hlsl");
+    CHECK(!scan_shader_path_is_hlsl("x.hlsli") && !scan_shader_path_is_glsl("x.glslx"), "not those");
 }
 
 int main(void)

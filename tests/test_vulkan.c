@@ -21,45 +21,45 @@
 #define DATA CCKEY_TEST_DATA "/vulkan"
 #define N 4096
 
-static cckey_compiler glsl, hlsl;
-static cckey_vk *vk;
-static const cckey_vk_device_info *lvp;   /* lavapipe, or NULL */
+static warm_compiler glsl, hlsl;
+static warm_vk *vk;
+static const warm_vk_device_info *lvp;   /* lavapipe, or NULL */
 static int lvp_dev = -1;
 
 /* Options as a manifest gives them (key, value pairs), made into flags as
  * warm makes them, the source's folder first. */
-static cckey_flags flags_of(const char *const *kv, size_t n)
+static warm_flags flags_of(const char *const *kv, size_t n)
 {
     cckey_option opts[8];
     for (size_t i = 0; i < n; i++)
         opts[i] = (cckey_option){{kv[2 * i], strlen(kv[2 * i])}, {kv[2 * i + 1], strlen(kv[2 * i + 1])}};
-    cckey_flags f, g;
+    warm_flags f, g;
     char why[256];
-    CHECK(cckey_flags_make(opts, n, false, &f, why, sizeof why) == 0, "%s", why);
+    CHECK(warm_flags_make(opts, n, false, &f, why, sizeof why) == 0, "%s", why);
     const char *dir = DATA;
-    CHECK(cckey_flags_include(&f, &dir, 1, false, &g, why, sizeof why) == 0, "%s", why);
-    cckey_flags_free(&f);
+    CHECK(warm_flags_include(&f, &dir, 1, false, &g, why, sizeof why) == 0, "%s", why);
+    warm_flags_free(&f);
     return g;
 }
 
 /* file under DATA built for dev with options kv, entry points names. */
-static int build(const cckey_compiler *c, int dev, const char *file, const char *const *kv, size_t n_kv,
-                 const char *const *names, size_t n_names, bool *present, cckey_build *out)
+static int build(const warm_compiler *c, int dev, const char *file, const char *const *kv, size_t n_kv,
+                 const char *const *names, size_t n_names, bool *present, warm_build *out)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", DATA, file);
     size_t len = 0;
-    char *src = cckey_read_file(path, &len);
+    char *src = warm_read_file(path, &len);
     CHECK(src, "cannot read %s", path);
-    cckey_flags f = flags_of(kv, n_kv);
-    int rc = cckey_vulkan_build(c, dev, path, src, len, &f, names, n_names, present, out);
-    cckey_flags_free(&f);
+    warm_flags f = flags_of(kv, n_kv);
+    int rc = warm_vulkan_build(c, dev, path, src, len, &f, names, n_names, present, out);
+    warm_flags_free(&f);
     free(src);
     return rc;
 }
 
 /* The module passes spirv-val for Vulkan 1.minor (when spirv-val is here). */
-static void expect_valid(const cckey_build *b, unsigned minor)
+static void expect_valid(const warm_build *b, unsigned minor)
 {
     CHECK(b->binary_len >= 20 && b->binary_len % 4 == 0, "%zu bytes", b->binary_len);
     CHECK(((const uint32_t *)b->binary)[0] == 0x07230203u, "magic %08x", ((const uint32_t *)b->binary)[0]);
@@ -81,7 +81,7 @@ static void expect_valid(const cckey_build *b, unsigned minor)
 static uint32_t mix32(uint32_t x, uint32_t scale) { return x * scale + ((x >> 3) ^ 0x9e3779b9u); }
 
 /* Runs entry of b on lavapipe over N inputs and compares with want(). */
-static void expect_runs(const cckey_build *b, const char *entry, uint32_t in_b, uint32_t out_b, uint32_t group,
+static void expect_runs(const warm_build *b, const char *entry, uint32_t in_b, uint32_t out_b, uint32_t group,
                         uint32_t (*want)(uint32_t))
 {
     static uint32_t in[N], out[N];
@@ -134,15 +134,15 @@ static void test_devices(void)
 
 static void test_no_loader_no_driver(void)
 {
-    cckey_vk *none = NULL;
+    warm_vk *none = NULL;
     char why[512];
-    CHECK(cckey_vk_open("/nonexistent/libvulkan.so.1", &none, why, sizeof why) == -1 && !none, "opened");
+    CHECK(warm_vk_open("/nonexistent/libvulkan.so.1", &none, why, sizeof why) == -1 && !none, "opened");
     CHECK(strncmp(why, "no Vulkan loader (/nonexistent/libvulkan.so.1): ", 48) == 0, "%s", why);
     /* A loader with no driver to load: the loader's own variables point it
      * at none. */
     setenv("VK_DRIVER_FILES", "/nonexistent/icd.json", 1);
     setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json", 1);
-    int rc = cckey_vk_open(NULL, &none, why, sizeof why);
+    int rc = warm_vk_open(NULL, &none, why, sizeof why);
     unsetenv("VK_DRIVER_FILES");
     unsetenv("VK_ICD_FILENAMES");
     CHECK(rc == -1 && !none, "opened without a driver");
@@ -154,19 +154,19 @@ static void test_glsl(void)
     static const char *const kv[] = {"-D", "SCALE=3", "-I", DATA "/inc", "-O", ""};
     const char *main_name = "main";
     bool present = false;
-    cckey_build b;
+    warm_build b;
     CHECK(build(&glsl, lvp_dev, "mix.comp", kv, 3, &main_name, 1, &present, &b) == 0, "%s\n%s", b.error,
           b.log ? b.log : "");
     CHECK(present, "no main");
     expect_valid(&b, 3);
-    cckey_spv_info info;
+    warm_spv_info info;
     char why[256];
-    CHECK(cckey_spv_read(b.binary, b.binary_len / 4, &info, why, sizeof why) == 0, "%s", why);
+    CHECK(warm_spv_read(b.binary, b.binary_len / 4, &info, why, sizeof why) == 0, "%s", why);
     CHECK(info.version == 0x00010600u, "SPIR-V %08x for a Vulkan 1.3 device", info.version);
     CHECK(info.n_entries == 1 && info.entries[0].size[0] == 64 && info.n_bindings == 2, "reflection");
     CHECK(info.bindings[0].type == 7 && info.bindings[1].type == 7, "two storage buffers");
     expect_runs(&b, "main", 0, 1, 64, want_mix);
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
 }
 
 static void test_hlsl(void)
@@ -175,27 +175,27 @@ static void test_hlsl(void)
     const char *const names[] = {"scale", "flip"};
     for (int k = 0; k < 2; k++) {
         bool present = false;
-        cckey_build b;
+        warm_build b;
         CHECK(build(&hlsl, lvp_dev, "ops.hlsl", kv, 1, &names[k], 1, &present, &b) == 0, "%s: %s\n%s", names[k],
               b.error, b.log ? b.log : "");
         CHECK(present, "no %s", names[k]);
         expect_valid(&b, 3);
         CHECK(((const uint32_t *)b.binary)[1] == 0x00010300u, "HLSL at SPIR-V 1.3");
         expect_runs(&b, names[k], 0, 1, k ? 32 : 64, k ? want_flip : want_scale);
-        cckey_build_clear(&b);
+        warm_build_clear(&b);
     }
 }
 
-static void expect_error(const cckey_compiler *c, int dev, const char *file, const char *const *kv, size_t n_kv,
+static void expect_error(const warm_compiler *c, int dev, const char *file, const char *const *kv, size_t n_kv,
                          const char *want1, const char *want2)
 {
     const char *main_name = "main";
     bool present = false;
-    cckey_build b;
+    warm_build b;
     CHECK(build(c, dev, file, kv, n_kv, &main_name, 1, &present, &b) == -1, "%s built", file);
     CHECK(strstr(b.error, want1) && (!want2 || strstr(b.error, want2)), "%s: error \"%s\"", file, b.error);
     CHECK(!b.binary, "a failed build holds a binary");
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
 }
 
 static void test_errors(void)
@@ -221,11 +221,11 @@ static void test_foreign_device(void)
     static const char *const kv11[] = {"-D", "SCALE=3", "-I", DATA "/inc", "--target-env", "vulkan1.1"};
     const char *main_name = "main";
     bool present = false;
-    cckey_build b;
+    warm_build b;
     CHECK(build(&glsl, dev, "mix.comp", kv11, 3, &main_name, 1, &present, &b) == 0, "%s", b.error);
     CHECK(present && ((const uint32_t *)b.binary)[1] == 0x00010300u, "SPIR-V 1.3 for Vulkan 1.1");
     expect_valid(&b, 1);
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
 }
 
 /* scan --exact: the preprocessor decides the conditional the text scan
@@ -235,26 +235,26 @@ static void test_exact(void)
     char path[512];
     snprintf(path, sizeof path, "%s/hidden.hlsl", DATA);
     size_t len;
-    char *src = cckey_read_file(path, &len);
+    char *src = warm_read_file(path, &len);
     CHECK(src, "read");
-    cckey_scan_result text;
-    CHECK(cckey_scan_hlsl(src, len, &text) == 0 && text.n == 2, "text scan: %zu", text.n);
-    cckey_scan_result_free(&text);
-    cckey_flags f = flags_of(NULL, 0);
-    cckey_build b;
+    scan_result text;
+    CHECK(scan_hlsl(src, len, &text) == 0 && text.n == 2, "text scan: %zu", text.n);
+    scan_result_free(&text);
+    warm_flags f = flags_of(NULL, 0);
+    warm_build b;
     CHECK(hlsl.entries(hlsl.impl, lvp_dev, src, len, path, &f, &b) == 0, "%s", b.error);
     CHECK(strcmp(b.binary, "shown\n") == 0, "entries \"%s\"", (char *)b.binary);
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
     free(src);
     static const char *const kv[] = {"-D", "SCALE=2"};
-    cckey_flags g = flags_of(kv, 1);
+    warm_flags g = flags_of(kv, 1);
     snprintf(path, sizeof path, "%s/ops.hlsl", DATA);
-    src = cckey_read_file(path, &len);
+    src = warm_read_file(path, &len);
     CHECK(hlsl.entries(hlsl.impl, lvp_dev, src, len, path, &g, &b) == 0, "%s", b.error);
     CHECK(strcmp(b.binary, "scale\nflip\n") == 0, "entries \"%s\"", (char *)b.binary);
-    cckey_build_clear(&b);
-    cckey_flags_free(&f);
-    cckey_flags_free(&g);
+    warm_build_clear(&b);
+    warm_flags_free(&f);
+    warm_flags_free(&g);
     free(src);
 }
 
@@ -267,11 +267,11 @@ static void *worker(void *arg)
     const char *main_name = "main", *scale = "scale";
     for (int round = 0; round < 3; round++) {
         bool present = false;
-        cckey_build b;
+        warm_build b;
         CHECK(build(&glsl, lvp_dev, "mix.comp", kv, 2, &main_name, 1, &present, &b) == 0 && present, "%s", b.error);
-        cckey_build_clear(&b);
+        warm_build_clear(&b);
         CHECK(build(&hlsl, lvp_dev, "ops.hlsl", kvh, 1, &scale, 1, &present, &b) == 0 && present, "%s", b.error);
-        cckey_build_clear(&b);
+        warm_build_clear(&b);
     }
     return NULL;
 }
@@ -286,14 +286,14 @@ static void test_threads(void)
 int main(void)
 {
     char why[512];
-    if (cckey_compiler_glsl(&glsl, why, sizeof why) != 0 || cckey_compiler_hlsl(&hlsl, why, sizeof why) != 0) {
+    if (warm_compiler_glsl(&glsl, why, sizeof why) != 0 || warm_compiler_hlsl(&hlsl, why, sizeof why) != 0) {
         printf("skipped: %s\n", why);
         return 77;
     }
     test_no_loader_no_driver();
-    if (cckey_vk_open(NULL, &vk, why, sizeof why) == 0)
-        for (size_t i = 0; i < cckey_vk_count(vk) && !lvp; i++)
-            if (strncmp(cckey_vk_info(vk, i)->name, "llvmpipe", 8) == 0) lvp = cckey_vk_info(vk, i);
+    if (warm_vk_open(NULL, &vk, why, sizeof why) == 0)
+        for (size_t i = 0; i < warm_vk_count(vk) && !lvp; i++)
+            if (strncmp(warm_vk_info(vk, i)->name, "llvmpipe", 8) == 0) lvp = warm_vk_info(vk, i);
     if (lvp) lvp_dev = glsl.find(glsl.impl, lvp->id, strlen(lvp->id));
     test_foreign_device();
     if (!lvp || lvp_dev < 0) {
@@ -307,7 +307,7 @@ int main(void)
     test_exact();
     test_threads();
     printf("test_vulkan: every check passed on %s\n", lvp->id);
-    cckey_vk_close(vk);
-    cckey_warm_vulkan_release();
+    warm_vk_close(vk);
+    warm_vulkan_release();
     return 0;
 }

@@ -18,15 +18,15 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
-int cckey_cmd_key(int argc, char **argv);
-int cckey_cmd_batch(int argc, char **argv);
-int cckey_cmd_scan(int argc, char **argv);
-int cckey_cmd_warm(int argc, char **argv);
-void cckey_warm_usage(FILE *f);   /* warm --help (warm_help.c) */
+int cli_cmd_key(int argc, char **argv);
+int cli_cmd_batch(int argc, char **argv);
+int cli_cmd_scan(int argc, char **argv);
+int cli_cmd_warm(int argc, char **argv);
+void cli_warm_usage(FILE *f);   /* warm --help (warm_help.c) */
 void scan_usage(FILE *f);         /* scan --help (scan_help.c) */
-int cckey_cmd_cache(int argc, char **argv);
-int cckey_cmd_devices(int argc, char **argv);
-int cckey_cmd_selftest(int argc, char **argv);
+int cli_cmd_cache(int argc, char **argv);
+int cli_cmd_devices(int argc, char **argv);
+int cli_cmd_selftest(int argc, char **argv);
 
 /* Map the environment onto cfg: CCKEY_GPU_CHUNK_BYTES, CCKEY_GPU_LONG_BYTES,
  * CCKEY_GPU_CPU_SHARE, CCKEY_OPENCL_DEVICE, CCKEY_CUDA_DEVICE (and, in the

@@ -560,7 +560,7 @@ static int run(const batch_opts *o)
     return rc;
 }
 
-int cckey_cmd_batch(int argc, char **argv)
+int cli_cmd_batch(int argc, char **argv)
 {
     batch_opts o = {.chunk = DEFAULT_CHUNK_LINES, .max_line = MANIFEST_DEFAULT_MAX_LINE};
     if (cckey_batch_config_new(&o.cfg) != CCKEY_OK) {

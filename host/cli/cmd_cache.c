@@ -165,7 +165,7 @@ static const char *dir_origin(const char *given)
     return (env && *env) || (xdg && xdg[0] == '/') ? "environment" : "default";
 }
 
-int cckey_cmd_cache(int argc, char **argv)
+int cli_cmd_cache(int argc, char **argv)
 {
     enum { OPT_DIR = 256, OPT_FORMAT, OPT_JSON, OPT_SIGN_UNSIGNED, OPT_ZERO, OPT_OLDER_THAN };
     static const struct option longopts[] = {{"cache-dir", required_argument, NULL, OPT_DIR},

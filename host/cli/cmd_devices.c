@@ -75,7 +75,7 @@ static void print_text(const listing *ls, size_t nl)
     /* Not a backend: the compiler `cckey warm` uses for CUDA, which needs no
      * GPU or driver when the architecture is given. */
     char what[512];
-    if (cckey_nvrtc_usable(what, sizeof what))
+    if (warm_nvrtc_usable(what, sizeof what))
         printf("nvrtc    available: %s (cckey warm compiles CUDA kernels, without a GPU given arch=sm_XX)\n", what);
     else
         printf("nvrtc    unavailable: %s\n", what);
@@ -109,7 +109,7 @@ static int print_json(const listing *ls, size_t nl, cli_format fmt)
     json_array_append_new(arr, cli_devices_vulkan_json());
     json_object_set_new(root, "backends", arr);
     char what[512];
-    bool nvrtc = cckey_nvrtc_usable(what, sizeof what);
+    bool nvrtc = warm_nvrtc_usable(what, sizeof what);
     json_object_set_new(root, "nvrtc", json_pack("{s:b,s:s}", "available", nvrtc, nvrtc ? "version" : "reason", what));
     int rc = CLI_OK;
     if (fmt == CLI_JSONL) {
@@ -132,7 +132,7 @@ static int print_json(const listing *ls, size_t nl, cli_format fmt)
     return rc;
 }
 
-int cckey_cmd_devices(int argc, char **argv)
+int cli_cmd_devices(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'J'},

@@ -246,7 +246,7 @@ static int key_check(const key_args *a, int argc, char **argv)
         cli_error("key: unexpected argument \"%s\" (see 'cckey help key')", argv[optind]);
         return CLI_USAGE;
     }
-    if (cckey_options_check(a->set.v, a->set.n, why, sizeof why) != 0) {
+    if (warm_options_check(a->set.v, a->set.n, why, sizeof why) != 0) {
         cli_error("key: %s", why);
         return CLI_USAGE;
     }
@@ -302,7 +302,7 @@ static int key_write(const key_args *a, cckey_bytes src)
     return rc;
 }
 
-int cckey_cmd_key(int argc, char **argv)
+int cli_cmd_key(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'}, {"name", required_argument, NULL, 'n'},

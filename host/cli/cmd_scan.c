@@ -25,7 +25,7 @@
  * (and the "cpu" stand-in) take every source. */
 typedef struct scan_device {
     char *id;
-    unsigned langs;  /* bit 1 << cckey_lang of each language it takes; SCAN_ALL_LANGS */
+    unsigned langs;  /* bit 1 << scan_lang of each language it takes; SCAN_ALL_LANGS */
 } scan_device;
 
 typedef struct scan_opts {
@@ -68,7 +68,7 @@ static int add_device(scan_opts *o, const char *id, unsigned langs)
 static int default_devices(scan_opts *o)
 {
     static const cckey_backend_kind kinds[] = {CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
-    static const cckey_lang langs[] = {CCKEY_LANG_OPENCL, CCKEY_LANG_CUDA};
+    static const scan_lang langs[] = {CCKEY_LANG_OPENCL, CCKEY_LANG_CUDA};
     for (size_t k = 0; k < 2; k++) {
         cckey_device devs[32];
         size_t n = 0;
@@ -81,13 +81,13 @@ static int default_devices(scan_opts *o)
      * "cpu" whatever no device here takes. */
     const unsigned shaders = 1u << CCKEY_LANG_GLSL | 1u << CCKEY_LANG_HLSL;
     bool kernels = o->n_devices > 0;
-    cckey_vk *vk = NULL;
+    warm_vk *vk = NULL;
     char why[512];
     int rc = 0;
-    if (cckey_warm_vulkan_open(&vk, why, sizeof why) == 0)
-        for (size_t i = 0; i < cckey_vk_count(vk) && rc == 0; i++) rc = add_device(o, cckey_vk_info(vk, i)->id, shaders);
-    bool vulkan = vk && cckey_vk_count(vk) > 0;
-    cckey_vk_close(vk);
+    if (warm_vulkan_open(&vk, why, sizeof why) == 0)
+        for (size_t i = 0; i < warm_vk_count(vk) && rc == 0; i++) rc = add_device(o, warm_vk_info(vk, i)->id, shaders);
+    bool vulkan = vk && warm_vk_count(vk) > 0;
+    warm_vk_close(vk);
     if (rc == 0 && !kernels) rc = add_device(o, "cpu", vulkan ? SCAN_ALL_LANGS & ~shaders : SCAN_ALL_LANGS);
     return rc;
 }
@@ -115,7 +115,7 @@ static char *relative_to(const char *base, const char *target)
 
 /* A scan's warnings: "LINE: text" is the file's, "HEADER:LINE: text" a
  * header's it includes. */
-static void print_warnings(const char *path, const cckey_scan_result *r)
+static void print_warnings(const char *path, const scan_result *r)
 {
     for (size_t i = 0; i < r->n_warnings; i++) {
         const char *w = r->warnings[i];
@@ -125,7 +125,7 @@ static void print_warnings(const char *path, const cckey_scan_result *r)
 }
 
 /* The text scan of one file under every option set, its warnings printed. */
-static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact_file *f)
+static int scan_text(scan_opts *o, const char *path, scan_lang lang, scan_exact_file *f)
 {
     cli_file m;
     char why[256];
@@ -148,11 +148,11 @@ static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact
         cli_error("scan: out of memory");
         return CLI_FAIL;
     }
-    const cckey_scan_result *r = &f->r;
-    bool shader = lang == CCKEY_LANG_GLSL || lang == CCKEY_LANG_HLSL, comp = cckey_shader_path_is_comp(path);
+    const scan_result *r = &f->r;
+    bool shader = lang == CCKEY_LANG_GLSL || lang == CCKEY_LANG_HLSL, comp = scan_shader_path_is_comp(path);
     if (!o->quiet) print_warnings(path, r);
-    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && shader && cckey_scan_shader_none(lang, comp))
-        cli_warn("%s: no entry points: %s", path, cckey_scan_shader_none(lang, comp));
+    if (!o->quiet && r->n == 0 && r->n_warnings == 0 && shader && scan_shader_none(lang, comp))
+        cli_warn("%s: no entry points: %s", path, scan_shader_none(lang, comp));
     else if (!o->quiet && r->n == 0 && r->n_warnings == 0 && lang != CCKEY_LANG_HOST && !shader)
         cli_warn("%s: no entry points: no %s definition at namespace scope (declared through a macro? "
                  "see --kernel-macro)", path, lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP ? "__global__ function"
@@ -161,13 +161,13 @@ static int scan_text(scan_opts *o, const char *path, cckey_lang lang, scan_exact
 }
 
 /* The language an entry's runtime compiles: its program's, or the file's. */
-static cckey_lang entry_lang(cckey_lang lang, const cckey_scan_result *r, const cckey_entry *en)
+static scan_lang entry_lang(scan_lang lang, const scan_result *r, const scan_entry *en)
 {
     return en->program >= 0 ? r->programs[en->program].lang : lang;
 }
 
 /* The header an entry is defined in, or NULL (the file itself). */
-static const char *defined_in(const cckey_scan_result *r, const cckey_entry *en)
+static const char *defined_in(const scan_result *r, const scan_entry *en)
 {
     return en->file && en->file < r->n_files ? r->files[en->file] : NULL;
 }
@@ -189,8 +189,8 @@ static int put_json(scan_opts *o, FILE *out, const char *path, json_t *j, bool m
 /* One --list item: FILE:LINE: NAME [(SOURCE_NAME)] [in HEADER], or its JSON
  * object ("defined_in" for a header's kernel, "program": true for one in a
  * string the file holds). */
-static int list_entry(scan_opts *o, FILE *out, const char *path, cckey_lang lang, const cckey_scan_result *r,
-                      const cckey_entry *en)
+static int list_entry(scan_opts *o, FILE *out, const char *path, scan_lang lang, const scan_result *r,
+                      const scan_entry *en)
 {
     const char *hdr = defined_in(r, en);
     if (o->fmt == CLI_TEXT) {
@@ -201,7 +201,7 @@ static int list_entry(scan_opts *o, FILE *out, const char *path, cckey_lang lang
         return CLI_OK;
     }
     json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
-                          "source_name", en->source_name, "language", cckey_lang_name(entry_lang(lang, r, en)));
+                          "source_name", en->source_name, "language", scan_lang_name(entry_lang(lang, r, en)));
     if (j && hdr) json_object_set_new(j, "defined_in", json_string(hdr));
     if (j && en->program >= 0) json_object_set_new(j, "program", json_true());
     return put_json(o, out, path, j, false);
@@ -210,11 +210,11 @@ static int list_entry(scan_opts *o, FILE *out, const char *path, cckey_lang lang
 /* One entry's manifest lines: one per device that takes its language x
  * option set it exists in. A program held as a string is given inline
  * ("source"), as the runtime gets it; else the file ("source_file"). */
-static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char *shown, cckey_lang lang,
-                          const cckey_scan_result *r, size_t e, const bool *in_set)
+static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char *shown, scan_lang lang,
+                          const scan_result *r, size_t e, const bool *in_set)
 {
-    const cckey_entry *en = &r->entries[e];
-    cckey_lang l = entry_lang(lang, r, en);
+    const scan_entry *en = &r->entries[e];
+    scan_lang l = entry_lang(lang, r, en);
     int rc = CLI_OK;
     for (size_t d = 0; d < o->n_devices && rc == CLI_OK; d++) {
         if (!((o->devices[d].langs >> l) & 1)) continue;
@@ -224,7 +224,7 @@ static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char 
                                            : json_string(shown);
             json_t *line = src ? json_pack("{s:s,s:s,s:o,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
                                            en->program >= 0 ? "source" : "source_file", src, "options",
-                                           o->sets.v[s], "language", cckey_lang_name(l))
+                                           o->sets.v[s], "language", scan_lang_name(l))
                                : NULL;
             rc = put_json(o, out, path, line, true);
         }
@@ -234,8 +234,8 @@ static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char 
 
 /* One file's entries r as manifest lines or --list items. in_set: which
  * option sets hold each entry; NULL: all of them. */
-static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
-                     const cckey_scan_result *r, const bool *in_set)
+static int emit_file(scan_opts *o, const char *path, scan_lang lang, const char *base, FILE *out,
+                     const scan_result *r, const bool *in_set)
 {
     char real[PATH_MAX];
     char *rel = NULL;
@@ -243,8 +243,8 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
     const char *shown = rel ? rel : (o->list || !realpath(path, real)) ? path : real;
     int rc = CLI_OK;
     for (size_t e = 0; e < r->n && rc == CLI_OK; e++) {
-        const cckey_entry *en = &r->entries[e];
-        cckey_lang l = entry_lang(lang, r, en);
+        const scan_entry *en = &r->entries[e];
+        scan_lang l = entry_lang(lang, r, en);
         bool taken = o->list;
         for (size_t d = 0; d < o->n_devices; d++) taken |= (o->devices[d].langs >> l) & 1;
         if (!taken) o->skipped[l]++;
@@ -254,7 +254,7 @@ static int emit_file(scan_opts *o, const char *path, cckey_lang lang, const char
     return rc;
 }
 
-static int scan_file(scan_opts *o, const char *path, cckey_lang lang, const char *base, FILE *out,
+static int scan_listed_file(scan_opts *o, const char *path, scan_lang lang, const char *base, FILE *out,
                      size_t *entries)
 {
     scan_exact_file f;
@@ -288,7 +288,7 @@ static void free_sets(scan_opts *o)
 
 /* --exact: every file built with every option set (see warm/scan_exact.h); NULL
  * with *rc set when that fails. */
-static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, int *rc)
+static scan_exact_file *exact_scan(scan_opts *o, const scan_source_list *list, int *rc)
 {
     scan_exact_file *files = calloc(list->n ? list->n : 1, sizeof *files);
     scan_exact_in in = {.files = list, .sets = o->exact_sets, .n_sets = o->sets.n, .macros = o->macros,
@@ -302,7 +302,7 @@ static scan_exact_file *exact_scan(scan_opts *o, const cckey_source_list *list, 
 
 /* --language: only the sources in those languages (host code, for the
  * programs it holds, with OpenCL or CUDA). */
-static void keep_languages(cckey_source_list *list, unsigned only)
+static void keep_languages(scan_source_list *list, unsigned only)
 {
     size_t kept = 0;
     unsigned host = 1u << CCKEY_LANG_OPENCL | 1u << CCKEY_LANG_CUDA;
@@ -333,7 +333,7 @@ static bool output_base(const scan_opts *o, char *base)
 
 /* What the scan as a whole leaves to say: no entries at all (unless
  * --language left no file, said already), entries left without a device. */
-static void closing_warnings(const scan_opts *o, const cckey_source_list *list, size_t found, size_t entries)
+static void closing_warnings(const scan_opts *o, const scan_source_list *list, size_t found, size_t entries)
 {
     if (o->quiet) return;
     size_t kernel_files = 0;
@@ -345,15 +345,15 @@ static void closing_warnings(const scan_opts *o, const cckey_source_list *list, 
         if (o->skipped[l])
             cli_warn("scan: %zu %s entry point%s skipped: no %s device %s; pass --device %s:ID to name one%s",
                      o->skipped[l], label[l], o->skipped[l] == 1 ? "" : "s", label[l],
-                     o->named ? "was named" : "here", cckey_lang_name((cckey_lang)l),
+                     o->named ? "was named" : "here", scan_lang_name((scan_lang)l),
                      o->named ? ", or --language to leave them out" : "");
 }
 
 static int run(scan_opts *o, char **paths, size_t n_paths)
 {
-    cckey_source_list list;
+    scan_source_list list;
     char err[512];
-    if (cckey_find_sources(paths, n_paths, &list, err, sizeof err) != 0) {
+    if (scan_find_sources(paths, n_paths, &list, err, sizeof err) != 0) {
         cli_error("scan: %s", err);
         return CLI_USAGE;
     }
@@ -363,9 +363,9 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         cli_warn("scan: none of the %zu source file%s is in the languages given (--language)", found,
                  found == 1 ? "" : "s");
     /* Headers are part of the files that include them. */
-    if (cckey_drop_included(&list) < 0 || make_sets(o) != 0) {
+    if (scan_drop_included(&list) < 0 || make_sets(o) != 0) {
         cli_error("scan: out of memory");
-        cckey_source_list_free(&list);
+        scan_source_list_free(&list);
         free_sets(o);
         return CLI_FAIL;
     }
@@ -374,12 +374,12 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     cli_output out;
     if (!output_base(o, base)) {
         cli_error("scan: cannot resolve the output's folder: %s", strerror(errno));
-        cckey_source_list_free(&list);
+        scan_source_list_free(&list);
         free_sets(o);
         return CLI_FAIL;
     }
     if (cli_output_open(&out, o->output) != 0) {
-        cckey_source_list_free(&list);
+        scan_source_list_free(&list);
         free_sets(o);
         return CLI_FAIL;
     }
@@ -395,7 +395,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
             continue;
         }
         if (!exact || exact[i].text) {
-            rc = scan_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
+            rc = scan_listed_file(o, list.paths[i], list.langs[i], base, out.f, &entries);
             continue;
         }
         rc = emit_file(o, list.paths[i], list.langs[i], base, out.f, &exact[i].r, exact[i].in_set);
@@ -407,7 +407,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
-    cckey_source_list_free(&list);
+    scan_source_list_free(&list);
     free_sets(o);
     return rc;
 }
@@ -559,7 +559,7 @@ static int scan_files(scan_opts *o, bool fmt_given, char **paths, size_t n)
     return run(o, paths, n);
 }
 
-int cckey_cmd_scan(int argc, char **argv)
+int cli_cmd_scan(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"device", required_argument, NULL, 'd'},  {"options", required_argument, NULL, 'O'},

@@ -427,7 +427,7 @@ static int st_run(const st_args *a, cckey_batch_config *cfg)
     return rc;
 }
 
-int cckey_cmd_selftest(int argc, char **argv)
+int cli_cmd_selftest(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, 'b'},

@@ -128,7 +128,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
     }
     /* The Vulkan devices go before exit: lavapipe frees what it keeps per
      * pipeline only with its device. */
-    if (w.have_glsl > 0 || w.have_hlsl > 0) cckey_warm_vulkan_release();
+    if (w.have_glsl > 0 || w.have_hlsl > 0) warm_vulkan_release();
     cckey_dep_memo_free(w.memo);
     warm_deps_end(&w.deps);
     if (w.probe != w.store) cckey_store_close(w.probe);
@@ -138,7 +138,7 @@ static int start(int argc, char **argv, const char *dir, uint64_t max_bytes, uns
     return rc;
 }
 
-int cckey_cmd_warm(int argc, char **argv)
+int cli_cmd_warm(int argc, char **argv)
 {
     enum { OPT_DIR = 256, OPT_MAX, OPT_SHARD, OPT_SHARDS, OPT_MAX_LINE, OPT_FORMAT, OPT_JSON, OPT_CHECK, OPT_FORCE,
            OPT_DEPS, OPT_PP };
@@ -219,7 +219,7 @@ int cckey_cmd_warm(int argc, char **argv)
             }
             break;
         case OPT_PP: deps_opts.pp = optarg; break;
-        case 'h': cli_remotes_free(&remotes); cckey_warm_usage(stdout); return CLI_OK;
+        case 'h': cli_remotes_free(&remotes); cli_warm_usage(stdout); return CLI_OK;
         default: cli_remotes_free(&remotes); return CLI_USAGE;
         }
     }

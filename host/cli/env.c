@@ -97,18 +97,18 @@ int cli_drivers_from_env(void)
         }
     }
     const char *v = var("CCKEY_NVRTC_LIBRARY");
-    if (v && cckey_warm_set_nvrtc_library(v) != 0) {
+    if (v && warm_set_nvrtc_library(v) != 0) {
         cli_error("CCKEY_NVRTC_LIBRARY: a path of %zu bytes is too long", strlen(v));
         return CLI_USAGE;
     }
     /* Where NVRTC's toolkit headers are when they are not beside it. */
     const char *home = var("CUDA_HOME") ? var("CUDA_HOME") : var("CUDA_PATH");
-    if (home && cckey_warm_set_cuda_home(home) != 0) {
+    if (home && warm_set_cuda_home(home) != 0) {
         cli_error("CUDA_HOME: a path of %zu bytes is too long", strlen(home));
         return CLI_USAGE;
     }
     v = var("CCKEY_VULKAN_LIBRARY");
-    if (v && cckey_warm_set_vulkan_library(v) != 0) {
+    if (v && warm_set_vulkan_library(v) != 0) {
         cli_error("CCKEY_VULKAN_LIBRARY: a path of %zu bytes is too long", strlen(v));
         return CLI_USAGE;
     }

@@ -4,13 +4,13 @@
 #include <string.h>
 
 static const cli_command commands[] = {
-    {"key", "print the key of one kernel", cckey_cmd_key},
-    {"batch", "print the keys of a JSON Lines manifest of tuples", cckey_cmd_batch},
-    {"scan", "find kernel entry points and write a manifest of them", cckey_cmd_scan},
-    {"warm", "compile a manifest's uncached kernels into a cache folder", cckey_cmd_warm},
-    {"cache", "stats, verify, clear or read a cache folder", cckey_cmd_cache},
-    {"devices", "list backends, devices and their manifest device ids", cckey_cmd_devices},
-    {"selftest", "check every backend's digests against the CPU reference", cckey_cmd_selftest},
+    {"key", "print the key of one kernel", cli_cmd_key},
+    {"batch", "print the keys of a JSON Lines manifest of tuples", cli_cmd_batch},
+    {"scan", "find kernel entry points and write a manifest of them", cli_cmd_scan},
+    {"warm", "compile a manifest's uncached kernels into a cache folder", cli_cmd_warm},
+    {"cache", "stats, verify, clear or read a cache folder", cli_cmd_cache},
+    {"devices", "list backends, devices and their manifest device ids", cli_cmd_devices},
+    {"selftest", "check every backend's digests against the CPU reference", cli_cmd_selftest},
 };
 
 static void usage(FILE *f)

@@ -68,7 +68,7 @@ int cli_opts_parse(const char *text, cli_opts *out, char *why, size_t why_len)
     words ws = {0};
     int rc = cli_split_flags(text, add_word, &ws, why, why_len);
     if (rc == 0) {
-        rc = cckey_flags_tokenize((const char *const *)ws.w, ws.len, ws.n, cli_opts_add, out, why, why_len);
+        rc = warm_flags_tokenize((const char *const *)ws.w, ws.len, ws.n, cli_opts_add, out, why, why_len);
         rc = rc == CCKEY_FLAGS_OOM ? -1 : rc;
     }
     for (size_t i = 0; i < ws.n; i++) free(ws.w[i]);

@@ -22,13 +22,13 @@ static unsigned mask_of(const char *name, size_t len)
     if (len == 0 || len >= sizeof buf) return 0;
     memcpy(buf, name, len);
     buf[len] = '\0';
-    cckey_lang l = cckey_lang_from_name(buf);
+    scan_lang l = scan_lang_from_name(buf);
     if (l) return 1u << l;
     unsigned m = 0;
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
         if (strcmp(groups[g].name, buf) == 0)
             for (size_t i = 0; groups[g].members[i]; i++)
-                if ((l = cckey_lang_from_name(groups[g].members[i]))) m |= 1u << l;
+                if ((l = scan_lang_from_name(groups[g].members[i]))) m |= 1u << l;
     return m;
 }
 
@@ -36,7 +36,7 @@ static unsigned mask_of(const char *name, size_t len)
 static size_t known(const char **names, size_t max)
 {
     size_t n = 0;
-    for (unsigned l = 1; n < max && *cckey_lang_name((cckey_lang)l); l++) names[n++] = cckey_lang_name((cckey_lang)l);
+    for (unsigned l = 1; n < max && *scan_lang_name((scan_lang)l); l++) names[n++] = scan_lang_name((scan_lang)l);
     for (size_t g = 0; n < max && g < sizeof groups / sizeof *groups; g++)
         if (mask_of(groups[g].name, strlen(groups[g].name))) names[n++] = groups[g].name;
     return n;

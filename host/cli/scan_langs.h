@@ -10,7 +10,7 @@
 
 /* names[0..len), comma-separated language names (opencl, cuda, hip,
  * metal) or group names (vulkan, once its languages exist), as a mask of
- * 1 << cckey_lang; 0 with *bad the first unknown name. */
+ * 1 << scan_lang; 0 with *bad the first unknown name. */
 unsigned scan_langs_parse(const char *names, size_t len, const char **bad, size_t *bad_len);
 /* The known names, ", "-separated, for messages. */
 void scan_langs_known(char *buf, size_t len);

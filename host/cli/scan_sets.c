@@ -64,7 +64,7 @@ int scan_sets_add(scan_sets *s, const char *text, const char *where)
     char why[512];
     cli_opts set = {0};
     int rc = cli_opts_parse(text, &set, why, sizeof why);
-    if (rc == CLI_OK && cckey_options_check(set.v, set.n, why, sizeof why) != 0) rc = CLI_USAGE;
+    if (rc == CLI_OK && warm_options_check(set.v, set.n, why, sizeof why) != 0) rc = CLI_USAGE;
     json_t *pairs = rc == CLI_OK ? pairs_json(&set) : NULL;
     cli_opts_free(&set);
     if (rc == CLI_USAGE) cli_error("scan: %s: %s", where, why);
@@ -77,7 +77,7 @@ static int check_json_set(json_t *pairs, char *why, size_t why_len)
 {
     cckey_option *opts = scan_set_options(pairs);
     if (!opts) return snprintf(why, why_len, "out of memory"), -1;
-    int rc = cckey_options_check(opts, json_array_size(pairs), why, why_len);
+    int rc = warm_options_check(opts, json_array_size(pairs), why, why_len);
     free(opts);
     return rc;
 }

@@ -13,7 +13,7 @@ typedef struct scan_sets {
 } scan_sets;
 
 /* One set from its text form (cli_opts_parse; "-" alone is the empty set),
- * checked as warm checks it (cckey_options_check): 0, -1 out of memory, or
+ * checked as warm checks it (warm_options_check): 0, -1 out of memory, or
  * CLI_USAGE once the error is reported (where names the text's origin). */
 int scan_sets_add(scan_sets *s, const char *text, const char *where);
 /* --options-file: one set a line, as text or as a JSON array of pairs;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A set's -D / -U flags as cckey_scan_options.defines has them, in order:
+/* A set's -D / -U flags as scan_options.defines has them, in order:
  * ["-DNAME", "V"] and ["-D", "NAME=V"] are "NAME=V"; ["-DNAME", ""] and
  * ["-D", "NAME"] are "NAME"; ["-UNAME", ""] and ["-U", "NAME"] are "-NAME". */
 static char **defines_of(const scan_exact_set *set, size_t *n)
@@ -50,34 +50,34 @@ static bool same_defines(char **a, size_t na, char **b, size_t nb)
 }
 
 /* The entry of r like e (the same name, in the same program text), or -1. */
-static long find_like(const cckey_scan_result *r, const cckey_scan_result *from, const cckey_entry *e)
+static long find_like(const scan_result *r, const scan_result *from, const scan_entry *e)
 {
     for (size_t k = 0; k < r->n; k++) {
-        const cckey_entry *x = &r->entries[k];
+        const scan_entry *x = &r->entries[k];
         if (strcmp(x->name, e->name) != 0 || (x->program < 0) != (e->program < 0)) continue;
         if (e->program < 0) return (long)k;
-        const cckey_program *p = &r->programs[x->program], *q = &from->programs[e->program];
+        const scan_program *p = &r->programs[x->program], *q = &from->programs[e->program];
         if (p->len == q->len && memcmp(p->text, q->text, p->len) == 0) return (long)k;
     }
     return -1;
 }
 
 /* Moves entry e of from (a scan under other macros) into r; its index. */
-static long adopt(cckey_scan_result *r, cckey_scan_result *from, cckey_entry *e)
+static long adopt(scan_result *r, scan_result *from, scan_entry *e)
 {
-    cckey_entry *ne = realloc(r->entries, (r->n + 1) * sizeof *ne);
+    scan_entry *ne = realloc(r->entries, (r->n + 1) * sizeof *ne);
     if (!ne) return -1;
     r->entries = ne, r->cap = r->n + 1;
-    cckey_entry moved = *e;
+    scan_entry moved = *e;
     if (e->program >= 0) {
-        cckey_program *p = realloc(r->programs, (r->n_programs + 1) * sizeof *p);
+        scan_program *p = realloc(r->programs, (r->n_programs + 1) * sizeof *p);
         if (!p) return -1;
         r->programs = p;
-        cckey_program *src = &from->programs[e->program];
+        scan_program *src = &from->programs[e->program];
         char *t = malloc(src->len + 1);
         if (!t) return -1;
         memcpy(t, src->text, src->len + 1);
-        r->programs[r->n_programs] = (cckey_program){t, src->len, src->lang, src->line};
+        r->programs[r->n_programs] = (scan_program){t, src->len, src->lang, src->line};
         moved.program = (int)r->n_programs++;
     }
     e->name = e->source_name = NULL;   /* now r's */
@@ -85,7 +85,7 @@ static long adopt(cckey_scan_result *r, cckey_scan_result *from, cckey_entry *e)
     return (long)r->n++;
 }
 
-static int merge_warnings(cckey_scan_result *r, cckey_scan_result *from)
+static int merge_warnings(scan_result *r, scan_result *from)
 {
     for (size_t i = 0; i < from->n_warnings; i++) {
         bool seen = false;
@@ -109,9 +109,9 @@ static bool *grow_in_set(bool *in_set, size_t old_n, size_t n, size_t n_sets)
 }
 
 /* from's entries (scanned with the macros of the sets where group[s]) into out. */
-static int merge(scan_exact_file *out, cckey_scan_result *from, const bool *group, size_t n_sets)
+static int merge(scan_exact_file *out, scan_result *from, const bool *group, size_t n_sets)
 {
-    cckey_scan_result *r = &out->r;
+    scan_result *r = &out->r;
     for (size_t e = 0; e < from->n; e++) {
         long k = find_like(r, from, &from->entries[e]);
         size_t before = r->n;
@@ -129,7 +129,7 @@ static int merge(scan_exact_file *out, cckey_scan_result *from, const bool *grou
     return 0;
 }
 
-int scan_text_sets(const char *path, const char *src, size_t len, cckey_lang lang, const scan_exact_set *sets,
+int scan_text_sets(const char *path, const char *src, size_t len, scan_lang lang, const scan_exact_set *sets,
                    size_t n_sets, const char *const *macros, size_t n_macros, scan_exact_file *out)
 {
     *out = (scan_exact_file){0};
@@ -144,15 +144,15 @@ int scan_text_sets(const char *path, const char *src, size_t len, cckey_lang lan
         if (done[s]) continue;
         for (size_t t = 0; t < n_sets; t++)
             group[t] = !done[t] && same_defines(defs[s], n_defs[s], defs[t], n_defs[t]), done[t] |= group[t];
-        cckey_scan_options so = {macros, n_macros, (const char *const *)defs[s], n_defs[s]};
-        cckey_scan_result r;
-        rc = cckey_scan_file(path, src, len, lang, &so, &r);
+        scan_options so = {macros, n_macros, (const char *const *)defs[s], n_defs[s]};
+        scan_result r;
+        rc = scan_file(path, src, len, lang, &so, &r);
         if (rc != 0) {
             out->r.deep_line = r.deep_line;
             break;
         }
         rc = merge(out, &r, group, n_sets);
-        cckey_scan_result_free(&r);
+        scan_result_free(&r);
         groups++;
     }
     for (size_t s = 0; defs && s < n_sets; s++) free_defines(defs[s], n_defs[s]);
@@ -163,7 +163,7 @@ int scan_text_sets(const char *path, const char *src, size_t len, cckey_lang lan
     }
     if (rc != 0) {
         unsigned deep = out->r.deep_line;
-        cckey_scan_result_free(&out->r);
+        scan_result_free(&out->r);
         out->r.deep_line = deep;
         free(out->in_set);
         out->in_set = NULL;

@@ -19,19 +19,19 @@ int cli_print_version(void)
     runtime_line("OpenCL:", CCKEY_BACKEND_OPENCL);
     runtime_line("CUDA:", CCKEY_BACKEND_CUDA);
     char why[512];
-    if (cckey_nvrtc_probe(why, sizeof why) == 0) printf("%-8s loads\n", "NVRTC:");
+    if (warm_nvrtc_probe(why, sizeof why) == 0) printf("%-8s loads\n", "NVRTC:");
     else printf("%-8s does not load: %s\n", "NVRTC:", why);
     /* Vulkan "loads" where warm can compile for a device here: the loader
      * opens, a device is listed, and a shader compiler is built in. */
-    cckey_vk *vk = NULL;
-    cckey_shader_compiler *sc = NULL;
-    if (cckey_warm_vulkan_open(&vk, why, sizeof why) == 0 && cckey_shader_compiler_new(&sc, why, sizeof why) == 0)
+    warm_vk *vk = NULL;
+    warm_shader_compiler *sc = NULL;
+    if (warm_vulkan_open(&vk, why, sizeof why) == 0 && warm_shader_compiler_new(&sc, why, sizeof why) == 0)
         printf("%-8s loads\n", "Vulkan:");
     else
         printf("%-8s does not load: %s\n", "Vulkan:", why);
-    cckey_shader_compiler_free(sc);
-    cckey_vk_close(vk);
-    printf("shaders: %s\n", cckey_shader_compiler_version());
+    warm_shader_compiler_free(sc);
+    warm_vk_close(vk);
+    printf("shaders: %s\n", warm_shader_compiler_version());
     puts("\nCopyright (c) 2026 the cckey authors. MIT License: see LICENSE.");
     return CLI_OK;
 }

@@ -3,7 +3,7 @@
 #include "cli.h"
 #include "remote_opts.h"
 
-void cckey_warm_usage(FILE *f)
+void cli_warm_usage(FILE *f)
 {
     fputs("usage: cckey warm [OPTIONS] MANIFEST --cache-dir DIR\n"
           "\n"

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_pp(const cckey_token *t)
+static bool is_pp(const scan_token *t)
 {
     return t->kind == CCKEY_TOK_PP_IF || t->kind == CCKEY_TOK_PP_ELSE || t->kind == CCKEY_TOK_PP_ENDIF;
 }
 
-bool scan_is(const scanner *s, size_t i, const char *x) { return i < s->n && cckey_tok_is(&s->t[i], x); }
+bool scan_is(const scanner *s, size_t i, const char *x) { return i < s->n && scan_tok_is(&s->t[i], x); }
 bool scan_ident(const scanner *s, size_t i) { return i < s->n && s->t[i].kind == CCKEY_TOK_IDENT; }
 
 /* Depth and statement bookkeeping at a conditional's directive. An open
@@ -25,7 +25,7 @@ bool scan_ident(const scanner *s, size_t i) { return i < s->n && s->t[i].kind ==
  * body, not two). */
 static void pp_directive(scanner *s, size_t i, size_t *stmt)
 {
-    cckey_tok_kind k = s->t[i].kind;
+    scan_tok_kind k = s->t[i].kind;
     if (k == CCKEY_TOK_PP_IF) {
         if (!scan_grow(s, (void **)&s->pp, &s->cap_pp, s->n_pp, sizeof *s->pp)) return;
         /* SIZE_MAX: the statement starts inside the group (after #if). */
@@ -42,9 +42,9 @@ static void pp_directive(scanner *s, size_t i, size_t *stmt)
     }
 }
 
-void scan_warn(scanner *s, const cckey_token *at, const char *fmt, ...)
+void scan_warn(scanner *s, const scan_token *at, const char *fmt, ...)
 {
-    cckey_scan_result *r = s->out;
+    scan_result *r = s->out;
     if (r->n_warnings == r->cap_warnings) {
         size_t cap = r->cap_warnings ? r->cap_warnings * 2 : 8;
         char **w = realloc(r->warnings, cap * sizeof *w);
@@ -139,7 +139,7 @@ static void push_frame(scanner *s, size_t stmt, size_t brace)
         }
         if (i == brace) f->kind = k ? F_NS : F_ANON_NS;
     } else if (brace == stmt + 2 && scan_is(s, stmt, "extern") && s->t[stmt + 1].kind == CCKEY_TOK_STRING) {
-        const cckey_token *lit = &s->t[stmt + 1];
+        const scan_token *lit = &s->t[stmt + 1];
         f->kind = lit->len == 3 && memcmp(lit->p, "\"C\"", 3) == 0 ? F_EXTERN_C : F_EXTERN_CXX;
     }
 }
@@ -155,14 +155,14 @@ bool scan_join_name(char *out, size_t cap, const char *ns, const char *name, siz
     return true;
 }
 
-void scan_add_entry(scanner *s, const char *name, size_t name_len, const cckey_token *src)
+void scan_add_entry(scanner *s, const char *name, size_t name_len, const scan_token *src)
 {
-    cckey_scan_result *r = s->out;
+    scan_result *r = s->out;
     for (size_t i = 0; i < r->n; i++)
         if (strlen(r->entries[i].name) == name_len && memcmp(r->entries[i].name, name, name_len) == 0) return;
     if (!scan_grow(s, (void **)&r->entries, &r->cap, r->n, sizeof *r->entries)) return;
-    cckey_entry *e = &r->entries[r->n];
-    *e = (cckey_entry){.name = strndup(name, name_len), .source_name = strndup(src->p, src->len),
+    scan_entry *e = &r->entries[r->n];
+    *e = (scan_entry){.name = strndup(name, name_len), .source_name = strndup(src->p, src->len),
                        .line = src->line, .file = src->file, .program = -1};
     if (!e->name || !e->source_name) {
         free(e->name), free(e->source_name);
@@ -196,10 +196,10 @@ size_t scan_ns_parts(char *ns, const char **parts, size_t cap)
 }
 
 /* The Itanium name of a C++ kernel, or false with a reason. */
-static bool mangle_kernel(scanner *s, const cckey_token *name, size_t open, size_t close, char *out, size_t cap,
+static bool mangle_kernel(scanner *s, const scan_token *name, size_t open, size_t close, char *out, size_t cap,
                           const char **why)
 {
-    cckey_ctype params[64];
+    scan_ctype params[64];
     int np = types_params(s, open, close, params, 64, why);
     if (np < 0) return false;
     char ns[256];
@@ -208,7 +208,7 @@ static bool mangle_kernel(scanner *s, const cckey_token *name, size_t open, size
     size_t n_parts = scan_ns_parts(ns, parts, 32);
     char fname[256];
     snprintf(fname, sizeof fname, "%.*s", (int)name->len, name->p);
-    if (!cckey_mangle(out, cap, parts, n_parts, fname, params, (size_t)np)) return *why = "the name is too long", false;
+    if (!scan_mangle(out, cap, parts, n_parts, fname, params, (size_t)np)) return *why = "the name is too long", false;
     return true;
 }
 
@@ -227,7 +227,7 @@ static bool attribute_macro(const scanner *s, size_t open)
 
 /* A non-ASCII byte in a name: the lexer keeps such words whole, the
  * finder refuses them (their spelling in a binary is not modelled). */
-static bool non_ascii(const cckey_token *t)
+static bool non_ascii(const scan_token *t)
 {
     for (size_t i = 0; i < t->len; i++)
         if ((unsigned char)t->p[i] >= 0x80) return true;
@@ -236,14 +236,14 @@ static bool non_ascii(const cckey_token *t)
 
 /* What a kernel header says, from its marker to its parameter list. */
 typedef struct header {
-    const cckey_token *name, *host_name;
+    const scan_token *name, *host_name;
     bool templated, qualified;
     size_t open, close;   /* the parameter list's parentheses */
 } header;
 
-static bool attribute_word(const cckey_token *t)
+static bool attribute_word(const scan_token *t)
 {
-    return cckey_tok_is(t, "__attribute__") || cckey_tok_is(t, "__declspec") || cckey_tok_is(t, "alignas") ||
+    return scan_tok_is(t, "__attribute__") || scan_tok_is(t, "__declspec") || scan_tok_is(t, "alignas") ||
            (t->len > 4 && !memcmp(t->p, "__", 2) && !memcmp(t->p + t->len - 2, "__", 2));
 }
 
@@ -259,7 +259,7 @@ static void note_host_name(const scanner *s, size_t from, size_t to, header *h)
 static size_t find_params(const scanner *s, size_t j, header *h)
 {
     for (; j < s->n; j++) {
-        const cckey_token *t = &s->t[j];
+        const scan_token *t = &s->t[j];
         if (scan_is(s, j, "[") && scan_is(s, j + 1, "[")) {
             size_t end = scan_skip_group(s, j);
             note_host_name(s, j, end, h);
@@ -359,7 +359,7 @@ static void kernel_at(scanner *s, size_t i, size_t stmt)
 {
     header h;
     if (!read_header(s, i, stmt, &h)) return;
-    const cckey_token *name = h.name;
+    const scan_token *name = h.name;
     if (non_ascii(name)) {
         scan_warn(s, name, "%.*s: a name with non-ASCII characters; skipped (refused rather than guessed)",
                   (int)name->len, name->p);
@@ -440,10 +440,10 @@ static void walk(scanner *s)
 
 /* The entries in lx (the unit's tokens; env its macros as the unit leaves
  * them). 0 or -1. */
-int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang lang, const cckey_scan_options *opts,
-                cckey_scan_result *out);
-int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang lang, const cckey_scan_options *opts,
-                cckey_scan_result *out)
+int scan_tokens(const scan_lexed *lx, const scan_macro_env *env, scan_lang lang, const scan_options *opts,
+                scan_result *out);
+int scan_tokens(const scan_lexed *lx, const scan_macro_env *env, scan_lang lang, const scan_options *opts,
+                scan_result *out)
 {
     scanner s = {.t = lx->toks, .n = lx->n, .lang = lang, .env = env, .out = out, .tok_at = SIZE_MAX};
     if (opts) s.markers = opts->kernel_macros, s.n_markers = opts->n_kernel_macros;
@@ -456,7 +456,7 @@ int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang la
     return s.oom ? -1 : 0;
 }
 
-void cckey_scan_result_free(cckey_scan_result *r)
+void scan_result_free(scan_result *r)
 {
     for (size_t i = 0; i < r->n; i++) free(r->entries[i].name), free(r->entries[i].source_name);
     for (size_t i = 0; i < r->n_warnings; i++) free(r->warnings[i]);
@@ -466,5 +466,5 @@ void cckey_scan_result_free(cckey_scan_result *r)
     free(r->warnings);
     free(r->files);
     free(r->programs);
-    *r = (cckey_scan_result){0};
+    *r = (scan_result){0};
 }

@@ -13,7 +13,7 @@
 
 static const struct {
     const char *ext;
-    cckey_lang lang;
+    scan_lang lang;
 } exts[] = {
     {".cl", CCKEY_LANG_OPENCL}, {".ocl", CCKEY_LANG_OPENCL}, {".clc", CCKEY_LANG_OPENCL}, {".opencl", CCKEY_LANG_OPENCL},
     {".cu", CCKEY_LANG_CUDA},   {".cuh", CCKEY_LANG_CUDA},   {".hip", CCKEY_LANG_HIP},
@@ -24,19 +24,19 @@ static const struct {
 static const char *const names[] = {"", "opencl", "cuda", "hip", "metal", "glsl", "hlsl", "host"};
 _Static_assert(sizeof names / sizeof *names == CCKEY_LANG_HOST + 1, "a name for every language");
 
-const char *cckey_lang_name(cckey_lang lang)
+const char *scan_lang_name(scan_lang lang)
 {
     return (unsigned)lang < sizeof names / sizeof *names ? names[lang] : "";
 }
 
-cckey_lang cckey_lang_from_name(const char *name)
+scan_lang scan_lang_from_name(const char *name)
 {
     for (size_t i = 1; i < CCKEY_LANG_HOST; i++)
-        if (strcmp(name, names[i]) == 0) return (cckey_lang)i;
+        if (strcmp(name, names[i]) == 0) return (scan_lang)i;
     return CCKEY_LANG_NONE;
 }
 
-cckey_lang cckey_lang_of_path(const char *path)
+scan_lang scan_lang_of_path(const char *path)
 {
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
     if (!dot || (slash && dot < slash)) return CCKEY_LANG_NONE;
@@ -45,7 +45,7 @@ cckey_lang cckey_lang_of_path(const char *path)
     return CCKEY_LANG_NONE;
 }
 
-bool cckey_is_host_path(const char *path)
+bool scan_is_host_path(const char *path)
 {
     static const char *const host[] = {".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inl"};
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
@@ -55,15 +55,15 @@ bool cckey_is_host_path(const char *path)
     return false;
 }
 
-static cckey_lang lang_for_scan(const char *path)
+static scan_lang lang_for_scan(const char *path)
 {
-    cckey_lang l = cckey_lang_of_path(path);
-    return l ? l : cckey_is_host_path(path) ? CCKEY_LANG_HOST : CCKEY_LANG_NONE;
+    scan_lang l = scan_lang_of_path(path);
+    return l ? l : scan_is_host_path(path) ? CCKEY_LANG_HOST : CCKEY_LANG_NONE;
 }
 
 /* A header named on the command line: CUDA or OpenCL when its code (not
  * its strings or comments) defines kernels, else host code. */
-static cckey_lang named_header_lang(const char *path)
+static scan_lang named_header_lang(const char *path)
 {
     const char *dot = strrchr(path, '.');
     static const char *const hdr[] = {".h", ".hh", ".hpp", ".hxx", ".inl"};
@@ -80,26 +80,26 @@ static cckey_lang named_header_lang(const char *path)
         buf = nb;
     }
     fclose(f);
-    cckey_lexed lx;
-    cckey_lang lang = CCKEY_LANG_HOST;
-    if (buf && cckey_lex(buf, len, &lx) == 0) {
+    scan_lexed lx;
+    scan_lang lang = CCKEY_LANG_HOST;
+    if (buf && scan_lex(buf, len, &lx) == 0) {
         for (size_t i = 0; i < lx.n && lang == CCKEY_LANG_HOST; i++)
-            lang = cckey_tok_is(&lx.toks[i], "__global__") ? CCKEY_LANG_CUDA
-                   : cckey_tok_is(&lx.toks[i], "__kernel") ? CCKEY_LANG_OPENCL
+            lang = scan_tok_is(&lx.toks[i], "__global__") ? CCKEY_LANG_CUDA
+                   : scan_tok_is(&lx.toks[i], "__kernel") ? CCKEY_LANG_OPENCL
                                                            : CCKEY_LANG_HOST;
-        cckey_lexed_free(&lx);
+        scan_lexed_free(&lx);
     }
     free(buf);
     return lang;
 }
 
-static int add(cckey_source_list *l, const char *path, cckey_lang lang, bool named)
+static int add(scan_source_list *l, const char *path, scan_lang lang, bool named)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         char **p = realloc(l->paths, cap * sizeof *p);
         if (p) l->paths = p;
-        cckey_lang *g = realloc(l->langs, cap * sizeof *g);
+        scan_lang *g = realloc(l->langs, cap * sizeof *g);
         if (g) l->langs = g;
         bool *nm = realloc(l->named, cap * sizeof *nm);
         if (nm) l->named = nm;
@@ -112,7 +112,7 @@ static int add(cckey_source_list *l, const char *path, cckey_lang lang, bool nam
     return 0;
 }
 
-static int walk(const char *dir, cckey_source_list *l, char *err, size_t err_len, int depth)
+static int walk(const char *dir, scan_source_list *l, char *err, size_t err_len, int depth)
 {
     if (depth > 64) {
         snprintf(err, err_len, "%s: folders nested too deep", dir);
@@ -140,7 +140,7 @@ static int walk(const char *dir, cckey_source_list *l, char *err, size_t err_len
             if (S_ISDIR(lst.st_mode)) {
                 rc = walk(path, l, err, err_len, depth + 1);
             } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-                cckey_lang lang = lang_for_scan(path);
+                scan_lang lang = lang_for_scan(path);
                 if (lang && add(l, path, lang, false) != 0) {
                     snprintf(err, err_len, "out of memory");
                     rc = -1;
@@ -155,7 +155,7 @@ static int walk(const char *dir, cckey_source_list *l, char *err, size_t err_len
 
 static int by_path(const void *a, const void *b, void *arg)
 {
-    const cckey_source_list *l = arg;
+    const scan_source_list *l = arg;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return strcmp(l->paths[x], l->paths[y]);
 }
@@ -177,7 +177,7 @@ static int by_file(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static int drop_same_files(cckey_source_list *l)
+static int drop_same_files(scan_source_list *l)
 {
     file_id *ids = malloc((l->n ? l->n : 1) * sizeof *ids);
     bool *dup = calloc(l->n ? l->n : 1, sizeof *dup);
@@ -205,9 +205,9 @@ static int drop_same_files(cckey_source_list *l)
     return 0;
 }
 
-int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, char *err, size_t err_len)
+int scan_find_sources(char *const *paths, size_t n, scan_source_list *out, char *err, size_t err_len)
 {
-    *out = (cckey_source_list){0};
+    *out = (scan_source_list){0};
     for (size_t i = 0; i < n; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
@@ -217,7 +217,7 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
         if (S_ISDIR(st.st_mode)) {
             if (walk(paths[i], out, err, err_len, 0) != 0) goto fail;
         } else {
-            cckey_lang lang = lang_for_scan(paths[i]);
+            scan_lang lang = lang_for_scan(paths[i]);
             if (lang == CCKEY_LANG_HOST) lang = named_header_lang(paths[i]);
             if (!lang) {
                 snprintf(err, err_len, "%s: not a kernel source (known: .cl .ocl .clc .opencl .cu .cuh .hip .metal, "
@@ -234,7 +234,7 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
      * duplicates from overlapping arguments. */
     size_t *order = malloc((out->n ? out->n : 1) * sizeof *order);
     char **paths2 = malloc((out->n ? out->n : 1) * sizeof *paths2);
-    cckey_lang *langs2 = malloc((out->n ? out->n : 1) * sizeof *langs2);
+    scan_lang *langs2 = malloc((out->n ? out->n : 1) * sizeof *langs2);
     bool *named2 = malloc((out->n ? out->n : 1) * sizeof *named2);
     if (!order || !paths2 || !langs2 || !named2) {
         free(order), free(paths2), free(langs2), free(named2);
@@ -261,7 +261,7 @@ int cckey_find_sources(char *const *paths, size_t n, cckey_source_list *out, cha
     }
     return 0;
 fail:
-    cckey_source_list_free(out);
+    scan_source_list_free(out);
     return -1;
 }
 
@@ -297,7 +297,7 @@ static int includes_of(const char *path, char ***inc, size_t *n)
     return rc;
 }
 
-long cckey_drop_included(cckey_source_list *l)
+long scan_drop_included(scan_source_list *l)
 {
     char **inc = NULL;
     size_t n_inc = 0;
@@ -327,11 +327,11 @@ long cckey_drop_included(cckey_source_list *l)
     return dropped;
 }
 
-void cckey_source_list_free(cckey_source_list *l)
+void scan_source_list_free(scan_source_list *l)
 {
     for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
     free(l->paths);
     free(l->langs);
     free(l->named);
-    *l = (cckey_source_list){0};
+    *l = (scan_source_list){0};
 }

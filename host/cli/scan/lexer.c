@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cckey_tok_is(const cckey_token *t, const char *s)
+bool scan_tok_is(const scan_token *t, const char *s)
 {
     size_t n = strlen(s);
     return t->kind != CCKEY_TOK_STRING && t->kind != CCKEY_TOK_CHAR && t->len == n && memcmp(t->p, s, n) == 0;
@@ -21,7 +21,7 @@ typedef struct lexer {
     size_t line_off;
     unsigned line;
     bool at_line_start;
-    cckey_lexed *out;
+    scan_lexed *out;
     /* Conditional groups: one frame per open #if. */
     struct cond {
         bool parent_active, active, taken;   /* taken: a branch known true was seen */
@@ -29,7 +29,7 @@ typedef struct lexer {
         bool device;                         /* unknown because only the device knows */
     } *conds;
     size_t n_conds, cap_conds;
-    const cckey_lex_opts *opts;
+    const scan_lex_opts *opts;
     unsigned char next_flags;                /* of the next token emitted */
     bool oom;
 } lexer;
@@ -44,13 +44,13 @@ static unsigned line_at(lexer *L, size_t off)
 
 static bool active(const lexer *L) { return L->n_conds == 0 || L->conds[L->n_conds - 1].active; }
 
-static void emit(lexer *L, cckey_tok_kind kind, size_t start, size_t end)
+static void emit(lexer *L, scan_tok_kind kind, size_t start, size_t end)
 {
     if (!active(L) || L->oom) return;
-    cckey_lexed *o = L->out;
+    scan_lexed *o = L->out;
     if (o->n == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 1024;
-        cckey_token *t = realloc(o->toks, cap * sizeof *t);
+        scan_token *t = realloc(o->toks, cap * sizeof *t);
         if (!t) {
             L->oom = true;
             return;
@@ -58,7 +58,7 @@ static void emit(lexer *L, cckey_tok_kind kind, size_t start, size_t end)
         o->toks = t, o->cap = cap;
     }
     unsigned short file = L->opts ? L->opts->file : 0;
-    o->toks[o->n++] = (cckey_token){kind, L->s + start, end - start, line_at(L, start), file, L->next_flags};
+    o->toks[o->n++] = (scan_token){kind, L->s + start, end - start, line_at(L, start), file, L->next_flags};
     L->next_flags = 0;
 }
 
@@ -114,7 +114,7 @@ static size_t skip_raw(const lexer *L, size_t i)
 static int eval_condition(const lexer *L, size_t i, size_t end, bool *device)
 {
     *device = false;
-    if (L->opts && L->opts->env) return cckey_pp_eval(L->opts->env, L->s + i, end - i, device);
+    if (L->opts && L->opts->env) return scan_pp_eval(L->opts->env, L->s + i, end - i, device);
     char buf[64];
     size_t n = 0;
     while (i < end) {
@@ -142,7 +142,7 @@ static int eval_condition(const lexer *L, size_t i, size_t end, bool *device)
 
 /* A conditional's directive as a token (see CCKEY_TOK_PP_IF), whatever the
  * group's own state: it marks where groups start and end. */
-static void emit_pp(lexer *L, cckey_tok_kind kind, size_t at)
+static void emit_pp(lexer *L, scan_tok_kind kind, size_t at)
 {
     bool saved = L->n_conds ? L->conds[L->n_conds - 1].active : true;
     if (L->n_conds) L->conds[L->n_conds - 1].active = L->conds[L->n_conds - 1].parent_active;
@@ -179,7 +179,7 @@ static int defined_condition(const lexer *L, size_t j, size_t end, bool negate, 
     size_t w = j;
     while (j < end && ident_char(L->s[j])) j++;
     if (j == w) return -1;
-    int d = cckey_pp_defined(L->opts->env, L->s + w, j - w, device);
+    int d = scan_pp_defined(L->opts->env, L->s + w, j - w, device);
     return d < 0 ? -1 : negate ? !d : d;
 }
 
@@ -219,8 +219,8 @@ static void define(lexer *L, bool undef, size_t j, size_t end)
     if (!L->opts || !L->opts->env || !active(L)) return;
     bool uncertain = false, device = false;   /* in a group that may not be there (on some devices) */
     for (size_t k = 0; k < L->n_conds; k++) uncertain |= L->conds[k].both, device |= L->conds[k].both && L->conds[k].device;
-    if (undef) cckey_env_undef_text(L->opts->env, L->s + j, end - j, uncertain, device);
-    else cckey_env_define_text(L->opts->env, L->s + j, end - j, uncertain, device);
+    if (undef) scan_env_undef_text(L->opts->env, L->s + j, end - j, uncertain, device);
+    else scan_env_define_text(L->opts->env, L->s + j, end - j, uncertain, device);
 }
 
 /* The end of the directive line from i (comments inside it may span lines). */
@@ -375,7 +375,7 @@ static size_t lex_one(lexer *L, size_t i)
 }
 
 /* Keeps text (a source's spliced copy) with the output, which owns it. */
-static int keep_text(cckey_lexed *out, char *text)
+static int keep_text(scan_lexed *out, char *text)
 {
     char **t = realloc(out->texts, (out->n_texts + 1) * sizeof *t);
     if (!t) {
@@ -388,7 +388,7 @@ static int keep_text(cckey_lexed *out, char *text)
     return 0;
 }
 
-int cckey_lex_more(const char *src, size_t len, const cckey_lex_opts *opts, cckey_lexed *out)
+int scan_lex_more(const char *src, size_t len, const scan_lex_opts *opts, scan_lexed *out)
 {
     lexer L = {.line = 1, .at_line_start = true, .out = out, .opts = opts};
     if (splice(&L, src, len) != 0) {
@@ -405,17 +405,17 @@ int cckey_lex_more(const char *src, size_t len, const cckey_lex_opts *opts, ccke
     return L.oom || (opts && opts->env && opts->env->oom) ? -1 : 0;
 }
 
-int cckey_lex_with(const char *src, size_t len, const cckey_lex_opts *opts, cckey_lexed *out)
+int scan_lex_with(const char *src, size_t len, const scan_lex_opts *opts, scan_lexed *out)
 {
-    *out = (cckey_lexed){0};
-    if (cckey_lex_more(src, len, opts, out) == 0) return 0;
-    cckey_lexed_free(out);
+    *out = (scan_lexed){0};
+    if (scan_lex_more(src, len, opts, out) == 0) return 0;
+    scan_lexed_free(out);
     return -1;
 }
 
-int cckey_lex(const char *src, size_t len, cckey_lexed *out)
+int scan_lex(const char *src, size_t len, scan_lexed *out)
 {
-    return cckey_lex_with(src, len, NULL, out);
+    return scan_lex_with(src, len, NULL, out);
 }
 
 /* The end of the comment or quoted literal at i (its last byte), counting
@@ -437,7 +437,7 @@ static size_t skip_opaque(const char *s, size_t n, size_t i, unsigned *line)
     return i < n ? i : n - 1;
 }
 
-unsigned cckey_lex_too_deep(const char *src, size_t len, unsigned max)
+unsigned scan_lex_too_deep(const char *src, size_t len, unsigned max)
 {
     unsigned line = 1, depth = 0;
     for (size_t i = 0; i < len; i++) {
@@ -450,10 +450,10 @@ unsigned cckey_lex_too_deep(const char *src, size_t len, unsigned max)
     return 0;
 }
 
-void cckey_lexed_free(cckey_lexed *l)
+void scan_lexed_free(scan_lexed *l)
 {
     for (size_t i = 0; i < l->n_texts; i++) free(l->texts[i]);
     free(l->texts);
     free(l->toks);
-    *l = (cckey_lexed){0};
+    *l = (scan_lexed){0};
 }

@@ -60,7 +60,7 @@ static const known known_ptrs[] = {
     {"cublasHandle_t", NULL, "cublasContext"},
 };
 
-bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
+bool scan_known_type(const char *name, size_t len, scan_ctype *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof known_types / sizeof *known_types; i++) {
@@ -97,15 +97,15 @@ bool cckey_known_type(const char *name, size_t len, cckey_ctype *out)
     return false;
 }
 
-static bool word(const cckey_token *t, const char *s) { return t->kind == CCKEY_TOK_IDENT && cckey_tok_is(t, s); }
+static bool word(const scan_token *t, const char *s) { return t->kind == CCKEY_TOK_IDENT && scan_tok_is(t, s); }
 
-/* A declaration being parsed (cckey_parse_decl). */
+/* A declaration being parsed (scan_parse_decl). */
 typedef struct decl {
-    cckey_ctype *out;
+    scan_ctype *out;
     const char **name;
     size_t *name_len;
     const char **why;
-    cckey_type_lookup lookup;
+    scan_type_lookup lookup;
     void *user;
     int n_signed, n_unsigned, n_short, n_long, n_int, n_char, n_other;
     const char *other;       /* the one builtin word that is a whole type */
@@ -122,24 +122,24 @@ static int refuse(decl *d, const char *why)
 }
 
 /* A punctuator at t[*i] (an array's brackets are skipped): 0 or -1. */
-static int decl_punct(decl *d, const cckey_token *t, size_t n, size_t *i)
+static int decl_punct(decl *d, const scan_token *t, size_t n, size_t *i)
 {
-    const cckey_token *k = &t[*i];
-    cckey_ctype *out = d->out;
-    if (cckey_tok_is(k, "*")) {
+    const scan_token *k = &t[*i];
+    scan_ctype *out = d->out;
+    if (scan_tok_is(k, "*")) {
         if (*d->name || out->ref || d->arrays) return refuse(d, "a declarator this scanner does not model");
         if (out->nptr == CCKEY_CTYPE_MAX_PTR) return refuse(d, "too many pointer levels");
         out->nptr++;
-    } else if (cckey_tok_is(k, "&")) {
+    } else if (scan_tok_is(k, "&")) {
         if (out->ref == 2 || *d->name) return refuse(d, "a declarator this scanner does not model");
         out->ref++;
-    } else if (cckey_tok_is(k, "[")) {
-        while (*i < n && !cckey_tok_is(&t[*i], "]")) (*i)++;
+    } else if (scan_tok_is(k, "[")) {
+        while (*i < n && !scan_tok_is(&t[*i], "]")) (*i)++;
         d->arrays++;
     } else {
-        return refuse(d, cckey_tok_is(k, "::")  ? "a qualified type name"
-                         : cckey_tok_is(k, "<") ? "a template type"
-                         : cckey_tok_is(k, "(") ? "a function pointer or parenthesised declarator"
+        return refuse(d, scan_tok_is(k, "::")  ? "a qualified type name"
+                         : scan_tok_is(k, "<") ? "a template type"
+                         : scan_tok_is(k, "(") ? "a function pointer or parenthesised declarator"
                                                 : "an unexpected token in a parameter");
     }
     return 0;
@@ -147,7 +147,7 @@ static int decl_punct(decl *d, const cckey_token *t, size_t n, size_t *i)
 
 /* const, volatile, restrict and the words that change nothing: true when
  * k is one of them. */
-static bool decl_qualifier(decl *d, const cckey_token *k)
+static bool decl_qualifier(decl *d, const scan_token *k)
 {
     unsigned char q = word(k, "const") ? CCKEY_Q_CONST : word(k, "volatile") ? CCKEY_Q_VOLATILE : 0;
     bool restrict_word = word(k, "__restrict__") || word(k, "__restrict") || word(k, "restrict");
@@ -162,7 +162,7 @@ static bool decl_qualifier(decl *d, const cckey_token *k)
 }
 
 /* A builtin type word: true when k is one (and counted). */
-static bool decl_builtin_word(decl *d, const cckey_token *k)
+static bool decl_builtin_word(decl *d, const scan_token *k)
 {
     if (word(k, "signed")) d->n_signed++;
     else if (word(k, "unsigned")) d->n_unsigned++;
@@ -179,13 +179,13 @@ static bool decl_builtin_word(decl *d, const cckey_token *k)
 
 /* Another word: the type's name (a typedef or class) before any base, the
  * declarator's name after it. 0 or -1. */
-static int decl_other_word(decl *d, const cckey_token *k)
+static int decl_other_word(decl *d, const scan_token *k)
 {
     bool have_base = d->have_named || d->n_signed || d->n_unsigned || d->n_short || d->n_long || d->n_int ||
                      d->n_char || d->n_other;
     if (!have_base) {
-        cckey_ctype named;
-        if (!(d->lookup && d->lookup(d->user, k->p, k->len, &named)) && !cckey_known_type(k->p, k->len, &named))
+        scan_ctype named;
+        if (!(d->lookup && d->lookup(d->user, k->p, k->len, &named)) && !scan_known_type(k->p, k->len, &named))
             return refuse(d, "a type name not defined in this file");
         *d->out = named;
         d->base_ptrs = named.nptr;
@@ -223,7 +223,7 @@ static const char *builtin_code(const decl *d)
 /* After the words: the builtin, qualifiers, array decay. 0, 1 (void) or -1. */
 static int decl_finish(decl *d)
 {
-    cckey_ctype *out = d->out;
+    scan_ctype *out = d->out;
     if (d->arrays > 1) return refuse(d, "a multi-dimensional array parameter");
     bool long_double = d->other && !strncmp(d->other, "double", 6);
     if (d->n_other > 1 || (d->n_other && (d->n_short || d->n_char || (d->n_long && !long_double))))
@@ -249,16 +249,16 @@ static int decl_finish(decl *d)
     return is_void ? 1 : 0;
 }
 
-int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
+int scan_parse_decl(const scan_token *t, size_t n, scan_type_lookup lookup, void *user, scan_ctype *out,
                      const char **name, size_t *name_len, const char **why)
 {
     memset(out, 0, sizeof *out);
     *name = NULL, *name_len = 0;
     decl d = {.out = out, .name = name, .name_len = name_len, .why = why, .lookup = lookup, .user = user};
-    if (n == 3 && cckey_tok_is(&t[0], ".") && cckey_tok_is(&t[1], ".") && cckey_tok_is(&t[2], ".")) return 2;
+    if (n == 3 && scan_tok_is(&t[0], ".") && scan_tok_is(&t[1], ".") && scan_tok_is(&t[2], ".")) return 2;
     for (size_t i = 0; i < n; i++) {
-        const cckey_token *k = &t[i];
-        if (cckey_tok_is(k, "=")) break;   /* a default argument */
+        const scan_token *k = &t[i];
+        if (scan_tok_is(k, "=")) break;   /* a default argument */
         int r = 0;
         if (k->kind == CCKEY_TOK_PUNCT) r = decl_punct(&d, t, n, &i);
         else if (k->kind != CCKEY_TOK_IDENT) r = refuse(&d, "an unexpected token in a parameter");
@@ -385,7 +385,7 @@ static void cat3(char *buf, size_t cap, const char *a, const char *b, const char
 }
 
 /* The canonical key of Q_k (level k with its qualifiers). */
-static void key_of(const cckey_ctype *t, unsigned k, bool quals, char *buf, size_t cap)
+static void key_of(const scan_ctype *t, unsigned k, bool quals, char *buf, size_t cap)
 {
     char inner[1024];
     if (quals && t->quals[k]) {
@@ -405,7 +405,7 @@ static void key_of(const cckey_ctype *t, unsigned k, bool quals, char *buf, size
     }
 }
 
-static void put_level(emitter *e, const cckey_ctype *t, unsigned k, bool quals)
+static void put_level(emitter *e, const scan_ctype *t, unsigned k, bool quals)
 {
     char key[1024];
     key_of(t, k, quals, key, sizeof key);
@@ -435,7 +435,7 @@ static void put_level(emitter *e, const cckey_ctype *t, unsigned k, bool quals)
     }
 }
 
-static void put_param(emitter *e, const cckey_ctype *t)
+static void put_param(emitter *e, const scan_ctype *t)
 {
     if (!t->ref) {
         put_level(e, t, t->nptr, true);
@@ -450,7 +450,7 @@ static void put_param(emitter *e, const cckey_ctype *t)
     add(e, key);
 }
 
-static void put_targs(emitter *e, const cckey_targ *args, size_t n)
+static void put_targs(emitter *e, const scan_targ *args, size_t n)
 {
     put(e, "I");
     for (size_t i = 0; i < n; i++) {
@@ -472,7 +472,7 @@ static void put_targs(emitter *e, const cckey_targ *args, size_t n)
 /* The name, its namespaces and (for a template instance) its arguments;
  * the function's own name is a substitution candidate only as a template's
  * name. */
-static void put_name(emitter *e, const char *const *ns, size_t n_ns, const char *name, const cckey_targ *args,
+static void put_name(emitter *e, const char *const *ns, size_t n_ns, const char *name, const scan_targ *args,
                      size_t n_args, bool templated)
 {
     if (!n_ns) {
@@ -499,7 +499,7 @@ static void put_name(emitter *e, const char *const *ns, size_t n_ns, const char 
 }
 
 static bool mangle_any(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                       const cckey_targ *args, size_t n_args, bool templated, const cckey_ctype *params, size_t n)
+                       const scan_targ *args, size_t n_args, bool templated, const scan_ctype *params, size_t n)
 {
     emitter e = {.out = out, .cap = cap};
     if (cap) out[0] = '\0';
@@ -512,14 +512,14 @@ static bool mangle_any(char *out, size_t cap, const char *const *ns, size_t n_ns
     return !e.overflow;
 }
 
-bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                  const cckey_ctype *params, size_t n)
+bool scan_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                  const scan_ctype *params, size_t n)
 {
     return mangle_any(out, cap, ns, n_ns, name, NULL, 0, false, params, n);
 }
 
-bool cckey_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                           const cckey_targ *args, size_t n_args, const cckey_ctype *params, size_t n)
+bool scan_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                           const scan_targ *args, size_t n_args, const scan_ctype *params, size_t n)
 {
     return mangle_any(out, cap, ns, n_ns, name, args, n_args, true, params, n);
 }

@@ -16,7 +16,7 @@
 enum { CCKEY_Q_CONST = 1, CCKEY_Q_VOLATILE = 2, CCKEY_Q_RESTRICT = 4 };
 
 /* One parameter type. */
-typedef struct cckey_ctype {
+typedef struct scan_ctype {
     char builtin[4];      /* Itanium code of a builtin ("f", "y", "Ds"); "" for a class */
     char cls[256];        /* a class: "ns::inner::Name" (no leading ::) */
     unsigned nptr;        /* pointer levels */
@@ -32,38 +32,38 @@ typedef struct cckey_ctype {
     /* k + 1: the base is the function template's k-th template parameter
      * (mangled T_, T0_, ...); 0: builtin or cls. */
     unsigned short tparam;
-} cckey_ctype;
+} scan_ctype;
 
 /* A template argument: a type, or an integer of its parameter's type. */
-typedef struct cckey_targ {
+typedef struct scan_targ {
     bool is_type;
-    cckey_ctype type;   /* is_type */
+    scan_ctype type;   /* is_type */
     char code[4];       /* an integer: its parameter's builtin code ("i", "j", "b", "m") */
     long long value;
-} cckey_targ;
+} scan_targ;
 
 /* Resolves a type name written in a parameter: fills out and returns true
  * for a known typedef or class. */
-typedef bool (*cckey_type_lookup)(void *user, const char *name, size_t len, cckey_ctype *out);
+typedef bool (*scan_type_lookup)(void *user, const char *name, size_t len, scan_ctype *out);
 
 /* Parse one declaration's tokens (parameter or typedef): type, then an
  * optional declarator name. name/name_len receive the declared name (NULL
  * when there is none). Returns 0, 1 for a lone "void" (an empty parameter
  * list), 2 for "..." or -1 with a reason in why. */
-int cckey_parse_decl(const cckey_token *t, size_t n, cckey_type_lookup lookup, void *user, cckey_ctype *out,
+int scan_parse_decl(const scan_token *t, size_t n, scan_type_lookup lookup, void *user, scan_ctype *out,
                      const char **name, size_t *name_len, const char **why);
 
 /* Well-known names: builtins' typedefs and CUDA's classes. */
-bool cckey_known_type(const char *name, size_t len, cckey_ctype *out);
+bool scan_known_type(const char *name, size_t len, scan_ctype *out);
 
 /* _Z name of function `name` in namespaces ns[0]::ns[1]::..., with params
  * (n == 0: no parameters, "v"). Writes a NUL-terminated name into out;
  * false when it does not fit. */
-bool cckey_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                  const cckey_ctype *params, size_t n);
+bool scan_mangle(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                  const scan_ctype *params, size_t n);
 /* The same for the instance name<args...> of a function template returning
  * void, whose parameters may name its template parameters. */
-bool cckey_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
-                           const cckey_targ *args, size_t n_args, const cckey_ctype *params, size_t n);
+bool scan_mangle_template(char *out, size_t cap, const char *const *ns, size_t n_ns, const char *name,
+                           const scan_targ *args, size_t n_args, const scan_ctype *params, size_t n);
 
 #endif

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cckey_env_init(cckey_macro_env *e, cckey_lang lang)
+void scan_env_init(scan_macro_env *e, scan_lang lang)
 {
-    *e = (cckey_macro_env){.lang = lang};
+    *e = (scan_macro_env){.lang = lang};
     if (lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP) {
         /* What nvcc's host pass defines (on Linux, x86-64): the pass whose
          * declarations name the kernels. __CUDA_ARCH__ is the device pass's. */
@@ -17,49 +17,49 @@ void cckey_env_init(cckey_macro_env *e, cckey_lang lang)
             {"__x86_64__", "1"}, {"__LP64__", "1"}, {"__GNUC__", "12"}, {"__CUDACC_RTC__", NULL}};
         for (size_t i = 0; i < sizeof predefined / sizeof *predefined; i++) {
             const char *n = predefined[i][0], *v = predefined[i][1];
-            if (v) cckey_env_define(e, n, strlen(n), v, strlen(v), false);
-            else cckey_env_undef(e, n, strlen(n));
+            if (v) scan_env_define(e, n, strlen(n), v, strlen(v), false);
+            else scan_env_undef(e, n, strlen(n));
         }
     }
 }
 
-void cckey_env_free(cckey_macro_env *e)
+void scan_env_free(scan_macro_env *e)
 {
     for (size_t i = 0; i < e->n; i++) free(e->m[i].name), free(e->m[i].body);
     free(e->m);
-    *e = (cckey_macro_env){0};
+    *e = (scan_macro_env){0};
 }
 
-int cckey_env_copy(cckey_macro_env *dst, const cckey_macro_env *src)
+int scan_env_copy(scan_macro_env *dst, const scan_macro_env *src)
 {
-    *dst = (cckey_macro_env){.lang = src->lang};
+    *dst = (scan_macro_env){.lang = src->lang};
     for (size_t i = 0; i < src->n; i++) {
-        const cckey_macro *m = &src->m[i];
-        if (m->defined) cckey_env_define(dst, m->name, strlen(m->name), m->body ? m->body : "",
+        const scan_macro *m = &src->m[i];
+        if (m->defined) scan_env_define(dst, m->name, strlen(m->name), m->body ? m->body : "",
                                          m->body ? strlen(m->body) : 0, !m->body);
-        else cckey_env_undef(dst, m->name, strlen(m->name));
+        else scan_env_undef(dst, m->name, strlen(m->name));
         if (dst->n) {
-            cckey_macro *d = &dst->m[dst->n - 1];
+            scan_macro *d = &dst->m[dst->n - 1];
             d->ambiguous = m->ambiguous, d->uncertain = m->uncertain, d->device = m->device;
         }
     }
     return dst->oom ? -1 : 0;
 }
 
-const cckey_macro *cckey_env_find(const cckey_macro_env *e, const char *name, size_t len)
+const scan_macro *scan_env_find(const scan_macro_env *e, const char *name, size_t len)
 {
     for (size_t i = e->n; i-- > 0;)
         if (strlen(e->m[i].name) == len && memcmp(e->m[i].name, name, len) == 0) return &e->m[i];
     return NULL;
 }
 
-static cckey_macro *slot(cckey_macro_env *e, const char *name, size_t len)
+static scan_macro *slot(scan_macro_env *e, const char *name, size_t len)
 {
-    cckey_macro *m = (cckey_macro *)cckey_env_find(e, name, len);
+    scan_macro *m = (scan_macro *)scan_env_find(e, name, len);
     if (m) return m;
     if (e->n == e->cap) {
         size_t cap = e->cap ? 2 * e->cap : 32;
-        cckey_macro *p = realloc(e->m, cap * sizeof *p);
+        scan_macro *p = realloc(e->m, cap * sizeof *p);
         if (!p) {
             e->oom = true;
             return NULL;
@@ -67,7 +67,7 @@ static cckey_macro *slot(cckey_macro_env *e, const char *name, size_t len)
         e->m = p, e->cap = cap;
     }
     m = &e->m[e->n];
-    *m = (cckey_macro){.name = strndup(name, len)};
+    *m = (scan_macro){.name = strndup(name, len)};
     if (!m->name) {
         e->oom = true;
         return NULL;
@@ -76,12 +76,12 @@ static cckey_macro *slot(cckey_macro_env *e, const char *name, size_t len)
     return m;
 }
 
-void cckey_env_define(cckey_macro_env *e, const char *name, size_t nlen, const char *body, size_t blen,
+void scan_env_define(scan_macro_env *e, const char *name, size_t nlen, const char *body, size_t blen,
                       bool function_like)
 {
     while (blen && isspace((unsigned char)*body)) body++, blen--;
     while (blen && isspace((unsigned char)body[blen - 1])) blen--;
-    cckey_macro *m = slot(e, name, nlen);
+    scan_macro *m = slot(e, name, nlen);
     if (!m) return;
     char *b = function_like ? NULL : strndup(body, blen);
     if (!function_like && !b) {
@@ -96,9 +96,9 @@ void cckey_env_define(cckey_macro_env *e, const char *name, size_t nlen, const c
     m->defined = true;
 }
 
-void cckey_env_undef(cckey_macro_env *e, const char *name, size_t nlen)
+void scan_env_undef(scan_macro_env *e, const char *name, size_t nlen)
 {
-    cckey_macro *m = slot(e, name, nlen);
+    scan_macro *m = slot(e, name, nlen);
     if (!m) return;
     free(m->body);
     m->body = NULL;
@@ -113,29 +113,29 @@ static size_t word_len(const char *p, size_t len)
     return n;
 }
 
-static void mark(cckey_macro_env *e, const char *name, size_t n, bool uncertain, bool device)
+static void mark(scan_macro_env *e, const char *name, size_t n, bool uncertain, bool device)
 {
-    cckey_macro *m = (cckey_macro *)cckey_env_find(e, name, n);
+    scan_macro *m = (scan_macro *)scan_env_find(e, name, n);
     if (m && uncertain) m->uncertain = true;
     if (m && uncertain && device) m->device = true;
 }
 
-void cckey_env_define_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
+void scan_env_define_text(scan_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
 {
     while (len && isspace((unsigned char)*text)) text++, len--;
     size_t n = word_len(text, len);
     if (!n) return;
     bool fn = n < len && text[n] == '(';
-    cckey_env_define(e, text, n, text + n, len - n, fn);
+    scan_env_define(e, text, n, text + n, len - n, fn);
     mark(e, text, n, uncertain, device);
 }
 
-void cckey_env_undef_text(cckey_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
+void scan_env_undef_text(scan_macro_env *e, const char *text, size_t len, bool uncertain, bool device)
 {
     while (len && isspace((unsigned char)*text)) text++, len--;
     size_t n = word_len(text, len);
     if (!n) return;
-    cckey_env_undef(e, text, n);
+    scan_env_undef(e, text, n);
     mark(e, text, n, uncertain, device);
 }
 
@@ -145,7 +145,7 @@ static bool has_prefix(const char *name, size_t len, const char *p)
     return len >= n && memcmp(name, p, n) == 0;
 }
 
-bool cckey_pp_unknown_name(const cckey_macro_env *e, const char *name, size_t len, bool *device)
+bool scan_pp_unknown_name(const scan_macro_env *e, const char *name, size_t len, bool *device)
 {
     if (e->lang == CCKEY_LANG_OPENCL && (has_prefix(name, len, "cl_") || has_prefix(name, len, "CL_") ||
                                          has_prefix(name, len, "__OPENCL") || has_prefix(name, len, "__IMAGE") ||
@@ -162,13 +162,13 @@ bool cckey_pp_unknown_name(const cckey_macro_env *e, const char *name, size_t le
     return false;
 }
 
-int cckey_pp_defined(const cckey_macro_env *e, const char *name, size_t len, bool *device)
+int scan_pp_defined(const scan_macro_env *e, const char *name, size_t len, bool *device)
 {
-    const cckey_macro *m = cckey_env_find(e, name, len);
+    const scan_macro *m = scan_env_find(e, name, len);
     if (m && m->uncertain && m->device && device) *device = true;
     if (m && m->uncertain) return CCKEY_PP_UNKNOWN;
     if (m) return m->defined ? CCKEY_PP_TRUE : CCKEY_PP_FALSE;
-    return cckey_pp_unknown_name(e, name, len, device) ? CCKEY_PP_UNKNOWN : CCKEY_PP_FALSE;
+    return scan_pp_unknown_name(e, name, len, device) ? CCKEY_PP_UNKNOWN : CCKEY_PP_FALSE;
 }
 
 /* ---- expressions ------------------------------------------------------------ */
@@ -179,7 +179,7 @@ typedef struct val {
 } val;
 
 typedef struct parser {
-    const cckey_macro_env *env;
+    const scan_macro_env *env;
     const char *p, *end;
     int depth;       /* macro bodies being evaluated, against self-reference */
     bool *device;
@@ -187,7 +187,7 @@ typedef struct parser {
     /* Values, not #if: a name no macro gives is asked of resolve (template
      * parameters, constants), else unknown (never 0). */
     bool strict;
-    cckey_pp_resolve resolve;
+    scan_pp_resolve resolve;
     void *user;
 } parser;
 
@@ -237,12 +237,12 @@ static val number(parser *ps)
 
 static val macro_value(parser *ps, const char *name, size_t n)
 {
-    const cckey_macro *m = cckey_env_find(ps->env, name, n);
+    const scan_macro *m = scan_env_find(ps->env, name, n);
     if (ps->strict && (!m || !m->defined)) {
         long long v;
         return ps->resolve && ps->resolve(ps->user, name, n, &v) ? (val){true, v} : UNKNOWN;
     }
-    if (!m) return cckey_pp_unknown_name(ps->env, name, n, ps->device) ? UNKNOWN : (val){true, 0};
+    if (!m) return scan_pp_unknown_name(ps->env, name, n, ps->device) ? UNKNOWN : (val){true, 0};
     if (m->uncertain && m->device && ps->device) *ps->device = true;
     if (m->uncertain) return UNKNOWN;
     if (!m->defined) return (val){true, 0};
@@ -265,7 +265,7 @@ static val defined_op(parser *ps)
         ps->bad = true;
         return UNKNOWN;
     }
-    int d = cckey_pp_defined(ps->env, ps->p, n, ps->device);
+    int d = scan_pp_defined(ps->env, ps->p, n, ps->device);
     ps->p += n;
     if (paren && !eat(ps, ")")) ps->bad = true;
     return d == CCKEY_PP_UNKNOWN ? UNKNOWN : (val){true, d};
@@ -413,7 +413,7 @@ static val expr(parser *ps)
     return c.v ? a : b;
 }
 
-static val evaluate(const cckey_macro_env *e, const char *text, size_t len, bool *device, cckey_pp_resolve resolve,
+static val evaluate(const scan_macro_env *e, const char *text, size_t len, bool *device, scan_pp_resolve resolve,
                     void *user, bool strict)
 {
     bool dev = false;
@@ -425,13 +425,13 @@ static val evaluate(const cckey_macro_env *e, const char *text, size_t len, bool
     return v;
 }
 
-int cckey_pp_eval(const cckey_macro_env *e, const char *expr_text, size_t len, bool *device)
+int scan_pp_eval(const scan_macro_env *e, const char *expr_text, size_t len, bool *device)
 {
     val v = evaluate(e, expr_text, len, device, NULL, NULL, false);
     return !v.known ? CCKEY_PP_UNKNOWN : v.v ? CCKEY_PP_TRUE : CCKEY_PP_FALSE;
 }
 
-bool cckey_pp_value(const cckey_macro_env *e, const char *expr_text, size_t len, cckey_pp_resolve resolve,
+bool scan_pp_value(const scan_macro_env *e, const char *expr_text, size_t len, scan_pp_resolve resolve,
                     void *user, long long *value)
 {
     val v = evaluate(e, expr_text, len, NULL, resolve, user, true);

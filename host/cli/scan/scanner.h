@@ -22,7 +22,7 @@ typedef struct frame {
 
 typedef struct named_type {
     char full[256];   /* "ns::Name" */
-    cckey_ctype type;
+    scan_ctype type;
 } named_type;
 
 /* An integer constant (constexpr int N = 16;), visible to the tokens in
@@ -44,17 +44,17 @@ typedef struct pp_frame {
 typedef struct tmpl_set tmpl_set;   /* templates.c */
 
 typedef struct scanner {
-    const cckey_token *t;
+    const scan_token *t;
     size_t n;
-    cckey_lang lang;
-    const cckey_macro_env *env;   /* the unit's macros as its end has them */
+    scan_lang lang;
+    const scan_macro_env *env;   /* the unit's macros as its end has them */
     frame *frames;
     size_t depth, cap_frames;
     named_type *types;
     size_t n_types, cap_types;
     named_const *consts;
     size_t n_consts, cap_consts;
-    cckey_scan_result *out;
+    scan_result *out;
     pp_frame *pp;
     size_t n_pp, cap_pp;
     const char *const *markers;   /* extra kernel markers (--kernel-macro) */
@@ -80,7 +80,7 @@ size_t scan_skip_group(const scanner *s, size_t i);
  * i when it does not close. */
 size_t scan_skip_angles(const scanner *s, size_t i);
 /* A warning at token at: "LINE: text", or "HEADER:LINE: text" for a header's token. */
-void scan_warn(scanner *s, const cckey_token *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void scan_warn(scanner *s, const scan_token *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The current namespace path as "a::b" ("" at global scope). */
 void scan_ns_path(const scanner *s, char *buf, size_t cap, bool *anonymous);
 /* Room for item n of the array *p (capacity *cap): false, with s->oom,
@@ -90,7 +90,7 @@ bool scan_grow(scanner *s, void **p, size_t *cap, size_t n, size_t size);
 size_t scan_ns_parts(char *ns, const char **parts, size_t cap);
 /* ns "::" name into out; false when it does not fit. */
 bool scan_join_name(char *out, size_t cap, const char *ns, const char *name, size_t len);
-void scan_add_entry(scanner *s, const char *name, size_t name_len, const cckey_token *src);
+void scan_add_entry(scanner *s, const char *name, size_t name_len, const scan_token *src);
 
 /* types.c: typedef / using / class declarations at namespace scope, and the
  * lookup parameter types resolve through (namespaces innermost first, then
@@ -100,15 +100,15 @@ void types_class_head(scanner *s, size_t i);
 void types_constant(scanner *s, size_t i);
 /* constexpr/const INTEGER-TYPE NAME = EXPR; inside a function body. */
 void types_local_constant(scanner *s, size_t i);
-bool types_lookup(void *user, const char *name, size_t len, cckey_ctype *out);
+bool types_lookup(void *user, const char *name, size_t len, scan_ctype *out);
 bool types_const_value(void *user, const char *name, size_t len, long long *value);
 /* Parse the declaration in t[0..n) (a parameter, a typedef's type) with
- * object-like macros expanded; as cckey_parse_decl. */
-int types_parse(scanner *s, const cckey_token *t, size_t n, cckey_ctype *out, const char **name, size_t *name_len,
+ * object-like macros expanded; as scan_parse_decl. */
+int types_parse(scanner *s, const scan_token *t, size_t n, scan_ctype *out, const char **name, size_t *name_len,
                 const char **why);
 /* The parameters of the list between the parentheses at open and close,
  * into params (at most cap); their count, or -1 with a reason. */
-int types_params(scanner *s, size_t open, size_t close, cckey_ctype *params, size_t cap, const char **why);
+int types_params(scanner *s, size_t open, size_t close, scan_ctype *params, size_t cap, const char **why);
 void types_free(scanner *s);
 
 /* templates.c */
@@ -118,7 +118,7 @@ int tmpl_init(scanner *s);
  * template kernels). */
 void tmpl_definition(scanner *s, size_t i);
 /* A kernel marker inside a template declaration: the kernel template. */
-void tmpl_kernel(scanner *s, size_t stmt, size_t marker, const cckey_token *name, size_t open, size_t close);
+void tmpl_kernel(scanner *s, size_t stmt, size_t marker, const scan_token *name, size_t open, size_t close);
 /* An identifier followed by '<' at i: maybe a use of a template. */
 void tmpl_note_use(scanner *s, size_t i);
 /* After the walk: the instances the unit asks for, as entries. */

@@ -16,23 +16,23 @@ typedef struct pp_frame {
 } pp_frame;
 
 typedef struct walker {
-    const cckey_token *t;
+    const scan_token *t;
     size_t n, depth;
     pp_frame *pp;
     size_t n_pp, cap_pp;
-    cckey_scan_result *out;
+    scan_result *out;
     bool oom;
 } walker;
 
-static bool is(const walker *w, size_t i, const char *s) { return i < w->n && cckey_tok_is(&w->t[i], s); }
+static bool is(const walker *w, size_t i, const char *s) { return i < w->n && scan_tok_is(&w->t[i], s); }
 static bool ident(const walker *w, size_t i) { return i < w->n && w->t[i].kind == CCKEY_TOK_IDENT; }
 
-static bool is_pp(const cckey_token *t)
+static bool is_pp(const scan_token *t)
 {
     return t->kind == CCKEY_TOK_PP_IF || t->kind == CCKEY_TOK_PP_ELSE || t->kind == CCKEY_TOK_PP_ENDIF;
 }
 
-static void pp_directive(walker *w, const cckey_token *t)
+static void pp_directive(walker *w, const scan_token *t)
 {
     if (t->kind == CCKEY_TOK_PP_IF) {
         if (w->n_pp == w->cap_pp) {
@@ -58,7 +58,7 @@ static void pp_directive(walker *w, const cckey_token *t)
 /* Braces and conditionals at token i; true when it was one of them. */
 static bool track(walker *w, size_t i)
 {
-    const cckey_token *t = &w->t[i];
+    const scan_token *t = &w->t[i];
     if (is_pp(t)) pp_directive(w, t);
     else if (is(w, i, "{")) w->depth++;
     else if (is(w, i, "}")) w->depth -= w->depth > 0;
@@ -70,7 +70,7 @@ static bool track(walker *w, size_t i)
  * (a .glsl without main is a header, which is no news). */
 static void warn_not_compute(walker *w, unsigned line)
 {
-    cckey_scan_result *r = w->out;
+    scan_result *r = w->out;
     char msg[160];
     snprintf(msg, sizeof msg, "%u: main is not a compute shader's: no layout(local_size_x = ...) in; at file scope "
              "(or name the file .comp)", line);
@@ -93,14 +93,14 @@ static size_t skip_group(const walker *w, size_t i)
     return w->n;
 }
 
-static void add_entry(walker *w, const cckey_token *name)
+static void add_entry(walker *w, const scan_token *name)
 {
-    cckey_scan_result *r = w->out;
+    scan_result *r = w->out;
     for (size_t i = 0; i < r->n; i++)
         if (strlen(r->entries[i].name) == name->len && memcmp(r->entries[i].name, name->p, name->len) == 0) return;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        cckey_entry *e = realloc(r->entries, cap * sizeof *e);
+        scan_entry *e = realloc(r->entries, cap * sizeof *e);
         if (!e) {
             w->oom = true;
             return;
@@ -113,7 +113,7 @@ static void add_entry(walker *w, const cckey_token *name)
         w->oom = true;
         return;
     }
-    r->entries[r->n++] = (cckey_entry){.name = a, .source_name = b, .line = name->line, .file = 0, .program = -1};
+    r->entries[r->n++] = (scan_entry){.name = a, .source_name = b, .line = name->line, .file = 0, .program = -1};
 }
 
 /* A function defined with its name at i ("NAME ( ... ) [: SEMANTIC] {"):
@@ -139,7 +139,7 @@ static bool workgroup_layout(const walker *w, size_t i)
 
 static void walk_glsl(walker *w, bool compute)
 {
-    const cckey_token *main_tok = NULL;
+    const scan_token *main_tok = NULL;
     for (size_t i = 0; i < w->n && !w->oom; i++) {
         if (track(w, i) || w->depth) continue;
         if (workgroup_layout(w, i)) compute = true;
@@ -178,40 +178,40 @@ static void walk_hlsl(walker *w)
     }
 }
 
-static int scan(const char *src, size_t len, int lang, bool compute, cckey_scan_result *out)
+static int scan(const char *src, size_t len, int lang, bool compute, scan_result *out)
 {
     memset(out, 0, sizeof *out);
-    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
-    cckey_lexed lx = {0};
-    if (cckey_lex(src, len, &lx) != 0) return -1;
+    if ((out->deep_line = scan_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
+    scan_lexed lx = {0};
+    if (scan_lex(src, len, &lx) != 0) return -1;
     walker w = {.t = lx.toks, .n = lx.n, .out = out};
     if (lang == 0) walk_glsl(&w, compute);
     else walk_hlsl(&w);
     free(w.pp);
-    cckey_lexed_free(&lx);
+    scan_lexed_free(&lx);
     if (w.oom) {
-        cckey_scan_result_free(out);
+        scan_result_free(out);
         return -1;
     }
     return 0;
 }
 
-int cckey_scan_glsl(const char *src, size_t len, bool compute_file, cckey_scan_result *out)
+int scan_glsl(const char *src, size_t len, bool compute_file, scan_result *out)
 {
     return scan(src, len, 0, compute_file, out);
 }
 
-int cckey_scan_hlsl(const char *src, size_t len, cckey_scan_result *out) { return scan(src, len, 1, false, out); }
+int scan_hlsl(const char *src, size_t len, scan_result *out) { return scan(src, len, 1, false, out); }
 
-int cckey_scan_shader(const char *src, size_t len, cckey_lang lang, bool compute_file, cckey_scan_result *out)
+int scan_shader(const char *src, size_t len, scan_lang lang, bool compute_file, scan_result *out)
 {
-    if (lang == CCKEY_LANG_GLSL) return cckey_scan_glsl(src, len, compute_file, out);
-    if (lang == CCKEY_LANG_HLSL) return cckey_scan_hlsl(src, len, out);
+    if (lang == CCKEY_LANG_GLSL) return scan_glsl(src, len, compute_file, out);
+    if (lang == CCKEY_LANG_HLSL) return scan_hlsl(src, len, out);
     memset(out, 0, sizeof *out);
     return -1;
 }
 
-const char *cckey_scan_shader_none(cckey_lang lang, bool compute_file)
+const char *scan_shader_none(scan_lang lang, bool compute_file)
 {
     if (lang == CCKEY_LANG_HLSL) return "no function marked [numthreads(...)] defined at file scope";
     return compute_file ? "no main defined at file scope" : NULL;
@@ -223,6 +223,6 @@ static bool has_ext(const char *path, const char *ext)
     return dot && (!slash || dot > slash) && strcmp(dot, ext) == 0;
 }
 
-bool cckey_shader_path_is_comp(const char *path) { return has_ext(path, ".comp"); }
-bool cckey_shader_path_is_glsl(const char *path) { return has_ext(path, ".glsl"); }
-bool cckey_shader_path_is_hlsl(const char *path) { return has_ext(path, ".hlsl"); }
+bool scan_shader_path_is_comp(const char *path) { return has_ext(path, ".comp"); }
+bool scan_shader_path_is_glsl(const char *path) { return has_ext(path, ".glsl"); }
+bool scan_shader_path_is_hlsl(const char *path) { return has_ext(path, ".hlsl"); }

@@ -30,7 +30,7 @@ typedef struct outbuf {
 typedef struct decoder {
     const char *path;
     text s;
-    cckey_macro_env host;            /* the host's macros, for directives inside MSTRINGIFY(...) */
+    scan_macro_env host;            /* the host's macros, for directives inside MSTRINGIFY(...) */
     char stringify[MAX_STRINGIFY][64];   /* macros that stringize their arguments */
     size_t n_stringify;
     const char *why;                 /* why the current expression cannot be decoded exactly */
@@ -38,7 +38,7 @@ typedef struct decoder {
     bool oom;
 } decoder;
 
-static void add_warning(cckey_scan_result *out, const char *text)
+static void add_warning(scan_result *out, const char *text)
 {
     char **w = realloc(out->warnings, (out->n_warnings + 1) * sizeof *w);
     if (w) out->warnings = w, out->cap_warnings = out->n_warnings + 1;
@@ -268,13 +268,13 @@ static void arg_directive(decoder *d, size_t i, size_t end, size_t w, size_t wl,
             d->why = "conditionals nested too deep";
             return;
         }
-        v = IS("if") ? cckey_pp_eval(&d->host, rest, rl, NULL) : cckey_pp_defined(&d->host, rest + strspn(rest, " \t"),
+        v = IS("if") ? scan_pp_eval(&d->host, rest, rl, NULL) : scan_pp_defined(&d->host, rest + strspn(rest, " \t"),
                                                                                    strcspn(rest + strspn(rest, " \t"), " \t\n/"), NULL);
         if (IS("ifndef") && v >= 0) v = !v;
         conds[(*n)++] = (cond){live && v == 1, v == 1, live};
     } else if (*n && (IS("elif") || IS("else"))) {
         cond *c = &conds[*n - 1];
-        v = IS("else") ? !c->taken : c->taken ? 0 : cckey_pp_eval(&d->host, rest, rl, NULL);
+        v = IS("else") ? !c->taken : c->taken ? 0 : scan_pp_eval(&d->host, rest, rl, NULL);
         c->live = c->parent && v == 1, c->taken |= v == 1;
     } else if (*n && IS("endif")) {
         (*n)--;
@@ -282,8 +282,8 @@ static void arg_directive(decoder *d, size_t i, size_t end, size_t w, size_t wl,
     } else if (!live) {
         v = 0;
     } else if (IS("define") || IS("undef")) {
-        if (IS("define")) cckey_env_define_text(&d->host, rest, rl, false, false);
-        else cckey_env_undef_text(&d->host, rest, rl, false, false);
+        if (IS("define")) scan_env_define_text(&d->host, rest, rl, false, false);
+        else scan_env_undef_text(&d->host, rest, rl, false, false);
         v = 0;
     }
 #undef IS
@@ -363,9 +363,9 @@ static void note_define(decoder *d, size_t w, size_t end)
 }
 
 typedef struct programs {
-    cckey_scan_result *out;
-    const cckey_scan_options *opts;
-    cckey_lang want;   /* OpenCL file: its language; NONE: any */
+    scan_result *out;
+    const scan_options *opts;
+    scan_lang want;   /* OpenCL file: its language; NONE: any */
     size_t found;      /* expressions that hold kernels */
 } programs;
 
@@ -489,22 +489,22 @@ static unsigned original_line(const outbuf *o, unsigned line, const char *name)
     return at < o->n ? o->line[at] : o->n ? o->line[o->n - 1] : 1;
 }
 
-static int add_program(programs *pg, outbuf *o, cckey_lang lang, unsigned first_line)
+static int add_program(programs *pg, outbuf *o, scan_lang lang, unsigned first_line)
 {
-    cckey_scan_result *out = pg->out, r;
-    if (cckey_scan_source_opts(o->t, o->n, lang, pg->opts, &r) != 0) return -1;
-    cckey_program *p = realloc(out->programs, (out->n_programs + 1) * sizeof *p);
-    cckey_entry *e = realloc(out->entries, (out->n + r.n + 1) * sizeof *e);
+    scan_result *out = pg->out, r;
+    if (scan_source_opts(o->t, o->n, lang, pg->opts, &r) != 0) return -1;
+    scan_program *p = realloc(out->programs, (out->n_programs + 1) * sizeof *p);
+    scan_entry *e = realloc(out->entries, (out->n + r.n + 1) * sizeof *e);
     if (p) out->programs = p;
     if (e) out->entries = e, out->cap = out->n + r.n + 1;
     char **w = realloc(out->warnings, (out->n_warnings + r.n_warnings + 1) * sizeof *w);
     if (w) out->warnings = w, out->cap_warnings = out->n_warnings + r.n_warnings + 1;
     if (!p || !e || !w) {
-        cckey_scan_result_free(&r);
+        scan_result_free(&r);
         return -1;
     }
     int idx = (int)out->n_programs++;
-    out->programs[idx] = (cckey_program){o->t, o->n, lang, first_line};
+    out->programs[idx] = (scan_program){o->t, o->n, lang, first_line};
     for (size_t k = 0; k < r.n; k++) {
         r.entries[k].line = original_line(o, r.entries[k].line, r.entries[k].source_name);
         r.entries[k].program = idx;
@@ -538,7 +538,7 @@ static void finish(decoder *d, programs *pg, outbuf *o, bool *open_expr, unsigne
     *open_expr = false;
     bool cuda = o->n && has_word(o->t, o->n, "__global__");
     bool cl = o->n && (has_word(o->t, o->n, "__kernel") || has_word(o->t, o->n, "kernel"));
-    cckey_lang lang = cuda ? CCKEY_LANG_CUDA : CCKEY_LANG_OPENCL;
+    scan_lang lang = cuda ? CCKEY_LANG_CUDA : CCKEY_LANG_OPENCL;
     if ((cuda || cl) && (pg->want == CCKEY_LANG_NONE || pg->want == lang)) {
         pg->found++;
         unsigned first = o->n ? o->line[0] : line;
@@ -581,7 +581,7 @@ static bool starts_with_piece(const decoder *d)
     return e > i && e < s->n && s->t[e] == '(' && is_stringify(d, s->t + i, e - i);
 }
 
-static bool wanted_in(const char *head, size_t n, cckey_lang lang)
+static bool wanted_in(const char *head, size_t n, scan_lang lang)
 {
     if (lang == CCKEY_LANG_NONE || lang == CCKEY_LANG_HOST) return true;
     if (lang != CCKEY_LANG_OPENCL) return false;
@@ -593,7 +593,7 @@ static bool wanted_in(const char *head, size_t n, cckey_lang lang)
     return starts_with_piece(&d);
 }
 
-bool scan_strings_wanted(const char *path, cckey_lang lang)
+bool scan_strings_wanted(const char *path, scan_lang lang)
 {
     if (lang != CCKEY_LANG_OPENCL) return wanted_in("", 0, lang);
     FILE *f = fopen(path, "rb");
@@ -604,10 +604,10 @@ bool scan_strings_wanted(const char *path, cckey_lang lang)
     return wanted_in(buf, n, lang);
 }
 
-bool scan_strings_wanted_src(const char *src, size_t len, cckey_lang lang) { return wanted_in(src, len, lang); }
+bool scan_strings_wanted_src(const char *src, size_t len, scan_lang lang) { return wanted_in(src, len, lang); }
 
-int scan_strings(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
-                 cckey_scan_result *out)
+int scan_strings(const char *path, const char *src, size_t len, scan_lang lang, const scan_options *opts,
+                 scan_result *out)
 {
     decoder d = {.path = path};
     if (lang != CCKEY_LANG_NONE && !wanted_in(src, len, lang)) return 1;
@@ -616,7 +616,7 @@ int scan_strings(const char *path, const char *src, size_t len, cckey_lang lang,
         return 0;
     }
     if (splice_text(src, len, &d.s) != 0) return -1;
-    cckey_env_init(&d.host, CCKEY_LANG_NONE);
+    scan_env_init(&d.host, CCKEY_LANG_NONE);
     programs pg = {out, opts, lang, 0};
     outbuf o = {0};
     bool open_expr = false;
@@ -628,6 +628,6 @@ int scan_strings(const char *path, const char *src, size_t len, cckey_lang lang,
     }
     free(o.t), free(o.line);
     free(d.s.t), free(d.s.line);
-    cckey_env_free(&d.host);
+    scan_env_free(&d.host);
     return r;
 }

@@ -18,15 +18,15 @@
 /* Whether path (of language lang; NONE for a host file) may hold programs
  * as strings: every host file; an OpenCL file whose first token starts a
  * string or a stringizing macro's call. */
-bool scan_strings_wanted(const char *path, cckey_lang lang);
+bool scan_strings_wanted(const char *path, scan_lang lang);
 /* The same for a file's text already in memory. */
-bool scan_strings_wanted_src(const char *src, size_t len, cckey_lang lang);
+bool scan_strings_wanted_src(const char *src, size_t len, scan_lang lang);
 
 /* The programs in path (its text src[0..len)) and their entries into out
  * (entries[].program set). 0; 1 when the file turns out not to be a
  * stringified program (an OpenCL file: scan it as source); -1 out of memory
  * (or a file too big); CCKEY_SCAN_UNREADABLE (an included file). */
-int scan_strings(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
-                 cckey_scan_result *out);
+int scan_strings(const char *path, const char *src, size_t len, scan_lang lang, const scan_options *opts,
+                 scan_result *out);
 
 #endif

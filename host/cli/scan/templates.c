@@ -40,8 +40,8 @@ typedef struct tdef {
     size_t n_params;
     const char *bad;            /* parameters not modelled (variadic, template template) */
     size_t body_open, body_close;   /* the braces; 0, 0 for a declaration */
-    const cckey_token *name_tok;
-    cckey_ctype fparams[MAX_FPARAMS];   /* a kernel's parameters, T as template parameters */
+    const scan_token *name_tok;
+    scan_ctype fparams[MAX_FPARAMS];   /* a kernel's parameters, T as template parameters */
     int n_fparams;              /* -1: not modelled (why in fparams_why) */
     const char *fparams_why;
     bool instanced, warned;
@@ -61,7 +61,7 @@ typedef struct ns_name {
 
 typedef struct instance {
     size_t def;
-    cckey_targ args[MAX_TPARAMS];
+    scan_targ args[MAX_TPARAMS];
     size_t n;
 } instance;
 
@@ -121,7 +121,7 @@ static void parse_tparam(scanner *s, tdef *d, size_t a, size_t b)
         p->is_type = true;
         return;
     }
-    cckey_ctype t;
+    scan_ctype t;
     const char *nm, *why;
     size_t nl;
     if (types_parse(s, s->t + a, eq - a, &t, &nm, &nl, &why) != 0 || t.nptr || t.ref || t.tparam || !t.builtin[0])
@@ -213,7 +213,7 @@ void tmpl_definition(scanner *s, size_t i)
     ts->n_defs++;
 }
 
-void tmpl_kernel(scanner *s, size_t stmt, size_t marker, const cckey_token *name, size_t open, size_t close)
+void tmpl_kernel(scanner *s, size_t stmt, size_t marker, const scan_token *name, size_t open, size_t close)
 {
     (void)marker;
     tmpl_set *ts = s->tmpl;
@@ -260,12 +260,12 @@ void tmpl_note_use(scanner *s, size_t i)
 
 typedef struct binding {
     const tdef *def;
-    const cckey_targ *args;
+    const scan_targ *args;
     size_t n;
 } binding;
 
 /* The bound argument named name, or NULL. */
-static const cckey_targ *bound(const binding *b, const char *name, size_t len)
+static const scan_targ *bound(const binding *b, const char *name, size_t len)
 {
     for (size_t k = 0; b && k < b->n && k < b->def->n_params; k++)
         if (strlen(b->def->params[k].name) == len && !memcmp(b->def->params[k].name, name, len)) return &b->args[k];
@@ -280,7 +280,7 @@ typedef struct eval_ctx {
 static bool resolve_value(void *user, const char *name, size_t len, long long *v)
 {
     eval_ctx *c = user;
-    const cckey_targ *a = bound(c->b, name, len);
+    const scan_targ *a = bound(c->b, name, len);
     if (a && !a->is_type) {
         *v = a->value;
         return true;
@@ -289,14 +289,14 @@ static bool resolve_value(void *user, const char *name, size_t len, long long *v
 }
 
 /* One argument t[a..b) for parameter p, under b. */
-static bool eval_arg(scanner *s, const binding *b, const tparam *p, size_t a, size_t e, cckey_targ *out)
+static bool eval_arg(scanner *s, const binding *b, const tparam *p, size_t a, size_t e, scan_targ *out)
 {
     memset(out, 0, sizeof *out);
     if (e <= a) return false;
     if (p->is_type) {
         out->is_type = true;
         if (e == a + 1 && scan_ident(s, a)) {
-            const cckey_targ *x = bound(b, s->t[a].p, s->t[a].len);
+            const scan_targ *x = bound(b, s->t[a].p, s->t[a].len);
             if (x) {
                 *out = *x;
                 return x->is_type;
@@ -310,14 +310,14 @@ static bool eval_arg(scanner *s, const binding *b, const tparam *p, size_t a, si
     eval_ctx c = {s, b};
     const char *text = s->t[a].p, *stop = s->t[e - 1].p + s->t[e - 1].len;
     if (s->t[a].file != s->t[e - 1].file || stop < text) return false;
-    if (!cckey_pp_value(s->env, text, (size_t)(stop - text), resolve_value, &c, &out->value)) return false;
+    if (!scan_pp_value(s->env, text, (size_t)(stop - text), resolve_value, &c, &out->value)) return false;
     if (!strcmp(p->code, "b")) out->value = out->value != 0;
     return true;
 }
 
 /* The arguments of the use whose '<' is at lt, for target d, under b: the
  * count, or -1. */
-static int eval_args(scanner *s, const binding *b, const tdef *d, size_t lt, cckey_targ *out)
+static int eval_args(scanner *s, const binding *b, const tdef *d, size_t lt, scan_targ *out)
 {
     size_t gt = scan_skip_angles(s, lt);
     if (gt == lt || d->bad) return -1;
@@ -366,7 +366,7 @@ static long target(const scanner *s, size_t i)
 
 /* ---- instances -------------------------------------------------------------- */
 
-static bool same_args(const cckey_targ *a, const cckey_targ *b, size_t n)
+static bool same_args(const scan_targ *a, const scan_targ *b, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         if (a[k].is_type != b[k].is_type) return false;
@@ -376,7 +376,7 @@ static bool same_args(const cckey_targ *a, const cckey_targ *b, size_t n)
     return true;
 }
 
-static void add_instance(scanner *s, size_t def, const cckey_targ *args, size_t n)
+static void add_instance(scanner *s, size_t def, const scan_targ *args, size_t n)
 {
     tmpl_set *ts = s->tmpl;
     for (size_t k = 0; k < ts->n_work; k++)
@@ -402,7 +402,7 @@ static void follow_use(scanner *s, const binding *b, const use *u)
     bool explicit_class = i >= 2 && (scan_is(s, i - 1, "class") || scan_is(s, i - 1, "struct")) &&
                           scan_is(s, i - 2, "template");
     if (d->kind == TD_CLASS && !explicit_class) return;
-    cckey_targ args[MAX_TPARAMS];
+    scan_targ args[MAX_TPARAMS];
     int n = eval_args(s, b, d, i + 1, args);
     s->ns_at = NULL, s->tok_at = SIZE_MAX;
     if (n >= 0) {
@@ -440,7 +440,7 @@ static void class_members(scanner *s, const tdef *c, const instance *in)
     for (size_t k = 0; k < s->tmpl->n_defs; k++) {
         const tdef *m = &s->tmpl->defs[k];
         if (m->kind != TD_MEMBER || strcmp(m->owner, c->name) || !m->body_open) continue;
-        cckey_targ args[MAX_TPARAMS];
+        scan_targ args[MAX_TPARAMS];
         bool ok = true;
         for (size_t p = 0; p < m->n_params && ok; p++) {
             ok = m->owner_arg[p] >= 0 && (size_t)m->owner_arg[p] < in->n;
@@ -465,7 +465,7 @@ static void name_instance(scanner *s, tdef *d, const instance *in)
     const char *parts[32];
     size_t n_parts = scan_ns_parts(ns, parts, 32);
     char mangled[1024];
-    if (cckey_mangle_template(mangled, sizeof mangled, parts, n_parts, d->name, in->args, in->n, d->fparams,
+    if (scan_mangle_template(mangled, sizeof mangled, parts, n_parts, d->name, in->args, in->n, d->fparams,
                               (size_t)d->n_fparams))
         scan_add_entry(s, mangled, strlen(mangled), d->name_tok);
 }

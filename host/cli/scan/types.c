@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_type(scanner *s, const char *name, size_t len, const cckey_ctype *type)
+static void add_type(scanner *s, const char *name, size_t len, const scan_ctype *type)
 {
     if (!scan_grow(s, (void **)&s->types, &s->cap_types, s->n_types, sizeof *s->types)) return;
     named_type *nt = &s->types[s->n_types];
@@ -20,7 +20,7 @@ static void add_type(scanner *s, const char *name, size_t len, const cckey_ctype
 
 static void add_class(scanner *s, const char *name, size_t len)
 {
-    cckey_ctype t = {0};
+    scan_ctype t = {0};
     char ns[256];
     scan_ns_path(s, ns, sizeof ns, NULL);
     if (scan_join_name(t.cls, sizeof t.cls, ns, name, len)) add_type(s, name, len, &t);
@@ -48,18 +48,18 @@ static bool find_type(const scanner *s, const char *full, void *arg)
 {
     for (size_t i = s->n_types; i-- > 0;)
         if (strcmp(s->types[i].full, full) == 0) {
-            *(cckey_ctype *)arg = s->types[i].type;
+            *(scan_ctype *)arg = s->types[i].type;
             return true;
         }
     return false;
 }
 
-bool types_lookup(void *user, const char *name, size_t len, cckey_ctype *out)
+bool types_lookup(void *user, const char *name, size_t len, scan_ctype *out)
 {
     scanner *s = user;
     for (size_t k = 0; k < s->n_tparams; k++)
         if (s->tparam_lens[k] == len && memcmp(s->tparam_names[k], name, len) == 0) {
-            *out = (cckey_ctype){.tparam = (unsigned short)(k + 1)};
+            *out = (scan_ctype){.tparam = (unsigned short)(k + 1)};
             return true;
         }
     if (len > 2 && name[0] == ':' && name[1] == ':') name += 2, len -= 2;   /* ::T: the global one */
@@ -120,7 +120,7 @@ static void typedef_struct(scanner *s, size_t i, size_t brace, size_t end)
         return;
     }
     /* The typedef name stands for the tagged class. */
-    cckey_ctype c = {0};
+    scan_ctype c = {0};
     char ns[256];
     scan_ns_path(s, ns, sizeof ns, NULL);
     if (scan_join_name(c.cls, sizeof c.cls, ns, s->t[tag].p, s->t[tag].len)) add_type(s, s->t[after].p,
@@ -134,7 +134,7 @@ void types_alias(scanner *s, size_t i)
     while (end < s->n && !scan_is(s, end, ";"))
         end = scan_is(s, end, "{") || scan_is(s, end, "(") ? scan_skip_group(s, end) : end + 1;
     if (end >= s->n) return;
-    cckey_ctype t;
+    scan_ctype t;
     const char *name, *why;
     size_t name_len;
     if (scan_is(s, i, "using")) {
@@ -170,7 +170,7 @@ static void add_constant(scanner *s, size_t i, size_t from, size_t to)
     size_t at = s->tok_at;
     s->tok_at = i;   /* its initializer sees what its declaration sees */
     bool known = eq + 1 < j && s->t[eq + 1].file == s->t[j - 1].file &&
-                 cckey_pp_value(s->env, text, (size_t)(stop - text), types_const_value, s, &v);
+                 scan_pp_value(s->env, text, (size_t)(stop - text), types_const_value, s, &v);
     s->tok_at = at;
     if (!known) return;
     if (!scan_grow(s, (void **)&s->consts, &s->cap_consts, s->n_consts, sizeof *s->consts)) return;
@@ -202,11 +202,11 @@ void types_local_constant(scanner *s, size_t i)
  * `DTYPE *p` with #define DTYPE float is a float *. A macro the unit
  * defines more than one way, or maybe not at all, or a function-like one,
  * makes the type unknown. The count, or -1 with a reason. */
-static int expand(const scanner *s, const cckey_token *t, size_t n, cckey_token *out, size_t n_out,
-                  cckey_lexed *bodies, size_t *n_bodies, unsigned depth, const char **why)
+static int expand(const scanner *s, const scan_token *t, size_t n, scan_token *out, size_t n_out,
+                  scan_lexed *bodies, size_t *n_bodies, unsigned depth, const char **why)
 {
     for (size_t k = 0; k < n; k++) {
-        const cckey_macro *m = t[k].kind == CCKEY_TOK_IDENT && s->env ? cckey_env_find(s->env, t[k].p, t[k].len)
+        const scan_macro *m = t[k].kind == CCKEY_TOK_IDENT && s->env ? scan_env_find(s->env, t[k].p, t[k].len)
                                                                        : NULL;
         if (!m || !m->defined) {
             if (n_out == MAX_DECL_TOKS) return *why = "a parameter too long to read", -1;
@@ -215,8 +215,8 @@ static int expand(const scanner *s, const cckey_token *t, size_t n, cckey_token 
         }
         if (!m->body || m->ambiguous || m->uncertain || depth == 8 || *n_bodies == 8)
             return *why = "a parameter type spelled through a macro this scan cannot expand", -1;
-        cckey_lexed *b = &bodies[(*n_bodies)++];
-        if (cckey_lex(m->body, strlen(m->body), b) != 0) return *why = "out of memory", -1;
+        scan_lexed *b = &bodies[(*n_bodies)++];
+        if (scan_lex(m->body, strlen(m->body), b) != 0) return *why = "out of memory", -1;
         int r = expand(s, b->toks, b->n, out, n_out, bodies, n_bodies, depth + 1, why);
         if (r < 0) return -1;
         for (size_t x = n_out; x < (size_t)r; x++) out[x].line = t[k].line, out[x].file = t[k].file;
@@ -227,20 +227,20 @@ static int expand(const scanner *s, const cckey_token *t, size_t n, cckey_token 
 
 /* Qualified names (a::b::T, ::T) in t[0..n) become one token each, spelled
  * in text (cap bytes), as types_lookup takes them. The new count. */
-static size_t join_qualified(cckey_token *t, size_t n, char *text, size_t cap)
+static size_t join_qualified(scan_token *t, size_t n, char *text, size_t cap)
 {
     size_t m = 0, used = 0;
     for (size_t k = 0; k < n; k++) {
-        bool lead = cckey_tok_is(&t[k], "::") && k + 1 < n && t[k + 1].kind == CCKEY_TOK_IDENT;
-        bool head = t[k].kind == CCKEY_TOK_IDENT && k + 2 < n && cckey_tok_is(&t[k + 1], "::") &&
+        bool lead = scan_tok_is(&t[k], "::") && k + 1 < n && t[k + 1].kind == CCKEY_TOK_IDENT;
+        bool head = t[k].kind == CCKEY_TOK_IDENT && k + 2 < n && scan_tok_is(&t[k + 1], "::") &&
                     t[k + 2].kind == CCKEY_TOK_IDENT;
         if (!lead && !head) {
             t[m++] = t[k];
             continue;
         }
-        cckey_token q = t[k];
+        scan_token q = t[k];
         size_t start = used, z = k;
-        for (; z < n && (t[z].kind == CCKEY_TOK_IDENT || cckey_tok_is(&t[z], "::")); z++) {
+        for (; z < n && (t[z].kind == CCKEY_TOK_IDENT || scan_tok_is(&t[z], "::")); z++) {
             if (z > k && t[z].kind == t[z - 1].kind) break;   /* two words in a row: the declarator */
             if (used + t[z].len >= cap) return n;   /* too long: left as it is (refused) */
             memcpy(text + used, t[z].p, t[z].len);
@@ -253,27 +253,27 @@ static size_t join_qualified(cckey_token *t, size_t n, char *text, size_t cap)
     return m;
 }
 
-int types_parse(scanner *s, const cckey_token *t, size_t n, cckey_ctype *out, const char **name, size_t *name_len,
+int types_parse(scanner *s, const scan_token *t, size_t n, scan_ctype *out, const char **name, size_t *name_len,
                 const char **why)
 {
-    cckey_token toks[MAX_DECL_TOKS];
-    cckey_lexed bodies[8];
+    scan_token toks[MAX_DECL_TOKS];
+    scan_lexed bodies[8];
     size_t n_bodies = 0;
     char joined[1024];
     int m = expand(s, t, n, toks, 0, bodies, &n_bodies, 0, why);
     if (m > 0) m = (int)join_qualified(toks, (size_t)m, joined, sizeof joined);
-    int r = m < 0 ? -1 : cckey_parse_decl(toks, (size_t)m, types_lookup, s, out, name, name_len, why);
+    int r = m < 0 ? -1 : scan_parse_decl(toks, (size_t)m, types_lookup, s, out, name, name_len, why);
     if (r == 0 && *name) {
         /* the declarator's name must be one the source spells, not a macro body's */
         bool ours = false;
         for (size_t k = 0; k < n && !ours; k++) ours = t[k].p == *name;
         if (!ours) *name = NULL, *name_len = 0;
     }
-    for (size_t k = 0; k < n_bodies; k++) cckey_lexed_free(&bodies[k]);
+    for (size_t k = 0; k < n_bodies; k++) scan_lexed_free(&bodies[k]);
     return r;
 }
 
-int types_params(scanner *s, size_t open, size_t close, cckey_ctype *params, size_t cap, const char **why)
+int types_params(scanner *s, size_t open, size_t close, scan_ctype *params, size_t cap, const char **why)
 {
     size_t np = 0, start = open + 1;
     for (size_t k = start; k < close; k++)

@@ -12,17 +12,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int scan_tokens(const cckey_lexed *lx, const cckey_macro_env *env, cckey_lang lang, const cckey_scan_options *opts,
-                cckey_scan_result *out);
+int scan_tokens(const scan_lexed *lx, const scan_macro_env *env, scan_lang lang, const scan_options *opts,
+                scan_result *out);
 
 /* Headers are followed this deep, and no bigger than this. */
 #define MAX_INCLUDE_DEPTH 32
 #define MAX_HEADER_BYTES (16u << 20)
 
 typedef struct unit {
-    cckey_lexed lx;
-    cckey_macro_env env;
-    cckey_scan_result *out;   /* out->files: every file lexed, in order, as the includes name them */
+    scan_lexed lx;
+    scan_macro_env env;
+    scan_result *out;   /* out->files: every file lexed, in order, as the includes name them */
     char **reals;             /* their resolved paths (the same file twice is lexed once) */
     char *dirs[MAX_INCLUDE_DEPTH + 1];   /* the folders of the files being lexed */
     size_t depth;
@@ -32,19 +32,19 @@ typedef struct unit {
     bool oom;
 } unit;
 
-static void env_from_options(cckey_macro_env *env, const cckey_scan_options *opts)
+static void env_from_options(scan_macro_env *env, const scan_options *opts)
 {
     for (size_t i = 0; opts && i < opts->n_defines; i++) {
         const char *d = opts->defines[i];
         if (d[0] == '-') {
-            cckey_env_undef(env, d + 1, strlen(d + 1));
+            scan_env_undef(env, d + 1, strlen(d + 1));
             continue;
         }
         const char *eq = strchr(d, '=');
         const char *paren = strchr(d, '(');
         bool fn = paren && (!eq || paren < eq);
         size_t n = fn ? (size_t)(paren - d) : eq ? (size_t)(eq - d) : strlen(d);
-        cckey_env_define(env, d, n, eq ? eq + 1 : "1", eq ? strlen(eq + 1) : 1, fn);
+        scan_env_define(env, d, n, eq ? eq + 1 : "1", eq ? strlen(eq + 1) : 1, fn);
     }
 }
 
@@ -57,7 +57,7 @@ static char *dir_of(const char *path)
 /* path (as shown) and real (resolved; NULL: path) as file n_files. */
 static bool add_file(unit *u, const char *path, const char *real)
 {
-    cckey_scan_result *r = u->out;
+    scan_result *r = u->out;
     char **f = realloc(r->files, (r->n_files + 1) * sizeof *f);
     if (f) r->files = f;
     char **g = realloc(u->reals, (r->n_files + 1) * sizeof *g);
@@ -95,7 +95,7 @@ static int lex_file(unit *u, const char *path, unsigned short file);
  * namespaces, which only the compiler can name. 0 or -1. */
 static int library_warning(unit *u)
 {
-    cckey_scan_result *r = u->out;
+    scan_result *r = u->out;
     char buf[PATH_MAX + 200];
     const char *why = "includes Thrust or CUB: the kernels their algorithms instantiate are not listed (use --exact)";
     if (u->library_file) snprintf(buf, sizeof buf, "%s:%u: %s", r->files[u->library_file], u->library_line, why);
@@ -108,7 +108,7 @@ static int library_warning(unit *u)
     return 0;
 }
 
-/* #include "NAME" (see cckey_lex_opts): the header, once per unit. A
+/* #include "NAME" (see scan_lex_opts): the header, once per unit. A
  * system header is not read; Thrust's and CUB's are noted (their
  * algorithms bring kernels of their own). */
 static void on_include(void *user, const char *name, size_t len, bool angle, unsigned line)
@@ -137,8 +137,8 @@ static int lex_text(unit *u, const char *path, const char *buf, size_t len, unsi
     u->depth++;
     unsigned short outer = u->file_now;
     u->file_now = file;
-    cckey_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
-    int r = cckey_lex_more(buf, len, &o, &u->lx);
+    scan_lex_opts o = {.env = &u->env, .include = on_include, .user = u, .file = file};
+    int r = scan_lex_more(buf, len, &o, &u->lx);
     u->file_now = outer;
     free(u->dirs[--u->depth]);
     return r == 0 && !u->oom ? 0 : -1;
@@ -171,61 +171,61 @@ static int lex_file(unit *u, const char *path, unsigned short file)
     return r;
 }
 
-int cckey_scan_source(const char *src, size_t len, cckey_lang lang, cckey_scan_result *out)
+int scan_source(const char *src, size_t len, scan_lang lang, scan_result *out)
 {
-    return cckey_scan_source_opts(src, len, lang, NULL, out);
+    return scan_source_opts(src, len, lang, NULL, out);
 }
 
-int cckey_scan_source_opts(const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
-                           cckey_scan_result *out)
+int scan_source_opts(const char *src, size_t len, scan_lang lang, const scan_options *opts,
+                           scan_result *out)
 {
-    *out = (cckey_scan_result){0};
+    *out = (scan_result){0};
     /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
-    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
-    cckey_macro_env env;
-    cckey_env_init(&env, lang);
+    if ((out->deep_line = scan_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
+    scan_macro_env env;
+    scan_env_init(&env, lang);
     env_from_options(&env, opts);
-    cckey_lex_opts o = {.env = &env};
-    cckey_lexed lx;
-    int r = cckey_lex_with(src, len, &o, &lx);
+    scan_lex_opts o = {.env = &env};
+    scan_lexed lx;
+    int r = scan_lex_with(src, len, &o, &lx);
     if (r == 0) r = scan_tokens(&lx, &env, lang, opts, out);
-    cckey_lexed_free(&lx);
-    cckey_env_free(&env);
-    if (r != 0) cckey_scan_result_free(out);
+    scan_lexed_free(&lx);
+    scan_env_free(&env);
+    if (r != 0) scan_result_free(out);
     return r;
 }
 
-int cckey_scan_file(const char *path, const char *src, size_t len, cckey_lang lang, const cckey_scan_options *opts,
-                    cckey_scan_result *out)
+int scan_file(const char *path, const char *src, size_t len, scan_lang lang, const scan_options *opts,
+                    scan_result *out)
 {
-    *out = (cckey_scan_result){0};
+    *out = (scan_result){0};
     /* Before anything is copied or lexed: 100 MB of '{' stops at byte 4097. */
-    if ((out->deep_line = cckey_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
+    if ((out->deep_line = scan_lex_too_deep(src, len, CCKEY_SCAN_MAX_DEPTH))) return CCKEY_SCAN_TOO_DEEP;
     int r;
     if (lang == CCKEY_LANG_HOST) return scan_strings(path, src, len, CCKEY_LANG_NONE, opts, out);
     /* Compute shaders: their own scan (shaders.h), .comp or not by name. */
     if (lang == CCKEY_LANG_GLSL || lang == CCKEY_LANG_HLSL)
-        return cckey_scan_shader(src, len, lang, cckey_shader_path_is_comp(path), out);
+        return scan_shader(src, len, lang, scan_shader_path_is_comp(path), out);
     if (scan_strings_wanted_src(src, len, lang)) {
         r = scan_strings(path, src, len, lang, opts, out);
         if (r != 1) return r;   /* 1: not a stringified program after all */
     }
     unit u = {.out = out};
-    cckey_env_init(&u.env, lang);
+    scan_env_init(&u.env, lang);
     env_from_options(&u.env, opts);
     char real[PATH_MAX];
     if (!add_file(&u, path, realpath(path, real))) r = -1;
     else r = lex_text(&u, path, src, len, 0);
     if (r == 0) r = scan_tokens(&u.lx, &u.env, lang, opts, out);
     if (r == 0 && u.library_line && (lang == CCKEY_LANG_CUDA || lang == CCKEY_LANG_HIP)) r = library_warning(&u);
-    cckey_lexed_free(&u.lx);
-    cckey_env_free(&u.env);
+    scan_lexed_free(&u.lx);
+    scan_env_free(&u.env);
     for (size_t i = 0; i < out->n_files; i++) free(u.reals[i]);
     free(u.reals);
     if (r == CCKEY_SCAN_UNREADABLE) errno = errno ? errno : EIO;
     if (r != 0) {
         int e = errno;
-        cckey_scan_result_free(out);
+        scan_result_free(out);
         errno = e;
     }
     return r;

@@ -26,18 +26,18 @@ void warm_fail(tuple *t, const char *fmt, ...)
     t->why = strdup(buf);
 }
 
-static cckey_lang lang_of(const manifest_item *it, char *err, size_t err_len)
+static scan_lang lang_of(const manifest_item *it, char *err, size_t err_len)
 {
     /* As C strings: a \u0000 ends the name, as it did when jansson read it. */
     if (it->language_kind != MJ_NONE) {
         char *name = it->language_kind == MJ_STRING ? strndup(it->language.ptr, it->language.len) : NULL;
-        cckey_lang lang = name ? cckey_lang_from_name(name) : CCKEY_LANG_NONE;
+        scan_lang lang = name ? scan_lang_from_name(name) : CCKEY_LANG_NONE;
         free(name);
         if (!lang) snprintf(err, err_len, "\"language\" must be one of opencl, cuda, hip, metal, glsl, hlsl");
         return lang;
     }
     char *path = it->source_file.ptr ? strndup(it->source_file.ptr, it->source_file.len) : NULL;
-    cckey_lang lang = path ? cckey_lang_of_path(path) : CCKEY_LANG_NONE;
+    scan_lang lang = path ? scan_lang_of_path(path) : CCKEY_LANG_NONE;
     free(path);
     return lang ? lang : CCKEY_LANG_OPENCL;
 }
@@ -139,16 +139,16 @@ static bool same_build(const tuple *x, const tuple *y)
            strcmp(x->root, y->root) == 0 && (x->lang != CCKEY_LANG_HLSL || memcmp(x->key + 33, y->key + 33, 33) == 0);
 }
 
-cckey_compiler *warm_compiler_for(warm *w, cckey_lang lang, const char **why)
+warm_compiler *warm_compiler_for(warm *w, scan_lang lang, const char **why)
 {
     if (lang == CCKEY_LANG_OPENCL) {
         if (w->have_opencl < 0)
-            w->have_opencl = cckey_compiler_opencl(&w->opencl, w->opencl_why, sizeof w->opencl_why) == 0;
+            w->have_opencl = warm_compiler_opencl(&w->opencl, w->opencl_why, sizeof w->opencl_why) == 0;
         *why = w->opencl_why;
         return w->have_opencl ? &w->opencl : NULL;
     }
     if (lang == CCKEY_LANG_CUDA) {
-        if (w->have_cuda < 0) w->have_cuda = cckey_compiler_cuda(&w->cuda, w->cuda_why, sizeof w->cuda_why) == 0;
+        if (w->have_cuda < 0) w->have_cuda = warm_compiler_cuda(&w->cuda, w->cuda_why, sizeof w->cuda_why) == 0;
         *why = w->cuda_why;
         return w->have_cuda ? &w->cuda : NULL;
     }
@@ -156,7 +156,7 @@ cckey_compiler *warm_compiler_for(warm *w, cckey_lang lang, const char **why)
         bool glsl = lang == CCKEY_LANG_GLSL;
         int *have = glsl ? &w->have_glsl : &w->have_hlsl;
         if (*have < 0)
-            *have = (glsl ? cckey_compiler_glsl : cckey_compiler_hlsl)(glsl ? &w->glsl : &w->hlsl, w->vulkan_why,
+            *have = (glsl ? warm_compiler_glsl : warm_compiler_hlsl)(glsl ? &w->glsl : &w->hlsl, w->vulkan_why,
                                                                       sizeof w->vulkan_why) == 0;
         *why = w->vulkan_why;
         return *have ? (glsl ? &w->glsl : &w->hlsl) : NULL;
@@ -185,11 +185,11 @@ void warm_toolchain_make(warm *w, const tuple *t, toolchain *k)
     k->dev = k->c ? k->c->find(k->c->impl, t->item.tuple.device.ptr, t->item.tuple.device.len) : -1;
     if (k->c && k->dev >= 0) k->c->version(k->c->impl, k->dev, k->version, sizeof k->version);
     const cckey_tuple *tp = &t->item.tuple;
-    k->flags_ok = cckey_flags_make(tp->options, tp->n_options, t->lang == CCKEY_LANG_CUDA, &k->flags, k->flags_why,
+    k->flags_ok = warm_flags_make(tp->options, tp->n_options, t->lang == CCKEY_LANG_CUDA, &k->flags, k->flags_why,
                                    sizeof k->flags_why) == 0;
     if (k->flags_ok && warm_search_make(&w->deps, &k->flags, t->root, &k->search, k->flags_why,
                                         sizeof k->flags_why) != 0) {
-        cckey_flags_free(&k->flags);
+        warm_flags_free(&k->flags);
         k->flags_ok = false;
     }
     if (k->flags_ok && (t->lang == CCKEY_LANG_GLSL || t->lang == CCKEY_LANG_HLSL)) shader_search(&k->search);
@@ -208,7 +208,7 @@ cckey_lookup warm_toolchain_lookup(const toolchain *k, cckey_dep_memo *memo)
 
 void warm_toolchain_free(toolchain *k)
 {
-    if (k->flags_ok) cckey_flags_free(&k->flags);
+    if (k->flags_ok) warm_flags_free(&k->flags);
 }
 
 /* Group the tuples still to compile, and resolve each group's device; a
@@ -230,7 +230,7 @@ int warm_plan(warm *w)
         while (j < n_todo && same_build(&w->t[todo[i]], &w->t[todo[j]])) j++;
         tuple *first = &w->t[todo[i]];
         const char *why = "";
-        cckey_compiler *c = warm_compiler_for(w, first->lang, &why);
+        warm_compiler *c = warm_compiler_for(w, first->lang, &why);
         int dev = c ? c->find(c->impl, first->item.tuple.device.ptr, first->item.tuple.device.len) : -1;
         if (!c || dev < 0) {
             char avail[2048] = "";
@@ -238,7 +238,7 @@ int warm_plan(warm *w)
             for (size_t k = i; k < j; k++) {
                 tuple *t = &w->t[todo[k]];
                 if (!c)
-                    warm_fail(t, "cannot compile %s here: %s", cckey_lang_name(t->lang), why);
+                    warm_fail(t, "cannot compile %s here: %s", scan_lang_name(t->lang), why);
                 else
                     warm_fail(t, "no %s device here is \"%.*s\" (available: %s)", c->what,
                          (int)(t->item.tuple.device.len > 200 ? 200 : t->item.tuple.device.len),

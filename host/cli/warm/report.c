@@ -168,7 +168,7 @@ static void put_tuple_json(const warm *w, const tuple *t, const char *end)
         cli_put_json_string(stdout, err, strlen(err));
     }
     const char *inc[2], *field = ", \"toolkit_include\": ";   /* NVRTC's toolkit headers */
-    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, field, inc, cckey_nvrtc_toolkit_include(inc, 2));
+    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, field, inc, warm_nvrtc_toolkit_include(inc, 2));
     printf("}%s", end);
 }
 

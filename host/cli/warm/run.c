@@ -19,8 +19,8 @@ static void fail_group(warm *w, group *g, const char *what, const char *why)
 
 /* The group's build. Shaders are built under their source_file's name, so
  * that the compiler's messages say FILE:LINE. */
-static int build(const tuple *first, const group *g, const cckey_flags *flags, const char *const *names,
-                 bool *present, cckey_build *b)
+static int build(const tuple *first, const group *g, const warm_flags *flags, const char *const *names,
+                 bool *present, warm_build *b)
 {
     const cckey_tuple *tp = &first->item.tuple;
     const char *src = tp->source.ptr ? tp->source.ptr : "";
@@ -30,7 +30,7 @@ static int build(const tuple *first, const group *g, const cckey_flags *flags, c
     const cckey_bytes *sf = &first->item.source_file;
     if (sf->ptr) snprintf(file, sizeof file, "%.*s", (int)sf->len, (const char *)sf->ptr);
     else snprintf(file, sizeof file, "%s", first->lang == CCKEY_LANG_GLSL ? "source.comp" : "source.hlsl");
-    return cckey_vulkan_build(g->compiler, g->dev, file, src, tp->source.len, flags, names, g->n, present, b);
+    return warm_vulkan_build(g->compiler, g->dev, file, src, tp->source.len, flags, names, g->n, present, b);
 }
 
 /* Compile the group's source once, with its folder as the first include
@@ -43,7 +43,7 @@ static void run_group(warm *w, group *g)
     bool cuda = first->lang == CCKEY_LANG_CUDA;
     toolchain k;
     warm_toolchain_make(w, first, &k);
-    cckey_flags flags = {0};
+    warm_flags flags = {0};
     warm_deps deps = {0};
     char why[1024];
     const char **names = calloc(g->n, sizeof *names);
@@ -53,7 +53,7 @@ static void run_group(warm *w, group *g)
         fail_group(w, g, "options: ", k.flags_why);
         goto out;
     }
-    if (cckey_flags_include(&k.flags, (const char *const *)&first->root, 1, cuda, &flags, why, sizeof why) != 0) {
+    if (warm_flags_include(&k.flags, (const char *const *)&first->root, 1, cuda, &flags, why, sizeof why) != 0) {
         fail_group(w, g, "options: ", why);
         goto out;
     }
@@ -74,7 +74,7 @@ static void run_group(warm *w, group *g)
         owned[i] = strndup(nm->len ? nm->ptr : "", nm->len);
         names[i] = owned[i] ? owned[i] : "";
     }
-    cckey_build b;
+    warm_build b;
     if (build(first, g, &flags, names, present, &b) != 0) {
         fail_group(w, g, "build failed: ", b.error);
     } else {
@@ -98,7 +98,7 @@ static void run_group(warm *w, group *g)
     }
     g->log = b.log;
     b.log = NULL;
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
 out:
     for (size_t i = 0; i < g->n; i++) {
         int st = w->t[g->members[i]].state;
@@ -107,7 +107,7 @@ out:
     for (size_t i = 0; owned && i < g->n; i++) free(owned[i]);
     free(owned), free(names), free(present);
     warm_deps_free(&deps);
-    cckey_flags_free(&flags);
+    warm_flags_free(&flags);
     warm_toolchain_free(&k);
 }
 

@@ -35,7 +35,7 @@ typedef struct job {
 
 typedef struct exact {
     const scan_exact_in *in;
-    cckey_compiler opencl, cuda, glsl, hlsl;
+    warm_compiler opencl, cuda, glsl, hlsl;
     bool have_opencl, have_cuda, have_vulkan;
     char opencl_why[512], cuda_why[600], vulkan_why[512];
     char nvcc[PATH_MAX];   /* "" when NVRTC builds CUDA */
@@ -43,11 +43,11 @@ typedef struct exact {
     job *jobs;
 } exact;
 
-static bool is_cuda(cckey_lang l) { return l == CCKEY_LANG_CUDA || l == CCKEY_LANG_HIP; }
-static bool is_shader(cckey_lang l) { return l == CCKEY_LANG_GLSL || l == CCKEY_LANG_HLSL; }
+static bool is_cuda(scan_lang l) { return l == CCKEY_LANG_CUDA || l == CCKEY_LANG_HIP; }
+static bool is_shader(scan_lang l) { return l == CCKEY_LANG_GLSL || l == CCKEY_LANG_HLSL; }
 
 /* The compiler that lists lang's entry points, or NULL when none is here. */
-static const cckey_compiler *compiler_of(const exact *x, cckey_lang lang)
+static const warm_compiler *compiler_of(const exact *x, scan_lang lang)
 {
     if (lang == CCKEY_LANG_OPENCL) return x->have_opencl ? &x->opencl : NULL;
     if (is_cuda(lang)) return x->have_cuda ? &x->cuda : NULL;
@@ -103,21 +103,21 @@ static void name_the_file(char *msg, size_t cap, const char *path)
 }
 
 /* The source's folder, searched first for its headers as warm does. */
-static int flags_for(const char *path, const scan_exact_set *set, bool cuda, cckey_flags *out, char *why,
+static int flags_for(const char *path, const scan_exact_set *set, bool cuda, warm_flags *out, char *why,
                      size_t why_len)
 {
-    cckey_flags plain;
-    if (cckey_flags_make(set->opts, set->n, cuda, &plain, why, why_len) != 0) return -1;
+    warm_flags plain;
+    if (warm_flags_make(set->opts, set->n, cuda, &plain, why, why_len) != 0) return -1;
     char real[PATH_MAX];
     const char *dir = realpath(path, real) ? dirname(real) : ".";
-    int r = cckey_flags_include(&plain, &dir, 1, cuda, out, why, why_len);
-    cckey_flags_free(&plain);
+    int r = warm_flags_include(&plain, &dir, 1, cuda, out, why, why_len);
+    warm_flags_free(&plain);
     return r;
 }
 
 /* One build of path with the set's options (and -rdc=true when rdc). */
-static int compile_job(exact *x, const char *path, const scan_exact_set *set, cckey_lang lang, bool rdc, size_t i,
-                       cckey_build *b, char *why, size_t why_len)
+static int compile_job(exact *x, const char *path, const scan_exact_set *set, scan_lang lang, bool rdc, size_t i,
+                       warm_build *b, char *why, size_t why_len)
 {
     bool cuda = is_cuda(lang);
     cckey_option *o = malloc((set->n + 1) * sizeof *o);
@@ -125,21 +125,21 @@ static int compile_job(exact *x, const char *path, const scan_exact_set *set, cc
     if (set->n) memcpy(o, set->opts, set->n * sizeof *o);
     o[set->n] = (cckey_option){{"-rdc=true", 9}, {"", 0}};
     scan_exact_set with = {o, set->n + rdc};
-    cckey_flags flags;
+    warm_flags flags;
     int r = flags_for(path, &with, cuda, &flags, why, why_len);
     free(o);
     if (r != 0) return -1;
     if (cuda && x->nvcc[0]) {
-        r = cckey_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, b);
+        r = warm_nvcc_entries(x->nvcc, path, &flags, x->tmpdir, i, b);
     } else {
         size_t len;
-        char *src = cckey_read_file(path, &len);
-        const cckey_compiler *c = compiler_of(x, lang);
+        char *src = warm_read_file(path, &len);
+        const warm_compiler *c = compiler_of(x, lang);
         if (src) r = c->entries(c->impl, 0, src, len, path, &flags, b);
         else r = -1, snprintf(b->error, sizeof b->error, "cannot read it: %s", strerror(errno));
         free(src);
     }
-    cckey_flags_free(&flags);
+    warm_flags_free(&flags);
     return r;
 }
 
@@ -177,7 +177,7 @@ static bool add_names(job *j, size_t *len, size_t *count, const char *names, siz
  * (false with j->why when it does not build and the text saw kernels in
  * it; a string that merely mentions __kernel builds to nothing), the text
  * scan's for a CUDA one. */
-static bool program_names(exact *x, const char *path, const cckey_flags *flags, const cckey_scan_result *r,
+static bool program_names(exact *x, const char *path, const warm_flags *flags, const scan_result *r,
                           size_t p, job *j, size_t *len, size_t *count)
 {
     bool seen = false, ok = true;
@@ -191,27 +191,27 @@ static bool program_names(exact *x, const char *path, const cckey_flags *flags, 
         }
     }
     if (r->programs[p].lang != CCKEY_LANG_OPENCL) return ok;
-    cckey_build b = {0};
+    warm_build b = {0};
     if (x->opencl.entries(x->opencl.impl, 0, r->programs[p].text, r->programs[p].len, path, flags, &b) == 0)
         ok = add_names(j, len, count, b.binary, b.binary_len, (int)p);
     else if (seen && !scan_exact_first_error(b.log, j->why, sizeof j->why))
         snprintf(j->why, sizeof j->why, "%s", b.error);
     if (seen && !b.binary) ok = false;
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
     return ok;
 }
 
 /* A file holding its programs as strings: each program the text scan
  * decodes (the host compiler's string) built on the OpenCL device. */
-static void strings_job(exact *x, const char *path, cckey_lang lang, const scan_exact_set *set, job *j)
+static void strings_job(exact *x, const char *path, scan_lang lang, const scan_exact_set *set, job *j)
 {
     size_t len;
-    char *src = cckey_read_file(path, &len);
-    cckey_scan_result r = {0};
-    cckey_scan_options so = {x->in->macros, x->in->n_macros, NULL, 0};
-    cckey_flags flags;
+    char *src = warm_read_file(path, &len);
+    scan_result r = {0};
+    scan_options so = {x->in->macros, x->in->n_macros, NULL, 0};
+    warm_flags flags;
     j->state = JOB_FAILED;
-    if (!src || cckey_scan_file(path, src, len, lang, &so, &r) != 0) {
+    if (!src || scan_file(path, src, len, lang, &so, &r) != 0) {
         snprintf(j->why, sizeof j->why, "cannot read it: %s", strerror(errno ? errno : EIO));
         free(src);
         return;
@@ -222,13 +222,13 @@ static void strings_job(exact *x, const char *path, cckey_lang lang, const scan_
         bool ok = add_names(j, &n, &count, "", 0, -1);
         for (size_t p = 0; p < r.n_programs && ok; p++) ok = program_names(x, path, &flags, &r, p, j, &n, &count);
         if (ok) j->state = JOB_OK;
-        cckey_flags_free(&flags);
+        warm_flags_free(&flags);
     }
-    cckey_scan_result_free(&r);
+    scan_result_free(&r);
 }
 
 /* Host code, and OpenCL files that are one string. */
-static bool string_held(const char *path, cckey_lang lang)
+static bool string_held(const char *path, scan_lang lang)
 {
     return lang == CCKEY_LANG_HOST || (lang == CCKEY_LANG_OPENCL && scan_strings_wanted(path, lang));
 }
@@ -239,7 +239,7 @@ static void build_one(void *arg, size_t i)
     const scan_exact_in *in = x->in;
     size_t f = i / in->n_sets;
     const char *path = in->files->paths[f];
-    cckey_lang lang = in->files->langs[f];
+    scan_lang lang = in->files->langs[f];
     bool cuda = is_cuda(lang);
     job *j = &x->jobs[i];
     /* Programs held as strings: as the text scan decodes them (the host
@@ -256,14 +256,14 @@ static void build_one(void *arg, size_t i)
     }
     j->state = JOB_FAILED;
     const scan_exact_set *set = &in->sets[i % in->n_sets];
-    cckey_build b = {0};
+    warm_build b = {0};
     int r = compile_job(x, path, set, lang, false, i, &b, j->why, sizeof j->why);
     /* A kernel launched from device code (dynamic parallelism) compiles only
      * as relocatable device code, as its build must have it. */
     if (r != 0 && cuda && b.log && !has_rdc(set) &&
         (strstr(b.log, "separate compilation mode") || strstr(b.log, "device-side kernel launch"))) {   /* nvcc, NVRTC */
-        cckey_build_clear(&b);
-        b = (cckey_build){0};
+        warm_build_clear(&b);
+        b = (warm_build){0};
         r = compile_job(x, path, set, lang, true, i, &b, j->why, sizeof j->why);
         j->rdc = r == 0;
     }
@@ -276,7 +276,7 @@ static void build_one(void *arg, size_t i)
     } else if (!cuda && !is_shader(lang)) {   /* shaderc names the file itself */
         name_the_file(j->why, sizeof j->why, path);
     }
-    cckey_build_clear(&b);
+    warm_build_clear(&b);
 }
 
 /* The compilers the files need; why each missing one is missing. */
@@ -284,23 +284,23 @@ static void find_compilers(exact *x)
 {
     bool want_cl = false, want_cuda = false, want_vulkan = false;
     for (size_t f = 0; f < x->in->files->n; f++) {
-        cckey_lang l = x->in->files->langs[f];
+        scan_lang l = x->in->files->langs[f];
         want_cl |= l == CCKEY_LANG_OPENCL || l == CCKEY_LANG_HOST;
         want_cuda |= is_cuda(l);
         want_vulkan |= is_shader(l);
     }
     /* shaderc, on the first Vulkan device or, without one, for Vulkan 1.3. */
     if (want_vulkan)
-        x->have_vulkan = cckey_compiler_glsl(&x->glsl, x->vulkan_why, sizeof x->vulkan_why) == 0 &&
-                         cckey_compiler_hlsl(&x->hlsl, x->vulkan_why, sizeof x->vulkan_why) == 0;
+        x->have_vulkan = warm_compiler_glsl(&x->glsl, x->vulkan_why, sizeof x->vulkan_why) == 0 &&
+                         warm_compiler_hlsl(&x->hlsl, x->vulkan_why, sizeof x->vulkan_why) == 0;
     if (want_cl) {
         /* As in warm: PoCL's own cache would keep every scanned program. */
         setenv("POCL_KERNEL_CACHE", "0", 0);
-        x->have_opencl = cckey_compiler_opencl(&x->opencl, x->opencl_why, sizeof x->opencl_why) == 0;
+        x->have_opencl = warm_compiler_opencl(&x->opencl, x->opencl_why, sizeof x->opencl_why) == 0;
     }
     if (!want_cuda) return;
     const char *given = x->in->nvcc;
-    bool nvcc = given ? strcmp(given, "none") != 0 : cckey_nvcc_find(x->nvcc, sizeof x->nvcc);
+    bool nvcc = given ? strcmp(given, "none") != 0 : warm_nvcc_find(x->nvcc, sizeof x->nvcc);
     if (nvcc && given) snprintf(x->nvcc, sizeof x->nvcc, "%s", given);
     if (nvcc) {
         x->have_cuda = true;
@@ -308,7 +308,7 @@ static void find_compilers(exact *x)
     }
     x->nvcc[0] = '\0';
     char why[512];
-    x->have_cuda = cckey_compiler_cuda(&x->cuda, why, sizeof why) == 0;
+    x->have_cuda = warm_compiler_cuda(&x->cuda, why, sizeof why) == 0;
     snprintf(x->cuda_why, sizeof x->cuda_why, "%s, and %s", given ? "--nvcc none" : "nvcc not found", why);
 }
 
@@ -360,7 +360,7 @@ static unsigned line_of(const char *src, size_t len, const char *ident)
 }
 
 typedef struct named {
-    cckey_entry e;
+    scan_entry e;
     size_t order;
     size_t first_set;
 } named;
@@ -376,7 +376,7 @@ static int by_line(const void *a, const void *b)
 /* Where each name is in the source: the text scan's line when it found the
  * entry (or one of the same identifier: a template's instances), else the
  * identifier's first definition-like use. */
-static void place(named *nm, const char *src, size_t len, const cckey_scan_result *text)
+static void place(named *nm, const char *src, size_t len, const scan_result *text)
 {
     char ident[512];
     ident_of(nm->e.name, ident, sizeof ident);
@@ -439,11 +439,11 @@ static void place_all(const exact *x, size_t f, named *all, size_t n, scan_exact
 {
     const scan_exact_in *in = x->in;
     size_t len = 0;
-    char *src = n ? cckey_read_file(in->files->paths[f], &len) : NULL;
-    cckey_scan_result text = {0};
-    cckey_scan_options so = {in->macros, in->n_macros, NULL, 0};
-    if (src && cckey_scan_file(in->files->paths[f], src, len, in->files->langs[f], &so, &text) != 0)
-        text = (cckey_scan_result){0};
+    char *src = n ? warm_read_file(in->files->paths[f], &len) : NULL;
+    scan_result text = {0};
+    scan_options so = {in->macros, in->n_macros, NULL, 0};
+    if (src && scan_file(in->files->paths[f], src, len, in->files->langs[f], &so, &text) != 0)
+        text = (scan_result){0};
     for (size_t k = 0; k < n; k++) place(&all[k], src, len, &text);
     out->r.files = text.files, out->r.n_files = text.n_files;
     text.files = NULL, text.n_files = 0;
@@ -451,7 +451,7 @@ static void place_all(const exact *x, size_t f, named *all, size_t n, scan_exact
         out->r.programs = text.programs, out->r.n_programs = text.n_programs;
         text.programs = NULL, text.n_programs = 0;
     }
-    cckey_scan_result_free(&text);
+    scan_result_free(&text);
     free(src);
 }
 
@@ -522,7 +522,7 @@ static void warn_failures(const exact *x)
         if (!no_compiler[l]) continue;
         const char *why = l == CCKEY_LANG_METAL ? "no Metal compiler here (it needs macOS's xcrun metal)"
                         : l == CCKEY_LANG_OPENCL ? x->opencl_why
-                        : is_shader((cckey_lang)l) ? x->vulkan_why : x->cuda_why;
+                        : is_shader((scan_lang)l) ? x->vulkan_why : x->cuda_why;
         cli_warn("scan: --exact: %zu %s file%s not listed: %s (without --exact they are scanned by text)",
                  no_compiler[l], label[l], no_compiler[l] == 1 ? "" : "s", why);
     }
@@ -616,7 +616,7 @@ int scan_exact_run(const scan_exact_in *in, scan_exact_file *out)
     cli_parallel_for(n_jobs, jobs, build_one, &x);
     filter_end(&filter);
     if (x.tmpdir[0]) nftw(x.tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    if (x.have_vulkan) cckey_warm_vulkan_release();   /* lavapipe frees per-pipeline memory with its device */
+    if (x.have_vulkan) warm_vulkan_release();   /* lavapipe frees per-pipeline memory with its device */
     if (!in->quiet) warn_failures(&x);
     int rc = CLI_OK;
     for (size_t f = 0; f < in->files->n && rc == CLI_OK; f++)
@@ -633,7 +633,7 @@ oom:
 void scan_exact_free(scan_exact_file *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        cckey_scan_result_free(&f[i].r);
+        scan_result_free(&f[i].r);
         free(f[i].in_set);
         f[i] = (scan_exact_file){0};
     }

@@ -19,13 +19,13 @@ typedef struct scan_exact_set {
  * shows no definition by that name, e.g. a name pasted by a macro), each
  * with the option sets whose build holds it (in_set[e * n_sets + s]). */
 typedef struct scan_exact_file {
-    cckey_scan_result r;
+    scan_result r;
     bool *in_set;
     bool text;   /* string-held programs and no device to build them: list the text scan's */
 } scan_exact_file;
 
 typedef struct scan_exact_in {
-    const cckey_source_list *files;
+    const scan_source_list *files;
     const scan_exact_set *sets;
     size_t n_sets;
     const char *const *macros;   /* --kernel-macro, to find each entry's line */

@@ -6,15 +6,15 @@
 #include <string.h>
 
 #ifndef CCKEY_WITH_SHADERC
-int cckey_shader_compiler_new(cckey_shader_compiler **out, char *why, size_t why_len)
+int warm_shader_compiler_new(warm_shader_compiler **out, char *why, size_t why_len)
 {
     *out = NULL;
     snprintf(why, why_len, "this cckey was built without a shader compiler (libshaderc-dev, glslang-dev)");
     return -1;
 }
-void cckey_shader_compiler_free(cckey_shader_compiler *c) { (void)c; }
-const char *cckey_shader_compiler_version(void) { return "no shader compiler in this build (libshaderc-dev)"; }
-int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, cckey_build *out)
+void warm_shader_compiler_free(warm_shader_compiler *c) { (void)c; }
+const char *warm_shader_compiler_version(void) { return "no shader compiler in this build (libshaderc-dev)"; }
+int warm_shader_compile(warm_shader_compiler *c, const warm_shader_job *job, warm_build *out)
 {
     (void)c, (void)job;
     memset(out, 0, sizeof *out);
@@ -32,11 +32,11 @@ int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, 
 #define MAX_DIRS 64
 #define VK_VERSION(minor) ((1u << 22) | ((unsigned)(minor) << 12))   /* VK_MAKE_API_VERSION(0, 1, minor, 0) */
 
-struct cckey_shader_compiler {
+struct warm_shader_compiler {
     shaderc_compiler_t sc;   /* shaderc: compiling on one compiler from many threads needs no lock */
 };
 
-const char *cckey_shader_compiler_version(void)
+const char *warm_shader_compiler_version(void)
 {
 #ifdef GLSLANG_VERSION_MAJOR
 #define CCKEY_STR2(x) #x
@@ -48,7 +48,7 @@ const char *cckey_shader_compiler_version(void)
 #endif
 }
 
-int cckey_shader_compiler_new(cckey_shader_compiler **out, char *why, size_t why_len)
+int warm_shader_compiler_new(warm_shader_compiler **out, char *why, size_t why_len)
 {
     *out = calloc(1, sizeof **out);
     if (*out && ((*out)->sc = shaderc_compiler_initialize())) return 0;
@@ -58,7 +58,7 @@ int cckey_shader_compiler_new(cckey_shader_compiler **out, char *why, size_t why
     return -1;
 }
 
-void cckey_shader_compiler_free(cckey_shader_compiler *c)
+void warm_shader_compiler_free(warm_shader_compiler *c)
 {
     if (!c) return;
     shaderc_compiler_release(c->sc);
@@ -175,7 +175,7 @@ static bool parse_flag(settings *s, const char *f, char *why, size_t why_len)
 
 /* The Vulkan and SPIR-V versions: the flags', else the device's (HLSL at
  * SPIR-V 1.3 at most, see shader_compile.h). */
-static bool target(settings *s, const cckey_shader_job *job, char *why, size_t why_len)
+static bool target(settings *s, const warm_shader_job *job, char *why, size_t why_len)
 {
     int env = s->env_minor;
     if (env < 0 && job->vulkan) {
@@ -195,7 +195,7 @@ static bool target(settings *s, const cckey_shader_job *job, char *why, size_t w
     return true;
 }
 
-static bool configure(settings *s, const cckey_shader_job *job, char *why, size_t why_len)
+static bool configure(settings *s, const warm_shader_job *job, char *why, size_t why_len)
 {
     s->env_minor = s->spv_minor = -1;
     if (job->lang == CCKEY_SHADER_HLSL)
@@ -207,7 +207,7 @@ static bool configure(settings *s, const cckey_shader_job *job, char *why, size_
 
 /* The compiler's messages: all of them into the log, the first error line
  * (glslang writes "FILE:LINE: error: ...") into error. */
-static void messages(shaderc_compilation_result_t r, cckey_build *out)
+static void messages(shaderc_compilation_result_t r, warm_build *out)
 {
     const char *msg = shaderc_result_get_error_message(r);
     if (!msg || !*msg) return;
@@ -220,7 +220,7 @@ static void messages(shaderc_compilation_result_t r, cckey_build *out)
     snprintf(out->error, sizeof out->error, "%.*s", (int)n, line);
 }
 
-static int result(shaderc_compilation_result_t r, const cckey_shader_job *job, cckey_build *out)
+static int result(shaderc_compilation_result_t r, const warm_shader_job *job, warm_build *out)
 {
     shaderc_compilation_status st = r ? shaderc_result_get_compilation_status(r) : shaderc_compilation_status_null_result_object;
     if (r) messages(r, out);
@@ -246,7 +246,7 @@ static int result(shaderc_compilation_result_t r, const cckey_shader_job *job, c
     return 0;
 }
 
-int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, cckey_build *out)
+int warm_shader_compile(warm_shader_compiler *c, const warm_shader_job *job, warm_build *out)
 {
     memset(out, 0, sizeof *out);
     settings s = {.opts = shaderc_compile_options_initialize()};
@@ -256,8 +256,8 @@ int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, 
     }
     int rc = -1;
     if (configure(&s, job, out->error, sizeof out->error)) {
-        cckey_includer inc = {s.dirs, s.n_dirs, job->file};
-        cckey_includer_attach(s.opts, &inc);
+        warm_includer inc = {s.dirs, s.n_dirs, job->file};
+        warm_includer_attach(s.opts, &inc);
         shaderc_compilation_result_t r =
             job->preprocess ? shaderc_compile_into_preprocessed_text(c->sc, job->src, job->len, shaderc_compute_shader,
                                                                      job->file, job->entry, s.opts)

@@ -1,6 +1,6 @@
 /* GLSL and HLSL compute shaders to SPIR-V with shaderc (glslang inside),
  * for `cckey warm`. Flags are glslc's, as warm makes them from a tuple's
- * options (warm.h, cckey_flags):
+ * options (warm.h, warm_flags):
  *   -DNAME, -DNAME=VALUE     a macro
  *   -IDIR                    an include folder (warm puts the source's first)
  *   -O0 | -Os | -O | -O1..3  no optimization (the default, as glslc) | size |
@@ -32,10 +32,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum cckey_shader_lang { CCKEY_SHADER_GLSL = 1, CCKEY_SHADER_HLSL } cckey_shader_lang;
+typedef enum warm_shader_lang { CCKEY_SHADER_GLSL = 1, CCKEY_SHADER_HLSL } warm_shader_lang;
 
-typedef struct cckey_shader_job {
-    cckey_shader_lang lang;
+typedef struct warm_shader_job {
+    warm_shader_lang lang;
     const char *src;
     size_t len;
     const char *file;            /* names the source in messages ("FILE:LINE: error: ..."); its
@@ -46,23 +46,23 @@ typedef struct cckey_shader_job {
     uint32_t vulkan;             /* the device's Vulkan version (VK_MAKE_API_VERSION); 0: none
                                     here, so --target-env must say */
     bool preprocess;             /* only the preprocessor: text in out->binary */
-} cckey_shader_job;
+} warm_shader_job;
 
-typedef struct cckey_shader_compiler cckey_shader_compiler;
+typedef struct warm_shader_compiler warm_shader_compiler;
 
 /* 0, or -1 with why (a build without shaderc, no memory). Thread-safe to
  * use from many threads at once; free after the last use. */
-int cckey_shader_compiler_new(cckey_shader_compiler **out, char *why, size_t why_len);
-void cckey_shader_compiler_free(cckey_shader_compiler *c);
+int warm_shader_compiler_new(warm_shader_compiler **out, char *why, size_t why_len);
+void warm_shader_compiler_free(warm_shader_compiler *c);
 
 /* What entries record as the toolchain's version, e.g.
  * "shaderc 2023.2.1, SPIRV-Tools 2023.1.1, glslang 12.0.0". */
-const char *cckey_shader_compiler_version(void);
+const char *warm_shader_compiler_version(void);
 
 /* The module (SPIR-V words, binary_len a multiple of 4) or, with
  * job->preprocess, the preprocessed text (NUL-terminated) in out->binary;
  * warnings in out->log. -1 with out->error (the compiler's first message,
  * FILE:LINE first, or the refused flag) and out->log (all of them). */
-int cckey_shader_compile(cckey_shader_compiler *c, const cckey_shader_job *job, cckey_build *out);
+int warm_shader_compile(warm_shader_compiler *c, const warm_shader_job *job, warm_build *out);
 
 #endif

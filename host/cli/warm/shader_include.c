@@ -39,7 +39,7 @@ static char *probe(const char *dir, size_t dir_len, const char *name)
     return NULL;
 }
 
-static char *locate(const cckey_includer *inc, const char *name, int type, const char *includer)
+static char *locate(const warm_includer *inc, const char *name, int type, const char *includer)
 {
     if (name[0] == '/') return is_file(name) ? strdup(name) : NULL;
     if (type == shaderc_include_type_relative && includer && !(inc->top && strcmp(includer, inc->top) == 0)) {
@@ -57,12 +57,12 @@ static char *locate(const cckey_includer *inc, const char *name, int type, const
 static shaderc_include_result *resolve(void *ud, const char *name, int type, const char *includer, size_t depth)
 {
     (void)depth;   /* glslang limits the nesting itself */
-    const cckey_includer *inc = ud;
+    const warm_includer *inc = ud;
     found *f = calloc(1, sizeof *f);
     if (!f) return NULL;
     f->path = locate(inc, name, type, includer);
     size_t n = 0;
-    if (f->path) f->text = cckey_read_file(f->path, &n);
+    if (f->path) f->text = warm_read_file(f->path, &n);
     if (!f->text) {
         char msg[512];
         if (f->path) snprintf(msg, sizeof msg, "cannot read %s: %s", f->path, strerror(errno));
@@ -88,7 +88,7 @@ static void release(void *ud, shaderc_include_result *r)
     free(f);
 }
 
-void cckey_includer_attach(shaderc_compile_options_t opts, cckey_includer *inc)
+void warm_includer_attach(shaderc_compile_options_t opts, warm_includer *inc)
 {
     shaderc_compile_options_set_include_callbacks(opts, resolve, release, inc);
 }

@@ -40,7 +40,7 @@ typedef struct reader {
     size_t n;
     uint32_t bound;
     id_info *ids;
-    cckey_spv_info *out;
+    warm_spv_info *out;
     uint32_t size_ids[CCKEY_SPV_MAX_ENTRIES][3];   /* LocalSizeId: constants defined further on */
     char *why;
     size_t why_len;
@@ -65,7 +65,7 @@ done:
 static void entry_point(reader *r, const uint32_t *ins, size_t len)
 {
     if (len < 4 || ins[1] != MODEL_GLCOMPUTE || r->out->n_entries >= CCKEY_SPV_MAX_ENTRIES) return;
-    cckey_spv_entry *e = &r->out->entries[r->out->n_entries++];
+    warm_spv_entry *e = &r->out->entries[r->out->n_entries++];
     memset(e, 0, sizeof *e);
     e->id = ins[2];
     literal(ins, 3, len, e->name, sizeof e->name);
@@ -157,14 +157,14 @@ static int add_binding(reader *r, const id_info *var)
         return -1;
     }
     for (size_t k = 0; k < r->out->n_bindings; k++) {   /* declared twice (two entry points): once */
-        const cckey_spv_binding *b = &r->out->bindings[k];
+        const warm_spv_binding *b = &r->out->bindings[k];
         if (b->set == var->set && b->binding == var->binding) return 0;
     }
     if (r->out->n_bindings == CCKEY_SPV_MAX_BINDINGS) {
         snprintf(r->why, r->why_len, "more than %d resource bindings", CCKEY_SPV_MAX_BINDINGS);
         return -1;
     }
-    r->out->bindings[r->out->n_bindings++] = (cckey_spv_binding){var->set, var->binding, (uint32_t)type, count};
+    r->out->bindings[r->out->n_bindings++] = (warm_spv_binding){var->set, var->binding, (uint32_t)type, count};
     return 0;
 }
 
@@ -211,7 +211,7 @@ static int walk(reader *r)
     return 0;
 }
 
-int cckey_spv_read(const uint32_t *words, size_t n_words, cckey_spv_info *out, char *why, size_t why_len)
+int warm_spv_read(const uint32_t *words, size_t n_words, warm_spv_info *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     if (n_words < 5 || words[0] != CCKEY_SPV_MAGIC) {
@@ -241,7 +241,7 @@ int cckey_spv_read(const uint32_t *words, size_t n_words, cckey_spv_info *out, c
     return rc;
 }
 
-const cckey_spv_entry *cckey_spv_entry_named(const cckey_spv_info *info, const char *name)
+const warm_spv_entry *warm_spv_entry_named(const warm_spv_info *info, const char *name)
 {
     for (size_t i = 0; i < info->n_entries; i++)
         if (strcmp(info->entries[i].name, name) == 0) return &info->entries[i];

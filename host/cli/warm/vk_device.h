@@ -22,7 +22,7 @@
 
 #define CCKEY_VK_ID_MAX 400
 
-typedef struct cckey_vk_device_info {
+typedef struct warm_vk_device_info {
     unsigned index;            /* in the loader's order */
     char name[256];            /* VkPhysicalDeviceProperties.deviceName */
     char id[CCKEY_VK_ID_MAX];  /* the identity above */
@@ -35,20 +35,20 @@ typedef struct cckey_vk_device_info {
     bool compute;              /* has a queue family with compute */
     /* The limits a compute pipeline is checked against. */
     uint32_t max_group_size[3], max_group_invocations, max_push_constants, max_sets;
-} cckey_vk_device_info;
+} warm_vk_device_info;
 
-typedef struct cckey_vk cckey_vk;
+typedef struct warm_vk warm_vk;
 
 /* The loader at library (NULL or "": libvulkan.so.1), an instance and its
  * physical devices. 0 with *out, or -1 with why: no loader ("no Vulkan
  * loader (libvulkan.so.1): <dlerror>"), no driver, no device. The library
  * stays loaded for the life of the process (drivers do not promise a clean
  * unload); the instance is the handle's. Thread-safe. */
-int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len);
-void cckey_vk_close(cckey_vk *vk);
+int warm_vk_open(const char *library, warm_vk **out, char *why, size_t why_len);
+void warm_vk_close(warm_vk *vk);
 
-size_t cckey_vk_count(const cckey_vk *vk);
-const cckey_vk_device_info *cckey_vk_info(const cckey_vk *vk, size_t dev);
+size_t warm_vk_count(const warm_vk *vk);
+const warm_vk_device_info *warm_vk_info(const warm_vk *vk, size_t dev);
 
 /* Whether device dev takes the SPIR-V module words (n_words of them) with
  * entry point entry, as a compute pipeline: its workgroup size within the
@@ -56,12 +56,12 @@ const cckey_vk_device_info *cckey_vk_info(const cckey_vk *vk, size_t dev);
  * module's own descriptor bindings. 0, or -1 with why naming the device (a
  * refusal, a lost device, no memory). Thread-safe: builds on one device run
  * at once. */
-int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
+int warm_vk_check_pipeline(warm_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
                             char *why, size_t why_len);
 
 /* "1.3" for VK_MAKE_API_VERSION(0, 1, 3, 230); with patch, "1.3.230". */
-void cckey_vk_version_text(uint32_t version, bool patch, char *buf, size_t len);
+void warm_vk_version_text(uint32_t version, bool patch, char *buf, size_t len);
 /* The UUID in 32 lowercase hex digits, as identities carry it. */
-void cckey_vk_uuid_hex(const uint8_t uuid[16], char out[33]);
+void warm_vk_uuid_hex(const uint8_t uuid[16], char out[33]);
 
 #endif

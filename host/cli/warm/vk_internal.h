@@ -41,15 +41,15 @@ typedef struct vk_dev {
     bool tried;
 } vk_dev;
 
-struct cckey_vk {
+struct warm_vk {
     vk_api api;
     VkInstance instance;
     size_t n;
     vk_dev devs[CCKEY_VK_MAX_DEVS];
-    cckey_vk_device_info info[CCKEY_VK_MAX_DEVS];
+    warm_vk_device_info info[CCKEY_VK_MAX_DEVS];
 };
 
 /* "VK_ERROR_DEVICE_LOST" for a VkResult; "VK_<unknown>" for others. */
-const char *cckey_vk_result_name(VkResult r);
+const char *warm_vk_result_name(VkResult r);
 
 #endif

@@ -6,29 +6,29 @@
 
 /* Both with and without the Vulkan headers: the bit layout of
  * VK_MAKE_API_VERSION (variant 3 bits, major 7, minor 10, patch 12). */
-void cckey_vk_version_text(uint32_t v, bool patch, char *buf, size_t len)
+void warm_vk_version_text(uint32_t v, bool patch, char *buf, size_t len)
 {
     if (patch) snprintf(buf, len, "%u.%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff, v & 0xfff);
     else snprintf(buf, len, "%u.%u", v >> 22 & 0x7f, v >> 12 & 0x3ff);
 }
 
-void cckey_vk_uuid_hex(const uint8_t uuid[16], char out[33])
+void warm_vk_uuid_hex(const uint8_t uuid[16], char out[33])
 {
     for (int k = 0; k < 16; k++) snprintf(out + 2 * k, 3, "%02x", uuid[k]);
 }
 
 #ifndef CCKEY_WITH_VULKAN
-int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len)
+int warm_vk_open(const char *library, warm_vk **out, char *why, size_t why_len)
 {
     (void)library;
     *out = NULL;
     snprintf(why, why_len, "this cckey was built without Vulkan (no Vulkan headers: libvulkan-dev)");
     return -1;
 }
-void cckey_vk_close(cckey_vk *vk) { (void)vk; }
-size_t cckey_vk_count(const cckey_vk *vk) { (void)vk; return 0; }
-const cckey_vk_device_info *cckey_vk_info(const cckey_vk *vk, size_t dev) { (void)vk, (void)dev; return NULL; }
-int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
+void warm_vk_close(warm_vk *vk) { (void)vk; }
+size_t warm_vk_count(const warm_vk *vk) { (void)vk; return 0; }
+const warm_vk_device_info *warm_vk_info(const warm_vk *vk, size_t dev) { (void)vk, (void)dev; return NULL; }
+int warm_vk_check_pipeline(warm_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
                             char *why, size_t why_len)
 {
     (void)vk, (void)dev, (void)words, (void)n_words, (void)entry;
@@ -60,7 +60,7 @@ static const struct {
 };
 #undef FN
 
-const char *cckey_vk_result_name(VkResult r)
+const char *warm_vk_result_name(VkResult r)
 {
     switch (r) {
 #define NAME(c) case c: return #c
@@ -115,7 +115,7 @@ static uint32_t instance_version(PFN_vkGetInstanceProcAddr gipa)
     return v > VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : v;
 }
 
-static int make_instance(cckey_vk *vk, PFN_vkGetInstanceProcAddr gipa, uint32_t version, char *why, size_t why_len)
+static int make_instance(warm_vk *vk, PFN_vkGetInstanceProcAddr gipa, uint32_t version, char *why, size_t why_len)
 {
     PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
     if (!create) {
@@ -129,7 +129,7 @@ static int make_instance(cckey_vk *vk, PFN_vkGetInstanceProcAddr gipa, uint32_t 
     if (r != VK_SUCCESS) {
         snprintf(why, why_len, "%s", r == VK_ERROR_INCOMPATIBLE_DRIVER
                  ? "no Vulkan driver (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER; mesa-vulkan-drivers has lavapipe)"
-                 : cckey_vk_result_name(r));
+                 : warm_vk_result_name(r));
         return -1;
     }
     for (size_t i = 0; i < sizeof fns / sizeof *fns; i++) {
@@ -165,11 +165,11 @@ static uint32_t compute_family(const vk_api *api, VkPhysicalDevice pd)
     return UINT32_MAX;
 }
 
-static void describe(cckey_vk *vk, size_t i, uint32_t instance_ver)
+static void describe(warm_vk *vk, size_t i, uint32_t instance_ver)
 {
     VkPhysicalDeviceProperties p;
     vk->api.GetPhysicalDeviceProperties(vk->devs[i].physical, &p);
-    cckey_vk_device_info *d = &vk->info[i];
+    warm_vk_device_info *d = &vk->info[i];
     d->index = (unsigned)i;
     snprintf(d->name, sizeof d->name, "%.*s", (int)sizeof p.deviceName, p.deviceName);
     d->driver_version = p.driverVersion;
@@ -187,7 +187,7 @@ static void describe(cckey_vk *vk, size_t i, uint32_t instance_ver)
     d->max_push_constants = p.limits.maxPushConstantsSize;
     d->max_sets = p.limits.maxBoundDescriptorSets;
     char uuid[33];
-    cckey_vk_uuid_hex(d->cache_uuid, uuid);
+    warm_vk_uuid_hex(d->cache_uuid, uuid);
     snprintf(d->id, sizeof d->id, "%s|%u|%s", d->name, d->driver_version, uuid);
 }
 
@@ -223,13 +223,13 @@ static void pin_drivers(void)
     }
 }
 
-static int enumerate(cckey_vk *vk, uint32_t instance_ver, char *why, size_t why_len)
+static int enumerate(warm_vk *vk, uint32_t instance_ver, char *why, size_t why_len)
 {
     VkPhysicalDevice pds[CCKEY_VK_MAX_DEVS];
     uint32_t n = CCKEY_VK_MAX_DEVS;
     VkResult r = vk->api.EnumeratePhysicalDevices(vk->instance, &n, pds);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-        snprintf(why, why_len, "vkEnumeratePhysicalDevices: %s", cckey_vk_result_name(r));
+        snprintf(why, why_len, "vkEnumeratePhysicalDevices: %s", warm_vk_result_name(r));
         return -1;
     }
     if (n == 0) {
@@ -245,12 +245,12 @@ static int enumerate(cckey_vk *vk, uint32_t instance_ver, char *why, size_t why_
     return 0;
 }
 
-int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len)
+int warm_vk_open(const char *library, warm_vk **out, char *why, size_t why_len)
 {
     *out = NULL;
     PFN_vkGetInstanceProcAddr gipa;
     if (!open_loader(library, &gipa, why, why_len)) return -1;
-    cckey_vk *vk = calloc(1, sizeof *vk);
+    warm_vk *vk = calloc(1, sizeof *vk);
     if (!vk) {
         snprintf(why, why_len, "out of memory");
         return -1;
@@ -260,14 +260,14 @@ int cckey_vk_open(const char *library, cckey_vk **out, char *why, size_t why_len
     if (rc == 0) rc = enumerate(vk, ver, why, why_len);
     pin_drivers();   /* loaded by now: the instance's drivers, and what devices brought */
     if (rc != 0) {
-        cckey_vk_close(vk);
+        warm_vk_close(vk);
         return -1;
     }
     *out = vk;
     return 0;
 }
 
-void cckey_vk_close(cckey_vk *vk)
+void warm_vk_close(warm_vk *vk)
 {
     if (!vk) return;
     for (size_t i = 0; i < vk->n; i++) {
@@ -278,9 +278,9 @@ void cckey_vk_close(cckey_vk *vk)
     free(vk);
 }
 
-size_t cckey_vk_count(const cckey_vk *vk) { return vk ? vk->n : 0; }
+size_t warm_vk_count(const warm_vk *vk) { return vk ? vk->n : 0; }
 
-const cckey_vk_device_info *cckey_vk_info(const cckey_vk *vk, size_t dev)
+const warm_vk_device_info *warm_vk_info(const warm_vk *vk, size_t dev)
 {
     return vk && dev < vk->n ? &vk->info[dev] : NULL;
 }

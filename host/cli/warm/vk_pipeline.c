@@ -1,5 +1,5 @@
 /* A compute pipeline on one Vulkan device, made to check that the device
- * takes a module warm compiled (see cckey_vk_check_pipeline). The logical
+ * takes a module warm compiled (see warm_vk_check_pipeline). The logical
  * device is made once per physical device, on first use, and shared by the
  * worker threads: creating modules, layouts and pipelines needs no external
  * synchronization on a VkDevice (the Vulkan spec's threading rules), and no
@@ -15,7 +15,7 @@
 #define MAX_SETS 32
 
 /* The logical device of dev, made on first use; NULL with why. */
-static VkDevice device_of(cckey_vk *vk, size_t dev, char *why, size_t why_len)
+static VkDevice device_of(warm_vk *vk, size_t dev, char *why, size_t why_len)
 {
     vk_dev *d = &vk->devs[dev];
     pthread_mutex_lock(&d->lock);
@@ -34,13 +34,13 @@ static VkDevice device_of(cckey_vk *vk, size_t dev, char *why, size_t why_len)
     pthread_mutex_unlock(&d->lock);
     if (!out)
         snprintf(why, why_len, "the Vulkan device \"%s\" could not be opened (vkCreateDevice: %s)", vk->info[dev].id,
-                 cckey_vk_result_name(err));
+                 warm_vk_result_name(err));
     return out;
 }
 
 /* The workgroup within the device's limits, or -1 with why: creating a
  * pipeline past them is invalid use, which a driver need not report. */
-static int check_limits(const cckey_vk_device_info *d, const cckey_spv_entry *e, char *why, size_t why_len)
+static int check_limits(const warm_vk_device_info *d, const warm_spv_entry *e, char *why, size_t why_len)
 {
     uint64_t total = 1;
     for (int i = 0; i < 3; i++) {
@@ -67,7 +67,7 @@ typedef struct layout {
     VkPipelineLayout pipeline;
 } layout;
 
-static void layout_free(cckey_vk *vk, VkDevice dev, layout *l)
+static void layout_free(warm_vk *vk, VkDevice dev, layout *l)
 {
     if (l->pipeline) vk->api.DestroyPipelineLayout(dev, l->pipeline, NULL);
     for (uint32_t s = 0; s < l->n_sets; s++)
@@ -77,7 +77,7 @@ static void layout_free(cckey_vk *vk, VkDevice dev, layout *l)
 /* One descriptor set layout per set up to the highest the module uses
  * (empty ones between), and push constants as large as the device allows,
  * which covers any block the module declares. */
-static VkResult layout_make(cckey_vk *vk, VkDevice dev, const cckey_vk_device_info *d, const cckey_spv_info *m,
+static VkResult layout_make(warm_vk *vk, VkDevice dev, const warm_vk_device_info *d, const warm_spv_info *m,
                             layout *l)
 {
     memset(l, 0, sizeof *l);
@@ -106,8 +106,8 @@ static VkResult layout_make(cckey_vk *vk, VkDevice dev, const cckey_vk_device_in
 }
 
 /* The module, its layout and the pipeline, made and released again. */
-static VkResult make_pipeline(cckey_vk *vk, VkDevice dev, const cckey_vk_device_info *d, const uint32_t *words,
-                              size_t n_words, const cckey_spv_info *m, const char *entry, const char **step)
+static VkResult make_pipeline(warm_vk *vk, VkDevice dev, const warm_vk_device_info *d, const uint32_t *words,
+                              size_t n_words, const warm_spv_info *m, const char *entry, const char **step)
 {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                    .codeSize = n_words * 4, .pCode = words};
@@ -134,25 +134,25 @@ static VkResult make_pipeline(cckey_vk *vk, VkDevice dev, const cckey_vk_device_
     return r;
 }
 
-int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
+int warm_vk_check_pipeline(warm_vk *vk, size_t dev, const uint32_t *words, size_t n_words, const char *entry,
                             char *why, size_t why_len)
 {
     if (!vk || dev >= vk->n) {
         snprintf(why, why_len, "no such Vulkan device (%zu)", dev);
         return -1;
     }
-    const cckey_vk_device_info *d = &vk->info[dev];
-    cckey_spv_info *m = malloc(sizeof *m);
+    const warm_vk_device_info *d = &vk->info[dev];
+    warm_spv_info *m = malloc(sizeof *m);
     char what[256];
     if (!m) {
         snprintf(why, why_len, "out of memory");
         return -1;
     }
     int rc = -1;
-    const cckey_spv_entry *e = NULL;
-    if (cckey_spv_read(words, n_words, m, what, sizeof what) != 0)
+    const warm_spv_entry *e = NULL;
+    if (warm_spv_read(words, n_words, m, what, sizeof what) != 0)
         snprintf(why, why_len, "the module for \"%s\": %s", d->id, what);
-    else if (!(e = cckey_spv_entry_named(m, entry)))
+    else if (!(e = warm_spv_entry_named(m, entry)))
         snprintf(why, why_len, "the module has no compute entry point \"%s\"", entry);
     else if (!d->compute)
         snprintf(why, why_len, "the Vulkan device \"%s\" has no compute queue", d->id);
@@ -164,7 +164,7 @@ int cckey_vk_check_pipeline(cckey_vk *vk, size_t dev, const uint32_t *words, siz
             snprintf(why, why_len, "the Vulkan device \"%s\" was lost (%s: VK_ERROR_DEVICE_LOST)", d->id, step);
         else if (vd && r != VK_SUCCESS)
             snprintf(why, why_len, "the Vulkan device \"%s\" refused the pipeline for %s (%s: %s)", d->id, entry,
-                     step, cckey_vk_result_name(r));
+                     step, warm_vk_result_name(r));
         rc = vd && r == VK_SUCCESS ? 0 : -1;
     }
     free(m);

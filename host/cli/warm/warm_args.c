@@ -14,7 +14,7 @@ enum {
 
 /* Flags whose relative order matters although they are different option
  * keys, which the key's canonical sort would reorder (see
- * cckey_options_check). */
+ * warm_options_check). */
 enum { ORD_NONE, ORD_INCLUDE, ORD_MACRO, ORD_PREINCLUDE };
 
 typedef struct arg_flag {
@@ -125,20 +125,20 @@ static const arg_flag *joined(const char *w, size_t len)
     return f && (f->how & ARG_JOINED) ? f : NULL;
 }
 
-bool cckey_flag_takes_arg(const char *flag, size_t len, bool *optional)
+bool warm_flag_takes_arg(const char *flag, size_t len, bool *optional)
 {
     const arg_flag *f = find(flag, len);
     if (optional) *optional = f && (f->how & ARG_OPTIONAL);
     return f != NULL;
 }
 
-bool cckey_flag_spaced(const char *flag, size_t len)
+bool warm_flag_spaced(const char *flag, size_t len)
 {
     const arg_flag *f = find(flag, len);
     return f && (f->how & ARG_SPACED) && len > 2 && flag[1] != '-';
 }
 
-int cckey_flags_tokenize(const char *const *words, const size_t *lens, size_t n, cckey_pair_fn fn, void *user,
+int warm_flags_tokenize(const char *const *words, const size_t *lens, size_t n, warm_pair_fn fn, void *user,
                          char *why, size_t why_len)
 {
     for (size_t i = 0; i < n; i++) {
@@ -223,13 +223,13 @@ static bool reordered(const cckey_option *opts, size_t n, size_t *a, size_t *b)
     return false;
 }
 
-int cckey_options_check(const cckey_option *opts, size_t n, char *why, size_t why_len)
+int warm_options_check(const cckey_option *opts, size_t n, char *why, size_t why_len)
 {
     for (size_t i = 0; i < n; i++) {
         const char *k = opts[i].key.ptr ? opts[i].key.ptr : "";
         int kl = (int)opts[i].key.len;
         bool optional;
-        if (opts[i].value.len == 0 && cckey_flag_takes_arg(k, opts[i].key.len, &optional) && !optional) {
+        if (opts[i].value.len == 0 && warm_flag_takes_arg(k, opts[i].key.len, &optional) && !optional) {
             snprintf(why, why_len, "%.*s needs an argument, and option %zu, [\"%.*s\", \"\"], has none (write "
                      "[\"%.*s\", ARG])", kl, k, i, kl, k, kl, k);
             return CCKEY_FLAGS_BAD;

@@ -30,7 +30,7 @@ typedef struct cuda_state {
     nvrtc_destroy_fn destroy;
     nvrtc_error_fn error;
     int nvrtc_major, nvrtc_minor;
-    cckey_warm_devices devices;
+    warm_devices devices;
     char driver_why[256];   /* why there are no local devices, when there are none */
     int major[MAX_DEVS], minor[MAX_DEVS];
     char toolkit[2][CCKEY_TOOLKIT_PATH];   /* its include folders, searched after the options' */
@@ -47,7 +47,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* Set by the CLI (CCKEY_NVRTC_LIBRARY) before any compiler is made. */
 static char nvrtc_path[4096];
 
-int cckey_warm_set_nvrtc_library(const char *path)
+int warm_set_nvrtc_library(const char *path)
 {
     if (path && strlen(path) >= sizeof nvrtc_path) return -1;
     snprintf(nvrtc_path, sizeof nvrtc_path, "%s", path ? path : "");
@@ -66,7 +66,7 @@ static void *open_nvrtc(void)
     return NULL;
 }
 
-int cckey_nvrtc_probe(char *why, size_t why_len)
+int warm_nvrtc_probe(char *why, size_t why_len)
 {
     void *h = open_nvrtc();
     if (!h) {
@@ -148,13 +148,13 @@ static void find_toolkit(cuda_state *s)
 {
     Dl_info info;
     const char *lib = dladdr((void *)s->create, &info) && info.dli_fname ? info.dli_fname : NULL;
-    s->n_toolkit = cckey_cuda_toolkit_find(lib, s->toolkit, 2);
+    s->n_toolkit = warm_cuda_toolkit_find(lib, s->toolkit, 2);
     /* nvrtcVersion says 13.0 for every 13.0.x; the build and the toolkit's
      * headers (whose files are not recorded as dependencies: the version
      * stands for them) make a patch upgrade a miss too. */
     char build[64], cccl[64] = "";
-    cckey_nvrtc_build(lib, build, sizeof build);
-    if (s->n_toolkit) cckey_cccl_version(s->toolkit[0], cccl, sizeof cccl);
+    warm_nvrtc_build(lib, build, sizeof build);
+    if (s->n_toolkit) warm_cccl_version(s->toolkit[0], cccl, sizeof cccl);
     snprintf(s->version, sizeof s->version, "NVRTC %d.%d%s%s%s%s%s", s->nvrtc_major, s->nvrtc_minor,
              *build || *cccl ? " (" : "", build, *build && *cccl ? "; " : "", cccl, *build || *cccl ? ")" : "");
     for (size_t i = 0; i < s->n_toolkit; i++) {
@@ -164,7 +164,7 @@ static void find_toolkit(cuda_state *s)
     }
 }
 
-size_t cckey_nvrtc_toolkit_include(const char **dirs, size_t max)
+size_t warm_nvrtc_toolkit_include(const char **dirs, size_t max)
 {
     size_t n = 0;
     for (; state.ready && n < state.n_toolkit && n < max; n++) dirs[n] = state.toolkit[n];
@@ -202,7 +202,7 @@ static void load(void)
     s->ready = true;
 }
 
-bool cckey_nvrtc_usable(char *what, size_t len)
+bool warm_nvrtc_usable(char *what, size_t len)
 {
     pthread_once(&once, load);
     if (!state.ready) snprintf(what, len, "%s", state.why);
@@ -212,7 +212,7 @@ bool cckey_nvrtc_usable(char *what, size_t len)
 
 static int find(void *impl, const char *ident, size_t len)
 {
-    int dev = cckey_warm_find(&((const cuda_state *)impl)->devices, ident, len);
+    int dev = warm_find(&((const cuda_state *)impl)->devices, ident, len);
     /* Another machine's GPU, named NAME|DRIVER: NVRTC alone, given the
      * architecture (checked per build, as it is in the options). */
     if (dev < 0 && len > 2 && memchr(ident, '|', len) && ident[0] != '|' && ident[len - 1] != '|')
@@ -223,7 +223,7 @@ static int find(void *impl, const char *ident, size_t len)
 static void names(void *impl, char *buf, size_t len)
 {
     const cuda_state *s = impl;
-    cckey_warm_names(&s->devices, buf, len);
+    warm_names(&s->devices, buf, len);
     if (s->devices.n == 0) snprintf(buf, len, "none (%s)", s->driver_why);
 }
 
@@ -254,7 +254,7 @@ static bool has_entry(const char *bin, size_t len, const char *name, bool ptx)
  * out->error (and out->log, the compiler's log, either way). dev < 0: no
  * device, so the options' architecture or NVRTC's default. */
 static void *compile(cuda_state *s, int dev, const char *src, size_t len, const char *file,
-                     const cckey_flags *flags, cckey_build *out)
+                     const warm_flags *flags, warm_build *out)
 {
     memset(out, 0, sizeof *out);
     char *text = malloc(len + 1);   /* NVRTC reads a C string */
@@ -304,8 +304,8 @@ static void *compile(cuda_state *s, int dev, const char *src, size_t len, const 
 }
 
 /* The PTX's .entry names: NVRTC keeps the PTX for real architectures too. */
-static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
-                   cckey_build *out)
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const warm_flags *flags,
+                   warm_build *out)
 {
     (void)dev;
     cuda_state *s = impl;
@@ -320,7 +320,7 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
         return -1;
     }
     s->destroy(&prog);
-    out->binary = cckey_ptx_entries(ptx, n - 1, &out->binary_len);
+    out->binary = warm_ptx_entries(ptx, n - 1, &out->binary_len);
     free(ptx);
     if (!out->binary) {
         snprintf(out->error, sizeof out->error, "out of memory");
@@ -329,8 +329,8 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
     return 0;
 }
 
-static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
-                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+static int build(void *impl, int dev, const char *src, size_t len, const warm_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, warm_build *out)
 {
     cuda_state *s = impl;
     void *prog = compile(s, dev, src, len, "kernel.cu", flags, out);
@@ -358,7 +358,7 @@ static int build(void *impl, int dev, const char *src, size_t len, const cckey_f
     return 0;
 }
 
-int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len)
+int warm_compiler_cuda(warm_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     pthread_once(&once, load);
@@ -366,6 +366,6 @@ int cckey_compiler_cuda(cckey_compiler *out, char *why, size_t why_len)
         snprintf(why, why_len, "%s", state.why);
         return -1;
     }
-    *out = (cckey_compiler){"CUDA", "NVRTC", &state, find, names, version, build, entries};
+    *out = (warm_compiler){"CUDA", "NVRTC", &state, find, names, version, build, entries};
     return 0;
 }

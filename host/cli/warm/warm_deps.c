@@ -58,7 +58,7 @@ void warm_deps_free(warm_deps *d)
 }
 
 /* The preprocessor's view, joined with the text's. */
-static int preprocess(warm_deps_cfg *cfg, cckey_deps_request *rq, const cckey_flags *build, bool cuda,
+static int preprocess(warm_deps_cfg *cfg, cckey_deps_request *rq, const warm_flags *build, bool cuda,
                       const char *nvrtc_version, warm_deps *out, char *why, size_t why_len)
 {
     warm_pp_argv a;
@@ -96,11 +96,11 @@ void warm_deps_json(warm_deps_cfg *cfg, const char *sep)
            (double)atomic_load(&cfg->ns) / 1e9);
 }
 
-static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const warm_flags *build, bool cuda,
                       const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                       warm_deps *out, char *why, size_t why_len);
 
-int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const warm_flags *build, bool cuda,
                    const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                    warm_deps *out, char *why, size_t why_len)
 {
@@ -112,7 +112,7 @@ int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *
     return rc;
 }
 
-static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const warm_flags *build, bool cuda,
                       const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                       warm_deps *out, char *why, size_t why_len)
 {

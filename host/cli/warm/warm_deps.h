@@ -63,7 +63,7 @@ typedef struct warm_search {
                           scan is not sure, the build is stored unverified */
 } warm_search;
 /* 0, or -1 with why (a flag missing its argument, too many folders). */
-int warm_search_make(const warm_deps_cfg *cfg, const cckey_flags *f, const char *src, warm_search *out, char *why,
+int warm_search_make(const warm_deps_cfg *cfg, const warm_flags *f, const char *src, warm_search *out, char *why,
                      size_t why_len);
 
 /* The preprocessor's command for a build: argv (NULL-ended, malloc'ed,
@@ -83,7 +83,7 @@ typedef struct warm_pp_argv {
     size_t n_owned;
     bool cuda;   /* NVRTC's view: headers it has built in are always missing */
 } warm_pp_argv;
-int warm_pp_argv_make(const warm_deps_cfg *cfg, const cckey_flags *build, bool cuda, const char *nvrtc_version,
+int warm_pp_argv_make(const warm_deps_cfg *cfg, const warm_flags *build, bool cuda, const char *nvrtc_version,
                       warm_pp_argv *out);
 void warm_pp_argv_free(warm_pp_argv *a);
 
@@ -99,7 +99,7 @@ typedef struct warm_deps {
  * (the argv the compiler gets) searched as s says. 0, or -1 with why: a
  * header that cannot be read, a preprocessor that fails (its first error,
  * naming the file). */
-int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const cckey_flags *build, bool cuda,
+int warm_deps_find(warm_deps_cfg *cfg, const warm_search *s, const warm_flags *build, bool cuda,
                    const char *nvrtc_version, const char *src, size_t len, const char *name, cckey_dep_memo *memo,
                    warm_deps *out, char *why, size_t why_len);
 void warm_deps_free(warm_deps *d);

@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-int cckey_warm_find(const cckey_warm_devices *d, const char *ident, size_t len)
+int warm_find(const warm_devices *d, const char *ident, size_t len)
 {
     for (size_t i = 0; i < d->n; i++)
         if (strlen(d->ident[i]) == len && memcmp(d->ident[i], ident, len) == 0) return (int)i;
     return -1;
 }
 
-void cckey_warm_names(const cckey_warm_devices *d, char *buf, size_t len)
+void warm_names(const warm_devices *d, char *buf, size_t len)
 {
     size_t k = 0;
     buf[0] = '\0';

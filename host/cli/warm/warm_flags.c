@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cckey_build_clear(cckey_build *b)
+void warm_build_clear(warm_build *b)
 {
     free(b->binary);
     free(b->log);
     memset(b, 0, sizeof *b);
 }
 
-void cckey_flags_free(cckey_flags *f)
+void warm_flags_free(warm_flags *f)
 {
     for (size_t i = 0; i < f->argc; i++) free(f->argv[i]);
     free(f->argv);
@@ -46,7 +46,7 @@ static int flag_of(const cckey_option *o, bool cuda, bool *arch, char *f[2])
         f[0] = concat("--gpu-architecture=", 19, "", v, vl);
     } else if (vl == 0 || (kl && k[kl - 1] == '=') || (kl == 2 && k[0] == '-')) {
         f[0] = concat(k, kl, "", v, vl);
-    } else if (!cuda && cckey_flag_spaced(k, kl)) {
+    } else if (!cuda && warm_flag_spaced(k, kl)) {
         f[0] = concat(k, kl, "", "", 0);
         f[1] = concat(v, vl, "", "", 0);
         if (!f[1]) free(f[0]), f[0] = NULL;
@@ -57,7 +57,7 @@ static int flag_of(const cckey_option *o, bool cuda, bool *arch, char *f[2])
 }
 
 /* out->joined: the flags joined by single spaces. */
-static int join(cckey_flags *out)
+static int join(warm_flags *out)
 {
     size_t total = 1;
     for (size_t i = 0; i < out->argc; i++) total += strlen(out->argv[i]) + 1;
@@ -85,10 +85,10 @@ static const char *unfit(const cckey_option *o)
     return NULL;
 }
 
-int cckey_flags_make(const cckey_option *opts, size_t n, bool cuda, cckey_flags *out, char *why, size_t why_len)
+int warm_flags_make(const cckey_option *opts, size_t n, bool cuda, warm_flags *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
-    if (cckey_options_check(opts, n, why, why_len) != 0) return -1;
+    if (warm_options_check(opts, n, why, why_len) != 0) return -1;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     out->argv = calloc(2 * n + 1, sizeof *out->argv);
     if (!order || !out->argv || cckey_option_order(opts, n, order) != CCKEY_OK) goto oom;
@@ -117,11 +117,11 @@ oom:
     snprintf(why, why_len, "out of memory");
 fail:
     free(order);
-    cckey_flags_free(out);
+    warm_flags_free(out);
     return -1;
 }
 
-int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n, bool cuda, cckey_flags *out,
+int warm_flags_include(const warm_flags *f, const char *const *dirs, size_t n, bool cuda, warm_flags *out,
                         char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
@@ -133,7 +133,7 @@ int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n,
             if (!cuda && strpbrk(dirs[i], blanks)) {
                 snprintf(why, why_len, "the folder \"%s\" holds white space, a quote or a backslash, which the "
                          "OpenCL build options string cannot carry", dirs[i]);
-                cckey_flags_free(out);
+                warm_flags_free(out);
                 return -1;
             }
             size_t len = strlen(dirs[i]) + 20;
@@ -146,13 +146,13 @@ int cckey_flags_include(const cckey_flags *f, const char *const *dirs, size_t n,
     }
     if (out->argc == n + f->argc && join(out) == 0) return 0;
     snprintf(why, why_len, "out of memory");
-    cckey_flags_free(out);
+    warm_flags_free(out);
     return -1;
 }
 
 /* The folder argv[*i] names as flag's argument (-IDIR, FLAG=DIR, or FLAG
  * then DIR in the next word, which *i then steps over), or NULL. */
-static const char *dir_of(const cckey_flags *f, size_t *i, const char *flag)
+static const char *dir_of(const warm_flags *f, size_t *i, const char *flag)
 {
     const char *a = f->argv[*i];
     size_t n = strlen(flag);
@@ -163,7 +163,7 @@ static const char *dir_of(const cckey_flags *f, size_t *i, const char *flag)
     return NULL;
 }
 
-size_t cckey_flags_include_dirs(const cckey_flags *f, const char **dirs, size_t max)
+size_t warm_flags_include_dirs(const warm_flags *f, const char **dirs, size_t max)
 {
     /* In the compiler's search order (clang's): -iquote, -I (NVRTC's
      * --include-path is the same list), -isystem, -idirafter. */

@@ -20,7 +20,7 @@ static bool ident_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
 }
 
-char *cckey_ptx_entries(const char *ptx, size_t len, size_t *n_out)
+char *warm_ptx_entries(const char *ptx, size_t len, size_t *n_out)
 {
     char *out = malloc(len + 1), *w = out;
     if (!out) return NULL;
@@ -43,7 +43,7 @@ char *cckey_ptx_entries(const char *ptx, size_t len, size_t *n_out)
     return out;
 }
 
-bool cckey_nvcc_find(char *buf, size_t len)
+bool warm_nvcc_find(char *buf, size_t len)
 {
     const char *path = getenv("PATH");
     for (const char *p = path ? path : ""; *p;) {
@@ -55,7 +55,7 @@ bool cckey_nvcc_find(char *buf, size_t len)
     return access(buf, X_OK) == 0;
 }
 
-char *cckey_read_file(const char *path, size_t *n)
+char *warm_read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -75,8 +75,8 @@ char *cckey_read_file(const char *path, size_t *n)
     return b;
 }
 
-int cckey_nvcc_entries(const char *nvcc, const char *path, const cckey_flags *flags, const char *tmpdir,
-                       size_t job, cckey_build *out)
+int warm_nvcc_entries(const char *nvcc, const char *path, const warm_flags *flags, const char *tmpdir,
+                       size_t job, warm_build *out)
 {
     memset(out, 0, sizeof *out);
     char ptx[4096], err[4096];
@@ -112,7 +112,7 @@ int cckey_nvcc_entries(const char *nvcc, const char *path, const cckey_flags *fl
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     size_t n = 0;
-    out->log = cckey_read_file(err, &n);
+    out->log = warm_read_file(err, &n);
     unlink(err);
     if (out->log && n == 0) {
         free(out->log);
@@ -124,13 +124,13 @@ int cckey_nvcc_entries(const char *nvcc, const char *path, const cckey_flags *fl
         else snprintf(out->error, sizeof out->error, "nvcc was killed by signal %d", WTERMSIG(status));
         return -1;
     }
-    char *text = cckey_read_file(ptx, &n);
+    char *text = warm_read_file(ptx, &n);
     unlink(ptx);
     if (!text) {
         snprintf(out->error, sizeof out->error, "nvcc wrote no PTX");
         return -1;
     }
-    out->binary = cckey_ptx_entries(text, n, &out->binary_len);
+    out->binary = warm_ptx_entries(text, n, &out->binary_len);
     free(text);
     if (!out->binary) {
         snprintf(out->error, sizeof out->error, "out of memory");

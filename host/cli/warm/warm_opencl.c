@@ -12,7 +12,7 @@
 #include <string.h>
 
 #ifndef CCKEY_WITH_OPENCL
-int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
+int warm_compiler_opencl(warm_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     snprintf(why, why_len, "this build has no OpenCL support");
@@ -83,7 +83,7 @@ typedef struct cl_state {
     const warm_cl_api *cl;   /* &api once the devices are found */
     warm_cl_api api;
     cl_dev devs[MAX_DEVS];
-    cckey_warm_devices devices;
+    warm_devices devices;
     cl_context ctx[MAX_DEVS];
     pthread_mutex_t lock;
 } cl_state;
@@ -92,12 +92,12 @@ static cl_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int find(void *impl, const char *ident, size_t len)
 {
-    return cckey_warm_find(&((const cl_state *)impl)->devices, ident, len);
+    return warm_find(&((const cl_state *)impl)->devices, ident, len);
 }
 
 static void names(void *impl, char *buf, size_t len)
 {
-    cckey_warm_names(&((const cl_state *)impl)->devices, buf, len);
+    warm_names(&((const cl_state *)impl)->devices, buf, len);
 }
 
 /* The platform's version names the compiler inside the runtime (e.g.
@@ -138,8 +138,8 @@ static char *build_log(cl_state *s, cl_program p, cl_device_id d)
 
 /* src built for device dev with flags: the program, or NULL with out->error
  * (and out->log, the build log, either way). */
-static cl_program compile(cl_state *s, int dev, const char *src, size_t len, const cckey_flags *flags,
-                          cckey_build *out)
+static cl_program compile(cl_state *s, int dev, const char *src, size_t len, const warm_flags *flags,
+                          warm_build *out)
 {
     const warm_cl_api *cl = s->cl;
     memset(out, 0, sizeof *out);
@@ -170,7 +170,7 @@ static cl_program compile(cl_state *s, int dev, const char *src, size_t len, con
  * NULL with out->error set. A program with no kernels is asked for no names
  * at all: some runtimes (PoCL) report a size of 1 for it and write nothing,
  * and the buffer's byte is not a name. */
-static char *kernel_names(cl_state *s, cl_program p, size_t *n, cckey_build *out)
+static char *kernel_names(cl_state *s, cl_program p, size_t *n, warm_build *out)
 {
     size_t count = 0;
     *n = 0;
@@ -187,8 +187,8 @@ static char *kernel_names(cl_state *s, cl_program p, size_t *n, cckey_build *out
 }
 
 /* The entry names each ended by '\n'. */
-static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
-                   cckey_build *out)
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const warm_flags *flags,
+                   warm_build *out)
 {
     (void)file;   /* OpenCL's build log names no file */
     cl_state *s = impl;
@@ -210,8 +210,8 @@ static int entries(void *impl, int dev, const char *src, size_t len, const char 
     return 0;
 }
 
-static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
-                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+static int build(void *impl, int dev, const char *src, size_t len, const warm_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, warm_build *out)
 {
     cl_state *s = impl;
     const warm_cl_api *cl = s->cl;
@@ -282,7 +282,7 @@ static int discover(cl_state *s, const warm_cl_api *cl, char *why, size_t why_le
     return 0;
 }
 
-int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
+int warm_compiler_opencl(warm_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&state.lock);
@@ -294,7 +294,7 @@ int cckey_compiler_opencl(cckey_compiler *out, char *why, size_t why_len)
         state.cl = &state.api;
     }
     pthread_mutex_unlock(&state.lock);
-    *out = (cckey_compiler){"OpenCL", "OpenCL", &state, find, names, version, build, entries};
+    *out = (warm_compiler){"OpenCL", "OpenCL", &state, find, names, version, build, entries};
     return 0;
 }
 #endif

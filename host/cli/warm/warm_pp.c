@@ -81,7 +81,7 @@ static int prepare(warm_deps_cfg *cfg, char *why, size_t why_len)
             snprintf(err, sizeof err, "%s/resource.err", cfg->tmp);
             const char *argv[] = {cfg->pp, "-print-resource-dir", NULL};
             size_t n = 0;
-            char *dir = spawn_wait(argv, NULL, out, err, why, why_len) == 0 ? cckey_read_file(out, &n) : NULL;
+            char *dir = spawn_wait(argv, NULL, out, err, why, why_len) == 0 ? warm_read_file(out, &n) : NULL;
             if (dir) dir[strcspn(dir, "\n")] = '\0';
             snprintf(cfg->resource, sizeof cfg->resource, "%s", dir && *dir ? dir : "/nonexistent-resource-dir");
             free(dir);
@@ -190,7 +190,7 @@ static bool under(const char *file, const char *dir)
 static bool ours(const warm_deps_cfg *cfg, const char *file)
 {
     const char *toolkit[2];
-    for (size_t i = 0, n = cckey_nvrtc_toolkit_include(toolkit, 2); i < n; i++)
+    for (size_t i = 0, n = warm_nvrtc_toolkit_include(toolkit, 2); i < n; i++)
         if (under(file, toolkit[i])) return false;
     return !pseudo(file) && !under(file, cfg->resource) && !under(file, cfg->tmp);
 }
@@ -286,7 +286,7 @@ static bool stub_all_missing(const warm_pp_argv *a, const char *stubs, const cha
     int rc = spawn_wait(argv, files[0], files[1], files[2], why, sizeof why);
     free(argv);
     size_t len = 0;
-    char *rule = rc == 0 ? cckey_read_file(files[1], &len) : NULL, name[1024];
+    char *rule = rc == 0 ? warm_read_file(files[1], &len) : NULL, name[1024];
     const char *p = rule ? strstr(rule, "cckey-deps:") : NULL;
     bool made = false;
     struct stat st;
@@ -321,7 +321,7 @@ int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size
         rc = run_once(a, have_stubs ? stubs : NULL, files, why, why_len);
         if (rc <= 0) break;
         size_t n = 0;
-        char *err = cckey_read_file(e, &n), header[1024];
+        char *err = warm_read_file(e, &n), header[1024];
         bool missing = err && tries < PP_STUBS && missing_header(err, header, sizeof header);
         /* The first time, every missing header at once; then one by one. */
         bool retry = missing && ((!have_stubs && stub_all_missing(a, stubs, files)) ||
@@ -332,7 +332,7 @@ int warm_pp_run(warm_deps_cfg *cfg, const warm_pp_argv *a, const char *src, size
         free(err);
     }
     size_t n = 0;
-    if (rc == 0 && !(out->text = cckey_read_file(o, &n)))
+    if (rc == 0 && !(out->text = warm_read_file(o, &n)))
         snprintf(why, why_len, "reading the preprocessor's output failed"), rc = -1;
     if (rc == 0 && parse(cfg, out) != 0) snprintf(why, why_len, "out of memory"), rc = -1;
     unlink(in), unlink(o), unlink(e);

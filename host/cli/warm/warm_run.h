@@ -28,7 +28,7 @@ typedef struct tuple {
     manifest_item item;
     char key[CCKEY_KEY_LEN + 1];
     char *root;           /* the source's folder (real path): the first include root */
-    cckey_lang lang;
+    scan_lang lang;
     int state;
     char *why;            /* T_FAILED: the reason */
     bool is_dup;          /* another tuple has the same key and stands for it: */
@@ -44,7 +44,7 @@ typedef struct tuple {
 typedef struct group {
     size_t *members;      /* tuple indices */
     size_t n;
-    cckey_compiler *compiler;
+    warm_compiler *compiler;
     int dev;
     char *log;            /* the compiler's log, kept for the summary */
     bool log_shown;
@@ -58,7 +58,7 @@ typedef struct warm {
     group *g;
     size_t n_groups;
     cckey_store *store;
-    cckey_compiler opencl, cuda, glsl, hlsl;
+    warm_compiler opencl, cuda, glsl, hlsl;
     char opencl_why[512], cuda_why[512], vulkan_why[512];
     int have_opencl, have_cuda, have_glsl, have_hlsl;   /* -1 unknown, 0 no, 1 yes */
     atomic_size_t next_group, groups_done, tuples_done, n_compiled, n_failed;
@@ -92,10 +92,10 @@ enum { WARM_NOT_WARM = 3 };
 /* What a tuple's build reads and is checked against: the toolchain (when
  * its compiler and device are here), the flags and the folders searched. */
 typedef struct toolchain {
-    cckey_compiler *c;
+    warm_compiler *c;
     int dev;
     char version[512];
-    cckey_flags flags;
+    warm_flags flags;
     bool flags_ok;
     char flags_why[512];
     warm_search search;
@@ -111,7 +111,7 @@ int warm_keys(warm *w);
 /* Load the compilers, then look every distinct key up (jobs at once). */
 void warm_look_up_all(warm *w, unsigned jobs);
 /* The compiler for a language, loaded on first use; NULL with why. */
-cckey_compiler *warm_compiler_for(warm *w, cckey_lang lang, const char **why);
+warm_compiler *warm_compiler_for(warm *w, scan_lang lang, const char **why);
 void warm_toolchain_make(warm *w, const tuple *t, toolchain *k);
 cckey_lookup warm_toolchain_lookup(const toolchain *k, cckey_dep_memo *memo);
 void warm_toolchain_free(toolchain *k);

@@ -1,5 +1,5 @@
 /* Where a build's compiler looks for headers, read from the flags exactly
- * as the build passes them (cckey_flags_make's argv, "-Idir" or "-I" "dir"
+ * as the build passes them (warm_flags_make's argv, "-Idir" or "-I" "dir"
  * alike, in their order), and the preprocessor command that looks the same
  * way (see warm_deps.h). */
 #include "warm_deps.h"
@@ -78,7 +78,7 @@ static const struct {
 
 /* argv[*i] as a search flag: its kind and argument (taking argv[*i + 1]
  * when it is separate), or -1. why: the flag missing its argument. */
-static int search_flag(const cckey_flags *f, size_t *i, const char **arg, char *why, size_t why_len)
+static int search_flag(const warm_flags *f, size_t *i, const char **arg, char *why, size_t why_len)
 {
     const char *a = f->argv[*i];
     for (size_t k = 0; k < sizeof search_flags / sizeof *search_flags; k++) {
@@ -102,7 +102,7 @@ static int search_flag(const cckey_flags *f, size_t *i, const char **arg, char *
     return -1;
 }
 
-int warm_search_make(const warm_deps_cfg *cfg, const cckey_flags *f, const char *src, warm_search *out, char *why,
+int warm_search_make(const warm_deps_cfg *cfg, const warm_flags *f, const char *src, warm_search *out, char *why,
                      size_t why_len)
 {
     memset(out, 0, sizeof *out);
@@ -160,7 +160,7 @@ static const char *own(warm_pp_argv *a, char *s)
 
 /* An OpenCL flag clang's preprocessor needs: what defines macros or changes
  * the search. A separate argument is taken along. */
-static void opencl_flag(warm_pp_argv *a, const cckey_flags *f, size_t *i)
+static void opencl_flag(warm_pp_argv *a, const warm_flags *f, size_t *i)
 {
     static const char *const pairs[] = {"-D", "-U", "-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros"};
     const char *s = f->argv[*i];
@@ -176,7 +176,7 @@ static void opencl_flag(warm_pp_argv *a, const cckey_flags *f, size_t *i)
 }
 
 /* An NVRTC flag as clang spells it: "--define-macro=X" is "-DX", and so on. */
-static void cuda_flag(warm_pp_argv *a, const cckey_flags *f, size_t *i, int *arch)
+static void cuda_flag(warm_pp_argv *a, const warm_flags *f, size_t *i, int *arch)
 {
     static const struct {
         const char *nvrtc, *clang;
@@ -196,7 +196,7 @@ static void cuda_flag(warm_pp_argv *a, const cckey_flags *f, size_t *i, int *arc
     if (starts(s, "--std=") || starts(s, "-std=")) push(a, own(a, strdup(s + (s[1] == '-'))));
 }
 
-int warm_pp_argv_make(const warm_deps_cfg *cfg, const cckey_flags *build, bool cuda, const char *nvrtc_version,
+int warm_pp_argv_make(const warm_deps_cfg *cfg, const warm_flags *build, bool cuda, const char *nvrtc_version,
                       warm_pp_argv *out)
 {
     memset(out, 0, sizeof *out);

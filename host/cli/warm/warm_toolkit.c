@@ -16,7 +16,7 @@
 /* Set by the CLI (CUDA_HOME, else CUDA_PATH) before any compiler is made. */
 static char cuda_home[4096];
 
-int cckey_warm_set_cuda_home(const char *path)
+int warm_set_cuda_home(const char *path)
 {
     if (path && strlen(path) >= sizeof cuda_home) return -1;
     snprintf(cuda_home, sizeof cuda_home, "%s", path ? path : "");
@@ -48,7 +48,7 @@ static size_t include_of(const char *root, char dirs[][CCKEY_TOOLKIT_PATH], size
     return 2;
 }
 
-size_t cckey_cuda_toolkit_find(const char *nvrtc_path, char dirs[][CCKEY_TOOLKIT_PATH], size_t max)
+size_t warm_cuda_toolkit_find(const char *nvrtc_path, char dirs[][CCKEY_TOOLKIT_PATH], size_t max)
 {
     char real[PATH_MAX];
     /* The toolkit that NVRTC came with: LIBDIR/.. (lib64 and
@@ -90,7 +90,7 @@ static bool elf_section(int fd, const char *name, uint64_t *off, uint64_t *size)
     return false;
 }
 
-void cckey_nvrtc_build(const char *lib_path, char *buf, size_t len)
+void warm_nvrtc_build(const char *lib_path, char *buf, size_t len)
 {
     static const char mark[] = "Cuda compilation tools, release ";
     buf[0] = '\0';
@@ -109,7 +109,7 @@ void cckey_nvrtc_build(const char *lib_path, char *buf, size_t len)
     if (fd >= 0) close(fd);
 }
 
-void cckey_cccl_version(const char *include_dir, char *buf, size_t len)
+void warm_cccl_version(const char *include_dir, char *buf, size_t len)
 {
     static const char *const where[] = {"cccl/cuda/std/__cccl/version.h", "cuda/std/__cccl/version.h"};
     buf[0] = '\0';
@@ -117,7 +117,7 @@ void cckey_cccl_version(const char *include_dir, char *buf, size_t len)
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s", include_dir, where[i]);
         size_t n;
-        char *text = cckey_read_file(path, &n);
+        char *text = warm_read_file(path, &n);
         const char *d = text ? strstr(text, "#define CCCL_VERSION ") : NULL;
         unsigned long v = d ? strtoul(d + 21, NULL, 10) : 0;
         if (v) snprintf(buf, len, "CCCL %lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);

@@ -16,22 +16,22 @@ typedef struct vk_state {
     pthread_mutex_t lock;
     bool tried, ready;
     char why[512];              /* no shader compiler */
-    cckey_shader_compiler *sc;
-    cckey_vk *vk;               /* NULL: no device here, vk_why says why */
+    warm_shader_compiler *sc;
+    warm_vk *vk;               /* NULL: no device here, vk_why says why */
     char vk_why[512];
-    cckey_warm_devices devices;
+    warm_devices devices;
     char library[4096];
 } vk_state;
 
 typedef struct vk_lang {
-    cckey_shader_lang lang;
+    warm_shader_lang lang;
     vk_state *s;
 } vk_lang;
 
 static vk_state state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static vk_lang glsl = {CCKEY_SHADER_GLSL, &state}, hlsl = {CCKEY_SHADER_HLSL, &state};
 
-int cckey_warm_set_vulkan_library(const char *path)
+int warm_set_vulkan_library(const char *path)
 {
     if (path && strlen(path) >= sizeof state.library) return -1;
     pthread_mutex_lock(&state.lock);
@@ -40,35 +40,35 @@ int cckey_warm_set_vulkan_library(const char *path)
     return 0;
 }
 
-int cckey_warm_vulkan_open(cckey_vk **out, char *why, size_t why_len)
+int warm_vulkan_open(warm_vk **out, char *why, size_t why_len)
 {
     char library[sizeof state.library];
     pthread_mutex_lock(&state.lock);
     snprintf(library, sizeof library, "%s", state.library);
     pthread_mutex_unlock(&state.lock);
-    return cckey_vk_open(library, out, why, why_len);
+    return warm_vk_open(library, out, why, why_len);
 }
 
 /* Lock held. */
 static void load(vk_state *s)
 {
     s->tried = true;
-    if (cckey_shader_compiler_new(&s->sc, s->why, sizeof s->why) != 0) return;
-    if (cckey_vk_open(s->library, &s->vk, s->vk_why, sizeof s->vk_why) == 0) {
-        size_t n = cckey_vk_count(s->vk);
+    if (warm_shader_compiler_new(&s->sc, s->why, sizeof s->why) != 0) return;
+    if (warm_vk_open(s->library, &s->vk, s->vk_why, sizeof s->vk_why) == 0) {
+        size_t n = warm_vk_count(s->vk);
         s->devices.n = n < CCKEY_WARM_MAX_DEVS ? n : CCKEY_WARM_MAX_DEVS;
         for (size_t i = 0; i < s->devices.n; i++)
-            snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s", cckey_vk_info(s->vk, i)->id);
+            snprintf(s->devices.ident[i], sizeof s->devices.ident[i], "%s", warm_vk_info(s->vk, i)->id);
     }
     s->ready = true;
 }
 
-void cckey_warm_vulkan_release(void)
+void warm_vulkan_release(void)
 {
     vk_state *s = &state;
     pthread_mutex_lock(&s->lock);
-    cckey_vk_close(s->vk);
-    cckey_shader_compiler_free(s->sc);
+    warm_vk_close(s->vk);
+    warm_shader_compiler_free(s->sc);
     s->vk = NULL;
     s->sc = NULL;
     s->devices.n = 0;
@@ -87,62 +87,62 @@ static bool foreign_ident(const char *ident, size_t len)
 static int find(void *impl, const char *ident, size_t len)
 {
     const vk_state *s = ((const vk_lang *)impl)->s;
-    int dev = cckey_warm_find(&s->devices, ident, len);
+    int dev = warm_find(&s->devices, ident, len);
     return dev < 0 && foreign_ident(ident, len) ? CCKEY_WARM_REMOTE_DEV : dev;
 }
 
 static void names(void *impl, char *buf, size_t len)
 {
     const vk_state *s = ((const vk_lang *)impl)->s;
-    cckey_warm_names(&s->devices, buf, len);
+    warm_names(&s->devices, buf, len);
     if (s->devices.n == 0 && snprintf(buf, len, "none (%s)", s->vk_why) >= (int)len) buf[len - 1] = '\0';
 }
 
 static void version(void *impl, int dev, char *buf, size_t len)
 {
     (void)impl, (void)dev;
-    snprintf(buf, len, "%s", cckey_shader_compiler_version());
+    snprintf(buf, len, "%s", warm_shader_compiler_version());
 }
 
 static bool local(const vk_state *s, int dev) { return dev >= 0 && (size_t)dev < s->devices.n; }
 
-static cckey_shader_job job_for(const vk_lang *l, int dev, const char *file, const char *src, size_t len,
-                                const cckey_flags *flags, const char *entry)
+static warm_shader_job job_for(const vk_lang *l, int dev, const char *file, const char *src, size_t len,
+                                const warm_flags *flags, const char *entry)
 {
     const vk_state *s = l->s;
-    return (cckey_shader_job){l->lang, src, len, file, entry, (const char *const *)flags->argv, flags->argc,
-                              local(s, dev) ? cckey_vk_info(s->vk, (size_t)dev)->vulkan : 0, false};
+    return (warm_shader_job){l->lang, src, len, file, entry, (const char *const *)flags->argv, flags->argc,
+                              local(s, dev) ? warm_vk_info(s->vk, (size_t)dev)->vulkan : 0, false};
 }
 
 /* The module's compute entry points answer present[]; on a local device
  * the pipeline for entry must be made. 0, or -1 with out->error. */
 static int check(const vk_lang *l, int dev, const char *entry, const char *const *entry_names, size_t n_names,
-                 bool *present, cckey_build *out)
+                 bool *present, warm_build *out)
 {
-    cckey_spv_info *info = malloc(sizeof *info);
+    warm_spv_info *info = malloc(sizeof *info);
     if (!info) {
         snprintf(out->error, sizeof out->error, "out of memory");
         return -1;
     }
-    int rc = cckey_spv_read(out->binary, out->binary_len / 4, info, out->error, sizeof out->error);
-    for (size_t i = 0; rc == 0 && i < n_names; i++) present[i] = cckey_spv_entry_named(info, entry_names[i]) != NULL;
+    int rc = warm_spv_read(out->binary, out->binary_len / 4, info, out->error, sizeof out->error);
+    for (size_t i = 0; rc == 0 && i < n_names; i++) present[i] = warm_spv_entry_named(info, entry_names[i]) != NULL;
     free(info);
     if (rc == 0 && local(l->s, dev))
-        rc = cckey_vk_check_pipeline(l->s->vk, (size_t)dev, out->binary, out->binary_len / 4, entry, out->error,
+        rc = warm_vk_check_pipeline(l->s->vk, (size_t)dev, out->binary, out->binary_len / 4, entry, out->error,
                                      sizeof out->error);
     return rc;
 }
 
-int cckey_vulkan_build(const cckey_compiler *c, int dev, const char *file, const char *src, size_t len,
-                       const cckey_flags *flags, const char *const *entry_names, size_t n_names, bool *present,
-                       cckey_build *out)
+int warm_vulkan_build(const warm_compiler *c, int dev, const char *file, const char *src, size_t len,
+                       const warm_flags *flags, const char *const *entry_names, size_t n_names, bool *present,
+                       warm_build *out)
 {
     const vk_lang *l = c->impl;
     /* GLSL's entry is main by the language; an HLSL module holds the one
      * function it was compiled for. */
     const char *entry = l->lang == CCKEY_SHADER_GLSL ? "main" : n_names ? entry_names[0] : "";
-    cckey_shader_job job = job_for(l, dev, file, src, len, flags, entry);
-    if (cckey_shader_compile(l->s->sc, &job, out) != 0) {
+    warm_shader_job job = job_for(l, dev, file, src, len, flags, entry);
+    if (warm_shader_compile(l->s->sc, &job, out) != 0) {
         if (!job.vulkan && !out->log) {   /* no device and no --target-env: say which devices there are */
             char here[256], msg[sizeof out->error];
             names(c->impl, here, sizeof here);
@@ -159,12 +159,12 @@ int cckey_vulkan_build(const cckey_compiler *c, int dev, const char *file, const
     return -1;
 }
 
-static int build(void *impl, int dev, const char *src, size_t len, const cckey_flags *flags,
-                 const char *const *entry_names, size_t n_names, bool *present, cckey_build *out)
+static int build(void *impl, int dev, const char *src, size_t len, const warm_flags *flags,
+                 const char *const *entry_names, size_t n_names, bool *present, warm_build *out)
 {
     const vk_lang *l = impl;
-    cckey_compiler c = {.impl = impl};
-    return cckey_vulkan_build(&c, dev, l->lang == CCKEY_SHADER_GLSL ? "shader.comp" : "shader.hlsl", src, len,
+    warm_compiler c = {.impl = impl};
+    return warm_vulkan_build(&c, dev, l->lang == CCKEY_SHADER_GLSL ? "shader.comp" : "shader.hlsl", src, len,
                               flags, entry_names, n_names, present, out);
 }
 
@@ -184,25 +184,25 @@ static bool append(char **list, size_t *n, const char *name)
 
 /* Each candidate of the text scan, kept when it compiles to a module with
  * that compute entry point; the names each ended by '\n' in out->binary. */
-static int confirm(const vk_lang *l, int dev, const cckey_scan_result *found, const char *file, const char *src,
-                   size_t len, const cckey_flags *flags, cckey_build *out)
+static int confirm(const vk_lang *l, int dev, const scan_result *found, const char *file, const char *src,
+                   size_t len, const warm_flags *flags, warm_build *out)
 {
     char *list = strdup("");
     size_t n = 0;
     for (size_t i = 0; list && i < found->n; i++) {
         const char *name = found->entries[i].name;
-        cckey_shader_job job = job_for(l, dev, file, src, len, flags, name);
+        warm_shader_job job = job_for(l, dev, file, src, len, flags, name);
         if (!job.vulkan) job.vulkan = 1u << 22 | 3u << 12;
-        cckey_build b;
+        warm_build b;
         bool here = false;
-        int rc = cckey_shader_compile(l->s->sc, &job, &b);
+        int rc = warm_shader_compile(l->s->sc, &job, &b);
         if (rc == 0) rc = check(l, -1, name, &name, 1, &here, &b);
         if (rc != 0) {
             free(list);
             *out = b;
             return -1;
         }
-        cckey_build_clear(&b);
+        warm_build_clear(&b);
         if (here && !append(&list, &n, name)) {
             free(list);
             list = NULL;
@@ -221,47 +221,47 @@ static int confirm(const vk_lang *l, int dev, const cckey_scan_result *found, co
  * conditionals, the text scan then finds the candidates in its output
  * (GLSL: main in a compute shader; HLSL: [numthreads] functions), and each
  * is confirmed by compiling it. */
-static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const cckey_flags *flags,
-                   cckey_build *out)
+static int entries(void *impl, int dev, const char *src, size_t len, const char *file, const warm_flags *flags,
+                   warm_build *out)
 {
     const vk_lang *l = impl;
     /* The text scan takes every conditional both ways, so what it does not
      * find the preprocessor cannot make (but for a name a macro builds):
      * a file without candidates, such as a header, is not compiled. */
-    cckey_scan_result found;
+    scan_result found;
     memset(out, 0, sizeof *out);
-    if (cckey_scan_shader(src, len, l->lang == CCKEY_SHADER_GLSL ? CCKEY_LANG_GLSL : CCKEY_LANG_HLSL,
-                          cckey_shader_path_is_comp(file), &found) == 0 && found.n == 0) {
-        cckey_scan_result_free(&found);
+    if (scan_shader(src, len, l->lang == CCKEY_SHADER_GLSL ? CCKEY_LANG_GLSL : CCKEY_LANG_HLSL,
+                          scan_shader_path_is_comp(file), &found) == 0 && found.n == 0) {
+        scan_result_free(&found);
         out->binary = strdup("");
         if (out->binary) return 0;
         snprintf(out->error, sizeof out->error, "out of memory");
         return -1;
     }
-    cckey_scan_result_free(&found);
-    cckey_shader_job job = job_for(l, dev, file, src, len, flags, "main");
+    scan_result_free(&found);
+    warm_shader_job job = job_for(l, dev, file, src, len, flags, "main");
     job.preprocess = true;
     if (!job.vulkan) job.vulkan = 1u << 22 | 3u << 12;   /* no device: the names do not hang on the version */
-    cckey_build pre;
-    if (cckey_shader_compile(l->s->sc, &job, &pre) != 0) {
+    warm_build pre;
+    if (warm_shader_compile(l->s->sc, &job, &pre) != 0) {
         *out = pre;
         return -1;
     }
     memset(out, 0, sizeof *out);
     int rc = l->lang == CCKEY_SHADER_GLSL
-                 ? cckey_scan_glsl(pre.binary, pre.binary_len, cckey_shader_path_is_comp(file), &found)
-                 : cckey_scan_hlsl(pre.binary, pre.binary_len, &found);
-    cckey_build_clear(&pre);
+                 ? scan_glsl(pre.binary, pre.binary_len, scan_shader_path_is_comp(file), &found)
+                 : scan_hlsl(pre.binary, pre.binary_len, &found);
+    warm_build_clear(&pre);
     if (rc != 0) {
         snprintf(out->error, sizeof out->error, rc == CCKEY_SCAN_TOO_DEEP ? "braces nest too deep" : "out of memory");
         return -1;
     }
     rc = confirm(l, dev, &found, file, src, len, flags, out);
-    cckey_scan_result_free(&found);
+    scan_result_free(&found);
     return rc;
 }
 
-static int make(vk_lang *l, const char *what, cckey_compiler *out, char *why, size_t why_len)
+static int make(vk_lang *l, const char *what, warm_compiler *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     vk_state *s = l->s;
@@ -271,9 +271,9 @@ static int make(vk_lang *l, const char *what, cckey_compiler *out, char *why, si
     if (!ready) snprintf(why, why_len, "%s", s->why);
     pthread_mutex_unlock(&s->lock);
     if (!ready) return -1;
-    *out = (cckey_compiler){what, "shaderc", l, find, names, version, build, entries};
+    *out = (warm_compiler){what, "shaderc", l, find, names, version, build, entries};
     return 0;
 }
 
-int cckey_compiler_glsl(cckey_compiler *out, char *why, size_t why_len) { return make(&glsl, "Vulkan", out, why, why_len); }
-int cckey_compiler_hlsl(cckey_compiler *out, char *why, size_t why_len) { return make(&hlsl, "Vulkan", out, why, why_len); }
+int warm_compiler_glsl(warm_compiler *out, char *why, size_t why_len) { return make(&glsl, "Vulkan", out, why, why_len); }
+int warm_compiler_hlsl(warm_compiler *out, char *why, size_t why_len) { return make(&hlsl, "Vulkan", out, why, why_len); }

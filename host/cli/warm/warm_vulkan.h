@@ -22,28 +22,28 @@
 /* The Vulkan loader the compilers open (NULL or "": libvulkan.so.1); call
  * before the first compiler is made. 0, or -1 for a path of 4096 bytes or
  * more. */
-int cckey_warm_set_vulkan_library(const char *path);
+int warm_set_vulkan_library(const char *path);
 
-/* The devices on the loader cckey_warm_set_vulkan_library named (for
- * `cckey devices`): cckey_vk_open's result, the caller's to close. */
-int cckey_warm_vulkan_open(cckey_vk **out, char *why, size_t why_len);
+/* The devices on the loader warm_set_vulkan_library named (for
+ * `cckey devices`): warm_vk_open's result, the caller's to close. */
+int warm_vulkan_open(warm_vk **out, char *why, size_t why_len);
 
 /* 0, or -1 with why when no shader compiler is built in. Without a loader
  * or device they still compile for identities given --target-env; names()
  * then says why there is no device. */
-int cckey_compiler_glsl(cckey_compiler *out, char *why, size_t why_len);
-int cckey_compiler_hlsl(cckey_compiler *out, char *why, size_t why_len);
+int warm_compiler_glsl(warm_compiler *out, char *why, size_t why_len);
+int warm_compiler_hlsl(warm_compiler *out, char *why, size_t why_len);
 
 /* Closes the devices and the shader compiler, when no build runs any more
  * (the CLI: before it exits; the next compiler made loads them again).
  * Lavapipe keeps memory per pipeline that only destroying its device frees,
  * so a process that made pipelines and exits without this leaks it. */
-void cckey_warm_vulkan_release(void);
+void warm_vulkan_release(void);
 
 /* What build() does, with file naming the source in the compiler's
  * messages (FILE:LINE). */
-int cckey_vulkan_build(const cckey_compiler *c, int dev, const char *file, const char *src, size_t len,
-                       const cckey_flags *flags, const char *const *names, size_t n_names, bool *present,
-                       cckey_build *out);
+int warm_vulkan_build(const warm_compiler *c, int dev, const char *file, const char *src, size_t len,
+                       const warm_flags *flags, const char *const *names, size_t n_names, bool *present,
+                       warm_build *out);
 
 #endif
