@@ -310,11 +310,6 @@ void manifest_index_lines(manifest *m, size_t want, unsigned threads);
  * guard's clear error (cli_mapped_enter). */
 bool manifest_map(manifest *m);
 void manifest_buffer_free(const manifest *m, char *buf, size_t cap);
-/* reader.c's use of the windows: more bytes after buf[end] (0, with eof
- * set at the end of the file), MANIFEST_FULL, or -1 with errno; and
- * manifest_swap's work. */
-int manifest_window_more(manifest *m);
-int manifest_window_swap(manifest *m, char **buf, size_t *cap);
 
 /* Give back a buffer that grew for a long line, once that line has been
  * copied out: a huge line is then held once, not twice. */

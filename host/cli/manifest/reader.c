@@ -8,6 +8,7 @@
  * members.c); blank lines (JSON whitespace only: spaces, tabs, CRs)
  * are skipped. */
 #include "manifest.h"
+#include "window.h"
 
 #include <errno.h>
 #include <libgen.h>

@@ -14,6 +14,7 @@
  * lost page: the CLI's guard (cli_mapped_enter, output.c) turns that into a
  * clear error and exit 1, as for mapped source files. */
 #include "manifest.h"
+#include "window.h"
 
 #include <errno.h>
 #include <stdlib.h>
