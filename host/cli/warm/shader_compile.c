@@ -48,10 +48,27 @@ const char *warm_shader_compiler_version(void)
 #endif
 }
 
+/* glslang's preprocess-only path builds function-local static strings on
+ * first use, and the glslang that shaderc links does not guard them: two
+ * threads preprocessing at once for the first time race on them
+ * (ThreadSanitizer saw it in scan --exact). One preprocess on this thread,
+ * before the compiler is handed to any other, builds them; callers create
+ * the compiler before they share it (warm_vulkan.c: under its lock). */
+static void first_preprocess(shaderc_compiler_t sc)
+{
+    static const char text[] = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+    shaderc_compilation_result_t r = shaderc_compile_into_preprocessed_text(
+        sc, text, sizeof text - 1, shaderc_compute_shader, "cckey-first-preprocess.comp", "main", NULL);
+    if (r) shaderc_result_release(r);
+}
+
 int warm_shader_compiler_new(warm_shader_compiler **out, char *why, size_t why_len)
 {
     *out = calloc(1, sizeof **out);
-    if (*out && ((*out)->sc = shaderc_compiler_initialize())) return 0;
+    if (*out && ((*out)->sc = shaderc_compiler_initialize())) {
+        first_preprocess((*out)->sc);
+        return 0;
+    }
     free(*out);
     *out = NULL;
     snprintf(why, why_len, "shaderc could not start a compiler (out of memory?)");
