@@ -137,8 +137,23 @@ typedef struct tar_in {
     const uint8_t *head;
     size_t head_len;
     bool head_given;
+    uint8_t tail[1024];   /* the stream's last bytes so far: the end-of-archive mark, if whole */
+    size_t tail_len;
     uint8_t buf[65536];
 } tar_in;
+
+static void keep_tail(tar_in *in, const uint8_t *p, size_t n)
+{
+    size_t cap = sizeof in->tail;
+    if (n >= cap) {
+        memcpy(in->tail, p + n - cap, cap), in->tail_len = cap;
+        return;
+    }
+    size_t keep = in->tail_len + n > cap ? cap - n : in->tail_len;
+    memmove(in->tail, in->tail + in->tail_len - keep, keep);
+    memcpy(in->tail + keep, p, n);
+    in->tail_len = keep + n;
+}
 
 static la_ssize_t read_cb(struct archive *a, void *user, const void **out)
 {
@@ -146,12 +161,14 @@ static la_ssize_t read_cb(struct archive *a, void *user, const void **out)
     if (!in->head_given) {
         in->head_given = true;
         *out = in->head;
+        keep_tail(in, in->head, in->head_len);
         return (la_ssize_t)in->head_len;
     }
     for (;;) {
         ssize_t r = read(in->fd, in->buf, sizeof in->buf);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) archive_set_error(a, errno, "%s", strerror(errno));
+        if (r > 0) keep_tail(in, in->buf, (size_t)r);
         *out = in->buf;
         return r;
     }
@@ -226,13 +243,28 @@ static cckey_status read_failed(struct archive *a, uint64_t members)
     return cckey_fail(CCKEY_ERR_CORRUPT, "damaged bundle: %s", why);
 }
 
-static cckey_status read_members(cckey_store *s, struct archive *a, unsigned flags, cckey_import_report *r)
+/* libarchive ends a tar at its end-of-archive mark (two zero blocks) and,
+ * as some writers omit the mark, also at a clean end of the stream between
+ * members: where a bundle cut on a block boundary ends. cckey's bundles
+ * always have the mark and nothing after it, so an uncompressed bundle
+ * must end in 1,024 zero bytes. A compressed one is cut inside its frame,
+ * which the decompressor reports. */
+static cckey_status check_end(struct archive *a, const tar_in *in)
+{
+    if (archive_filter_count(a) > 1) return CCKEY_OK;   /* a decompressor below the tar reader */
+    bool marked = in->tail_len == sizeof in->tail;
+    for (size_t i = 0; marked && i < in->tail_len; i++) marked = in->tail[i] == 0;
+    return marked ? CCKEY_OK : cckey_fail(CCKEY_ERR_CORRUPT, "the bundle ends early (cut short?): no end-of-archive mark");
+}
+
+static cckey_status read_members(cckey_store *s, struct archive *a, const tar_in *in, unsigned flags,
+                                 cckey_import_report *r)
 {
     struct archive_entry *e;
     uint64_t members = 0;
     for (;;) {
         int rc = archive_read_next_header(a, &e);
-        if (rc == ARCHIVE_EOF) return CCKEY_OK;
+        if (rc == ARCHIVE_EOF) return check_end(a, in);
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) return read_failed(a, members);
         members++;
         char key[CCKEY_KEY_LEN + 1];
@@ -259,7 +291,7 @@ cckey_status cckey_bundle_read_tar(cckey_store *s, int fd, const uint8_t *head, 
     archive_read_support_filter_zstd(a);
     archive_read_support_filter_gzip(a);
     archive_read_support_filter_xz(a);
-    cckey_status st = archive_read_open(a, in, NULL, read_cb, NULL) == ARCHIVE_OK ? read_members(s, a, flags, r)
+    cckey_status st = archive_read_open(a, in, NULL, read_cb, NULL) == ARCHIVE_OK ? read_members(s, a, in, flags, r)
                                                                                  : read_failed(a, 0);
     archive_read_free(a);
     free(in);

@@ -632,6 +632,22 @@ class BundleTests(Base):
         # Whatever came in before the cut is whole.
         for name, raw in entries(self.cache("a")).items():
             self.assertEqual(raw, entries(src)[name])
+        # Cut exactly where a member's header starts, and where the
+        # end-of-archive mark starts: tar readers take a clean end between
+        # members for a bundle whose writer left the mark out (CI, stop 32:
+        # the half-way cut above fell on such a boundary and imported).
+        with tarfile.open(bundle) as t:
+            members = t.getmembers()
+            boundaries = [members[len(members) // 2].offset, t.offset]
+        for i, at in enumerate(boundaries):
+            with open(cut, "wb") as f:
+                f.write(data[:at])
+            rc, out, err = self.cache_cmd("import", cut, "--cache-dir", self.cache(f"edge{i}"))
+            self.assertEqual(rc, 1, f"a bundle cut at byte {at} of {len(data)} was imported: {out}{err}")
+            self.assertIn("ends early", err)
+        # The whole bundle still imports.
+        rc, out, err = self.cache_cmd("import", bundle, "--cache-dir", self.cache("whole"))
+        self.assertEqual(rc, 0, out + err)
         # One flipped byte inside the first entry (where tarfile says its
         # data starts): that entry is refused.
         with tarfile.open(bundle) as t:
