@@ -2,8 +2,8 @@
  * one JSON object with the field names the README lists; --zero zeroes
  * the counters (as ccache -z). */
 #include "cli.h"
+#include "json_out.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -130,55 +130,76 @@ static void print_text(const stats *st)
         printf("%-18s never\n", "zeroed:");
 }
 
-static json_t *traffic_json(const cckey_remote_counters *c)
+static void traffic_json(cli_json *w, const cckey_remote_counters *c)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "hits", (json_int_t)c->hits, "misses", (json_int_t)c->misses,
-                     "errors", (json_int_t)c->errors, "writes", (json_int_t)c->puts, "bytes_in",
-                     (json_int_t)c->bytes_in, "bytes_out", (json_int_t)c->bytes_out);
+    cli_json_kint(w, "hits", (long long)c->hits);
+    cli_json_kint(w, "misses", (long long)c->misses);
+    cli_json_kint(w, "errors", (long long)c->errors);
+    cli_json_kint(w, "writes", (long long)c->puts);
+    cli_json_kint(w, "bytes_in", (long long)c->bytes_in);
+    cli_json_kint(w, "bytes_out", (long long)c->bytes_out);
 }
 
 static int remote_json(void *user, const char *remote, const cckey_remote_counters *c)
 {
-    json_t *o = traffic_json(c);
-    json_object_set_new(o, "time_ms", json_integer((json_int_t)c->time_ms));
-    json_object_set_new(o, "url", json_string(remote));
-    json_array_append_new(user, o);
+    cli_json *w = user;
+    cli_json_object(w);
+    traffic_json(w, c);
+    cli_json_kint(w, "time_ms", (long long)c->time_ms);
+    cli_json_kstr(w, "url", remote);
+    cli_json_end(w);
     return 0;
 }
 
-static json_t *ratio_or_null(uint64_t a, uint64_t b) { return b ? json_real((double)a / (double)b) : json_null(); }
+static void ratio_or_null(cli_json *w, const char *key, uint64_t a, uint64_t b)
+{
+    if (b) cli_json_kreal(w, key, (double)a / (double)b);
+    else cli_json_knull(w, key);
+}
 
-static json_t *stats_json(const stats *st)
+static void stats_json(cli_json *w, const stats *st)
 {
     const cckey_store_usage *u = &st->u;
     char when[32];
-    json_t *j = json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "cache_dir", st->dir, "entries",
-                          (json_int_t)u->entries, "variants", (json_int_t)st->builds, "bytes", (json_int_t)u->bytes,
-                          "max_bytes", (json_int_t)u->max_bytes, "size_share", ratio_or_null(u->bytes, u->max_bytes),
-                          "max_age_seconds", (json_int_t)u->max_age, "temp_files", (json_int_t)u->temp_files,
-                          "temp_bytes", (json_int_t)u->temp_bytes, "hits", (json_int_t)u->hits, "misses",
-                          (json_int_t)u->misses, "hit_rate", ratio_or_null(u->hits, u->hits + u->misses));
-    if (!j) return NULL;
-    json_object_set_new(j, "plain_bytes", json_integer((json_int_t)st->plain));
-    json_object_set_new(j, "compression_ratio", json_real(compression_ratio(st)));
-    json_object_set_new(j, "zeroed_at", u->zeroed ? json_string(utc(when, sizeof when, u->zeroed)) : json_null());
-    json_object_set_new(j, "seconds_since_zeroed",
-                        u->zeroed ? json_integer((json_int_t)(time(NULL) - u->zeroed)) : json_null());
-    json_object_set_new(j, "counter_files_damaged", json_integer((json_int_t)u->damaged));
-    json_object_set_new(j, "remote", traffic_json(&st->remote));
-    json_t *each = json_array();
-    cckey_store_remote_totals(st->s, remote_json, each);
-    json_object_set_new(j, "remotes", each);
-    return j;
+    cli_json_object(w);
+    cli_json_kstr(w, "cache_dir", st->dir);
+    cli_json_kint(w, "entries", (long long)u->entries);
+    cli_json_kint(w, "variants", (long long)st->builds);
+    cli_json_kint(w, "bytes", (long long)u->bytes);
+    cli_json_kint(w, "max_bytes", (long long)u->max_bytes);
+    ratio_or_null(w, "size_share", u->bytes, u->max_bytes);
+    cli_json_kint(w, "max_age_seconds", (long long)u->max_age);
+    cli_json_kint(w, "temp_files", (long long)u->temp_files);
+    cli_json_kint(w, "temp_bytes", (long long)u->temp_bytes);
+    cli_json_kint(w, "hits", (long long)u->hits);
+    cli_json_kint(w, "misses", (long long)u->misses);
+    ratio_or_null(w, "hit_rate", u->hits, u->hits + u->misses);
+    cli_json_kint(w, "plain_bytes", (long long)st->plain);
+    cli_json_kreal(w, "compression_ratio", compression_ratio(st));
+    cli_json_kstr(w, "zeroed_at", u->zeroed ? utc(when, sizeof when, u->zeroed) : NULL);
+    if (u->zeroed) cli_json_kint(w, "seconds_since_zeroed", (long long)(time(NULL) - u->zeroed));
+    else cli_json_knull(w, "seconds_since_zeroed");
+    cli_json_kint(w, "counter_files_damaged", (long long)u->damaged);
+    cli_json_key(w, "remote");
+    cli_json_object(w);
+    traffic_json(w, &st->remote);
+    cli_json_end(w);
+    cli_json_key(w, "remotes");
+    cli_json_array(w);
+    cckey_store_remote_totals(st->s, remote_json, w);
+    cli_json_end(w);
+    cli_json_end(w);
 }
 
-static void print_json(const stats *st, cli_format fmt)
+static int print_json(const stats *st, cli_format fmt)
 {
-    json_t *j = stats_json(st);
-    char *txt = j ? json_dumps(j, (fmt == CLI_JSON ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER) : NULL;
-    if (txt) puts(txt);
-    free(txt);
-    json_decref(j);
+    cli_json w;
+    cli_json_init(&w, fmt == CLI_JSON ? CLI_JSON_INDENT : CLI_JSON_COMPACT, false);
+    stats_json(&w, st);
+    int rc = cli_json_put(&w, stdout, "\n");
+    cli_json_free(&w);
+    if (rc != 0) cli_error("cache stats: out of memory");
+    return rc ? CLI_FAIL : CLI_OK;
 }
 
 int cli_cache_stats(cckey_store *s, const char *dir, cli_format fmt, bool zero)
@@ -200,7 +221,7 @@ int cli_cache_stats(cckey_store *s, const char *dir, cli_format fmt, bool zero)
     if (st.u.damaged)
         cli_warn("cache stats: %s/stats: %u damaged counter file%s: counted as far as readable; the next writer "
                  "rewrites %s", dir, st.u.damaged, st.u.damaged == 1 ? "" : "s", st.u.damaged == 1 ? "it" : "them");
-    if (fmt == CLI_TEXT) print_text(&st);
-    else print_json(&st, fmt);
+    if (fmt != CLI_TEXT) return print_json(&st, fmt);
+    print_text(&st);
     return CLI_OK;
 }

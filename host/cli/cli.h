@@ -69,10 +69,6 @@ typedef enum cli_format { CLI_TEXT = 0, CLI_JSON = 1, CLI_JSONL = 2 } cli_format
 #define CLI_FMT(f) (1u << (f))
 #define CLI_FMT_ALL (CLI_FMT(CLI_TEXT) | CLI_FMT(CLI_JSON) | CLI_FMT(CLI_JSONL))
 bool cli_format_parse(const char *cmd, const char *value, unsigned allowed, cli_format *out);
-/* s[0..len) as a JSON string on out (json_out.c). */
-void cli_put_json_string(FILE *out, const char *s, size_t len);
-/* before, then v[0..n) as a JSON array of strings, on out. */
-void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n);
 /* A compiler's log on stderr, each line indented, cut after 40 lines. */
 void cli_put_log(const char *log);
 
@@ -119,6 +115,8 @@ int cli_print_version(void);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The length of the well-formed UTF-8 sequence at s (n bytes left), or 0. */
+size_t cli_utf8_len(const unsigned char *s, size_t n);
 /* Whether s is well-formed UTF-8 (what JSON text must be). */
 bool cli_utf8_ok(const char *s);
 /* s with each byte that is not part of well-formed UTF-8 written as \xNN,

@@ -3,6 +3,7 @@
 #include "batch_args.h"
 #include "batch_recent.h"
 #include "batch_sources.h"
+#include "json_out.h"
 #include "manifest/manifest.h"
 #include "parallel_for.h"
 #include "pipeline.h"

@@ -37,7 +37,7 @@ void cli_warn(const char *fmt, ...)
 }
 
 /* The length of the well-formed UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t cli_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
@@ -56,7 +56,7 @@ bool cli_utf8_ok(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t n = strlen(s), k; n; p += k, n -= k)
-        if (!(k = utf8_seq(p, n))) return false;
+        if (!(k = cli_utf8_len(p, n))) return false;
     return true;
 }
 
@@ -65,7 +65,7 @@ const char *cli_utf8_escape(const char *s, char *buf, size_t cap)
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s), used = 0;
     while (n && used + 5 < cap) {
-        size_t k = utf8_seq(p, n);
+        size_t k = cli_utf8_len(p, n);
         if (k) {
             if (used + k >= cap) break;
             memcpy(buf + used, p, k);

@@ -105,6 +105,21 @@ class Admin(unittest.TestCase):
         self.assertRegex(out, r"local: +3 hits, 1 miss, 75.0% hit rate\n")
         self.assertRegex(out, r"zeroed: +never\n")
 
+    def test_stats_json_of_a_folder_named_in_bytes_that_are_not_utf8(self):
+        # A path may hold any bytes; JSON text may not. The writer puts
+        # U+FFFD for each stray byte and escapes control bytes, where the
+        # document used to be dropped silently (nothing printed, exit 0).
+        self.dir = os.path.join(self.tmp.name, "c\udcff\x01")   # bytes 0xff, 0x01 (surrogateescape)
+        self.put("k0", 100)
+        for fmt in ("json", "jsonl"):
+            rc, out, err = self.cache("stats", "--format", fmt)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(len(out.splitlines()) == 1, fmt == "jsonl", out)
+            doc = json.loads(out)
+            self.assertEqual(doc["cache_dir"], os.path.join(self.tmp.name, "c\ufffd\x01"))
+            self.assertEqual(doc["entries"], 1)
+            self.assertIn("\\u0001", out)
+
     def test_zero_records_when_and_clear_keeps_the_counts(self):
         self.put("a", 100)
         for _ in range(4):

@@ -3,6 +3,7 @@
 #include "warm_run.h"
 
 #include "../cli.h"
+#include "../json_out.h"
 
 #include <stdio.h>
 #include <stdlib.h>
