@@ -119,6 +119,7 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t cli_utf8_len(const unsigned char *s, size_t n);
 /* Whether s is well-formed UTF-8 (what JSON text must be). */
 bool cli_utf8_ok(const char *s);
+bool cli_utf8_okn(const char *s, size_t n);   /* s[0..n); s may be NULL when n is 0 */
 /* s with each byte that is not part of well-formed UTF-8 written as \xNN,
  * into buf (truncated to cap); returns buf. For messages that go into JSON. */
 const char *cli_utf8_escape(const char *s, char *buf, size_t cap);

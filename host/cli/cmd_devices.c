@@ -5,7 +5,6 @@
 #include "warm/warm.h"
 
 #include <getopt.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,55 +80,86 @@ static void print_text(const listing *ls, size_t nl)
         printf("nvrtc    unavailable: %s\n", what);
 }
 
+static void cpu_json(cli_json *w)
+{
+    cli_json_object(w);
+    cli_json_kstr(w, "backend", "cpu");
+    cli_json_kbool(w, "available", true);
+    cli_json_kstr(w, "simd", cckey_cpu_isa());
+    cli_json_kint(w, "lanes", cckey_cpu_lanes());
+    cli_json_kint(w, "threads", cckey_cpu_threads());
+    cli_json_end(w);
+}
+
+static void device_json(cli_json *w, const cckey_device *d)
+{
+    cli_json_object(w);
+    cli_json_kint(w, "index", d->index);
+    cli_json_kstr(w, "id", d->id);
+    cli_json_kstr(w, "name", d->name);
+    cli_json_kstr(w, "driver", d->driver);
+    cli_json_kstr(w, "platform", d->platform);
+    cli_json_kstr(w, "type", d->type);
+    cli_json_kint(w, "compute_units", d->compute_units);
+    cli_json_kint(w, "global_mem_bytes", (long long)d->global_mem);
+    cli_json_kbool(w, "selected", d->selected);
+    cli_json_kbool(w, "auto", d->auto_ok);
+    cli_json_kbool(w, "usable", d->usable);
+    cli_json_end(w);
+}
+
+static void backend_json(cli_json *w, const listing *l)
+{
+    cli_json_object(w);
+    cli_json_kstr(w, "backend", cckey_backend_name(l->kind));
+    cli_json_kbool(w, "available", l->st == CCKEY_OK);
+    cli_json_kstr(w, "kernel", cckey_backend_kernel(l->kind));
+    if (l->st != CCKEY_OK) cli_json_kstr(w, "reason", l->why);
+    cli_json_key(w, "devices");
+    cli_json_array(w);
+    for (size_t i = 0; i < l->n; i++) device_json(w, &l->dev[i]);
+    cli_json_end(w);
+    cli_json_end(w);
+}
+
+/* Backend b of the listing: cpu, the nl listed, then vulkan. */
+static void nth_backend(cli_json *w, const listing *ls, size_t nl, size_t b)
+{
+    if (b == 0) cpu_json(w);
+    else if (b <= nl) backend_json(w, &ls[b - 1]);
+    else cli_devices_vulkan_json(w);
+}
+
+/* json: {"backends": [...], "nvrtc": {...}}; jsonl: a backend a line. */
 static int print_json(const listing *ls, size_t nl, cli_format fmt)
 {
-    json_t *root = json_object(), *arr = json_array();
-    unsigned lanes = cckey_cpu_lanes();
-    const char *isa = cckey_cpu_isa();
-    json_array_append_new(arr, json_pack("{s:s,s:b,s:s,s:I,s:I}", "backend", "cpu", "available", 1, "simd", isa,
-                                         "lanes", (json_int_t)lanes, "threads", (json_int_t)cckey_cpu_threads()));
-    for (size_t b = 0; b < nl; b++) {
-        const listing *l = &ls[b];
-        json_t *o = json_pack("{s:s,s:b,s:s}", "backend", cckey_backend_name(l->kind), "available", l->st == CCKEY_OK,
-                              "kernel", cckey_backend_kernel(l->kind));
-        if (l->st != CCKEY_OK) json_object_set_new(o, "reason", json_string(l->why));
-        json_t *devs = json_array();
-        for (size_t i = 0; i < l->n; i++) {
-            const cckey_device *d = &l->dev[i];
-            json_array_append_new(
-                devs, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:b,s:b,s:b}", "index", (json_int_t)d->index, "id",
-                                d->id, "name", d->name, "driver", d->driver, "platform", d->platform, "type", d->type,
-                                "compute_units", (json_int_t)d->compute_units, "global_mem_bytes",
-                                (json_int_t)d->global_mem, "selected", d->selected, "auto", d->auto_ok, "usable",
-                                d->usable));
-        }
-        json_object_set_new(o, "devices", devs);
-        json_array_append_new(arr, o);
-    }
-    json_array_append_new(arr, cli_devices_vulkan_json());
-    json_object_set_new(root, "backends", arr);
-    char what[512];
-    bool nvrtc = warm_nvrtc_usable(what, sizeof what);
-    json_object_set_new(root, "nvrtc", json_pack("{s:b,s:s}", "available", nvrtc, nvrtc ? "version" : "reason", what));
-    int rc = CLI_OK;
+    cli_json w;
+    cli_json_init(&w, fmt == CLI_JSONL ? CLI_JSON_COMPACT : CLI_JSON_INDENT, false);
+    int rc = 0;
     if (fmt == CLI_JSONL) {
-        size_t i;
-        json_t *b;
-        json_array_foreach(arr, i, b) {
-            char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line) puts(line);
-            else rc = CLI_FAIL;
-            free(line);
+        for (size_t b = 0; b < nl + 2; b++) {
+            nth_backend(&w, ls, nl, b);
+            rc |= cli_json_put(&w, stdout, "\n");
         }
     } else {
-        char *txt = json_dumps(root, JSON_INDENT(2));
-        if (txt) puts(txt);
-        else rc = CLI_FAIL;
-        free(txt);
+        cli_json_object(&w);
+        cli_json_key(&w, "backends");
+        cli_json_array(&w);
+        for (size_t b = 0; b < nl + 2; b++) nth_backend(&w, ls, nl, b);
+        cli_json_end(&w);
+        char what[512];
+        bool nvrtc = warm_nvrtc_usable(what, sizeof what);
+        cli_json_key(&w, "nvrtc");
+        cli_json_object(&w);
+        cli_json_kbool(&w, "available", nvrtc);
+        cli_json_kstr(&w, nvrtc ? "version" : "reason", what);
+        cli_json_end(&w);
+        cli_json_end(&w);
+        rc = cli_json_put(&w, stdout, "\n");
     }
-    json_decref(root);
-    if (rc != CLI_OK) cli_error("devices: out of memory");
-    return rc;
+    cli_json_free(&w);
+    if (rc != 0) cli_error("devices: out of memory");
+    return rc != 0 ? CLI_FAIL : CLI_OK;
 }
 
 int cli_cmd_devices(int argc, char **argv)

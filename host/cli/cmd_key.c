@@ -1,10 +1,11 @@
 /* cckey key: one key from the command line. */
 #include "cli.h"
+#include "json_out.h"
 #include "warm/warm.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
+#include <jansson.h>   /* --options-json is read with it */
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,19 +65,13 @@ static char *slurp_stdin(size_t *len)
     return buf;
 }
 
-static bool utf8_ok(const char *s, size_t n)
-{
-    json_t *j = json_stringn(s, n);
-    json_decref(j);
-    return j != NULL;
-}
-
 /* A field for JSON: its text when it is UTF-8, else null (the digest still
  * says what it was). */
-static json_t *text_or_null(cckey_bytes b)
+static void text_or_null(cli_json *w, const char *key, cckey_bytes b)
 {
-    json_t *j = json_stringn(b.ptr ? b.ptr : "", b.len);
-    return j ? j : json_null();
+    cli_json_key(w, key);
+    if (cli_utf8_okn(b.ptr, b.len)) cli_json_strn(w, b.ptr, b.len);
+    else cli_json_null(w);
 }
 
 static void md5_hex(cckey_bytes b, char hex[CCKEY_HEX_LEN + 1])
@@ -99,9 +94,45 @@ static int cmp_option(const void *a, const void *b)
 
 static void print_field(const char *label, cckey_bytes b, const char *hex)
 {
-    if (utf8_ok(b.ptr ? b.ptr : "", b.len) && !memchr(b.ptr ? b.ptr : "", '\n', b.len) && b.len <= 60)
+    if (cli_utf8_okn(b.ptr, b.len) && !memchr(b.ptr ? b.ptr : "", '\n', b.len) && b.len <= 60)
         printf("%-8s md5 %s  \"%.*s\"\n", label, hex, (int)b.len, (const char *)b.ptr);
     else printf("%-8s md5 %s  (%zu bytes)\n", label, hex, b.len);
+}
+
+/* --explain's JSON: the fields (device, name, source), their digests and
+ * that of canon, and the options in canonical order with theirs. */
+static int explain_json(const char *key, const cckey_bytes f[3], const char *const md5[4],
+                        const cckey_option *const *order, const char (*kh)[33], const char (*vh)[33], size_t n,
+                        const char *canon, cli_format fmt)
+{
+    cli_json w;
+    cli_json_init(&w, fmt == CLI_JSON ? CLI_JSON_INDENT : CLI_JSON_COMPACT, false);
+    cli_json_object(&w);
+    cli_json_kstr(&w, "key", key);
+    text_or_null(&w, "device", f[0]);
+    cli_json_kstr(&w, "device_md5", md5[0]);
+    text_or_null(&w, "name", f[1]);
+    cli_json_kstr(&w, "name_md5", md5[1]);
+    cli_json_kint(&w, "source_bytes", (long long)f[2].len);
+    cli_json_kstr(&w, "source_md5", md5[2]);
+    cli_json_key(&w, "options");
+    cli_json_array(&w);
+    for (size_t i = 0; i < n; i++) {
+        cli_json_object(&w);
+        text_or_null(&w, "key", order[i]->key);
+        text_or_null(&w, "value", order[i]->value);
+        cli_json_kstr(&w, "key_md5", kh[i]);
+        cli_json_kstr(&w, "value_md5", vh[i]);
+        cli_json_end(&w);
+    }
+    cli_json_end(&w);
+    cli_json_kstr(&w, "canonical_options", canon);
+    cli_json_kstr(&w, "options_md5", md5[3]);
+    cli_json_end(&w);
+    int rc = cli_json_put(&w, stdout, "\n") == 0 ? CLI_OK : CLI_FAIL;
+    cli_json_free(&w);
+    if (rc != CLI_OK) cli_error("key: out of memory");
+    return rc;
 }
 
 /* --explain: every step of the recipe, recomputed here from the public
@@ -141,7 +172,7 @@ static int explain(const char *key, cckey_bytes dev, cckey_bytes name, cckey_byt
         for (size_t i = 0; i < n; i++) {
             printf("  [%zu] md5(key) %s  md5(value) %s", i, kh[i], vh[i]);
             const cckey_option *o = order[i];
-            if (utf8_ok(o->key.ptr ? o->key.ptr : "", o->key.len) && utf8_ok(o->value.ptr ? o->value.ptr : "", o->value.len))
+            if (cli_utf8_okn(o->key.ptr, o->key.len) && cli_utf8_okn(o->value.ptr, o->value.len))
                 printf("  \"%.*s\" = \"%.*s\"", (int)o->key.len, (const char *)o->key.ptr, (int)o->value.len,
                        (const char *)o->value.ptr);
             putchar('\n');
@@ -150,21 +181,9 @@ static int explain(const char *key, cckey_bytes dev, cckey_bytes name, cckey_byt
         printf("options  md5 %s  (of canon)\n", hc);
         printf("key      %s\n", key);
     } else {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, json_pack("{s:o,s:o,s:s,s:s}", "key", text_or_null(order[i]->key), "value",
-                                                 text_or_null(order[i]->value), "key_md5", kh[i], "value_md5", vh[i]));
-        json_t *j = json_pack("{s:s,s:o,s:s,s:o,s:s,s:I,s:s,s:o,s:s,s:s}", "key", key, "device", text_or_null(dev),
-                              "device_md5", hd, "name", text_or_null(name), "name_md5", hn, "source_bytes",
-                              (json_int_t)src.len, "source_md5", hs, "options", arr, "canonical_options", canon,
-                              "options_md5", hc);
-        char *txt = j ? json_dumps(j, fmt == CLI_JSON ? JSON_INDENT(2) | JSON_PRESERVE_ORDER
-                                                      : JSON_COMPACT | JSON_PRESERVE_ORDER)
-                      : NULL;
-        if (txt) puts(txt);
-        else rc = CLI_FAIL;
-        free(txt);
-        json_decref(j);
+        const cckey_bytes fields[3] = {dev, name, src};
+        const char *const md5[4] = {hd, hn, hs, hc};
+        rc = explain_json(key, fields, md5, order, kh, vh, n, canon, fmt);
     }
     free(order), free(kh), free(vh), free(canon);
     return rc;
@@ -297,7 +316,15 @@ static int key_write(const key_args *a, cckey_bytes src)
     int rc = CLI_OK;
     if (a->want_explain) rc = explain(key, dev, name, src, a->set.v, a->set.n, a->fmt);
     else if (a->fmt == CLI_TEXT) puts(key);
-    else printf(a->fmt == CLI_JSON ? "{\n  \"key\": \"%s\"\n}\n" : "{\"key\": \"%s\"}\n", key);
+    else {
+        cli_json w;
+        cli_json_init(&w, a->fmt == CLI_JSON ? CLI_JSON_INDENT : CLI_JSON_SPACED, false);
+        cli_json_object(&w);
+        cli_json_kstr(&w, "key", key);
+        cli_json_end(&w);
+        if (cli_json_put(&w, stdout, "\n") != 0) rc = CLI_FAIL;
+        cli_json_free(&w);
+    }
     if (fflush(stdout) != 0) rc = CLI_FAIL;
     return rc;
 }

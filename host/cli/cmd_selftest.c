@@ -6,7 +6,7 @@
 #include "cckey_advanced.h"
 
 #include <getopt.h>
-#include <jansson.h>
+#include "json_out.h"
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
@@ -276,9 +276,18 @@ typedef struct st_args {
 } st_args;
 
 /* The counts over the backends run, and the exit code so far. */
+/* One backend's line in the JSON output. */
+typedef struct st_result {
+    const char *backend, *status;
+    unsigned passed, failed;
+    char reason[512];   /* "": none */
+} st_result;
+
 typedef struct st_tally {
     unsigned passed, failed, ran;
     int rc;
+    size_t n;
+    st_result res[3];   /* cpu, opencl, cuda */
 } st_tally;
 
 static int st_option(st_args *a, int c, const char *arg)
@@ -312,8 +321,7 @@ static int st_option(st_args *a, int c, const char *arg)
 
 /* One backend: skipped (or, when asked for alone, unavailable) where it
  * cannot run here, else every check; its line goes to backends. */
-static void st_backend(cckey_batch_config *cfg, cckey_backend_kind kind, const st_args *a, json_t *backends,
-                       st_tally *t)
+static void st_backend(cckey_batch_config *cfg, cckey_backend_kind kind, const st_args *a, st_tally *t)
 {
     const char *name = cckey_backend_name(kind);
     bool asked = a->only != CCKEY_BACKEND_AUTO;
@@ -324,45 +332,58 @@ static void st_backend(cckey_batch_config *cfg, cckey_backend_kind kind, const s
         snprintf(why, sizeof why, "%s", cckey_last_error());
         printf("%s: %s: %s\n", name, asked ? "UNAVAILABLE" : "skipped", why);
         if (asked) t->rc = CLI_FAIL;
-        json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i,s:s}", "backend", name, "status",
-                                                  asked ? "unavailable" : "skipped", "passed", 0, "failed", 0,
-                                                  "reason", why));
+        st_result *r = &t->res[t->n++];
+        *r = (st_result){.backend = name, .status = asked ? "unavailable" : "skipped"};
+        snprintf(r->reason, sizeof r->reason, "%s", why);
         return;
     }
     printf("%s:\n", name);
     session s = {.kind = kind, .cfg = cfg, .threads = a->threads};
     run_backend(&s, a->seed);
     t->passed += s.passed, t->failed += s.failed, t->ran++;
-    json_array_append_new(backends, json_pack("{s:s,s:s,s:i,s:i}", "backend", name, "status",
-                                              s.failed ? "failed" : "ok", "passed", (int)s.passed, "failed",
-                                              (int)s.failed));
+    t->res[t->n++] = (st_result){
+        .backend = name, .status = s.failed ? "failed" : "ok", .passed = s.passed, .failed = s.failed};
+}
+
+static void st_result_json(cli_json *w, const st_result *r)
+{
+    cli_json_object(w);
+    cli_json_kstr(w, "backend", r->backend);
+    cli_json_kstr(w, "status", r->status);
+    cli_json_kint(w, "passed", r->passed);
+    cli_json_kint(w, "failed", r->failed);
+    if (r->reason[0]) cli_json_kstr(w, "reason", r->reason);
+    cli_json_end(w);
 }
 
 /* The JSON document (or, for jsonl, one line per backend) on standard
  * output, put back where it was (saved_stdout). */
-static int st_write_json(const st_args *a, const st_tally *t, json_t *backends, int saved_stdout)
+static int st_write_json(const st_args *a, const st_tally *t, int saved_stdout)
 {
     int rc = t->rc;
     fflush(stdout);
     dup2(saved_stdout, STDOUT_FILENO);
     close(saved_stdout);
-    json_t *doc = json_pack("{s:I,s:i,s:i,s:O}", "seed", (json_int_t)a->seed, "passed", (int)t->passed, "failed",
-                            (int)t->failed, "backends", backends);
-    size_t i;
-    json_t *b;
+    cli_json w;
+    cli_json_init(&w, a->fmt == CLI_JSONL ? CLI_JSON_COMPACT : CLI_JSON_INDENT, false);
     if (a->fmt == CLI_JSONL) {
-        json_array_foreach(backends, i, b) {
-            char *line = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line) puts(line);
-            free(line);
+        for (size_t i = 0; i < t->n; i++) {
+            st_result_json(&w, &t->res[i]);
+            if (cli_json_put(&w, stdout, "\n") != 0) rc = CLI_FAIL;
         }
     } else {
-        char *txt = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-        if (txt) puts(txt);
-        else rc = CLI_FAIL;
-        free(txt);
+        cli_json_object(&w);
+        cli_json_kint(&w, "seed", (long long)a->seed);
+        cli_json_kint(&w, "passed", t->passed);
+        cli_json_kint(&w, "failed", t->failed);
+        cli_json_key(&w, "backends");
+        cli_json_array(&w);
+        for (size_t i = 0; i < t->n; i++) st_result_json(&w, &t->res[i]);
+        cli_json_end(&w);
+        cli_json_end(&w);
+        if (cli_json_put(&w, stdout, "\n") != 0) rc = CLI_FAIL;
     }
-    json_decref(doc);
+    cli_json_free(&w);
     fflush(stdout);
     return rc;
 }
@@ -400,19 +421,13 @@ static int st_redirect(void)
 
 static int st_run(const st_args *a, cckey_batch_config *cfg)
 {
-    json_t *backends = json_array();
     int saved_stdout = -1;
-    if (a->fmt != CLI_TEXT && (!backends || (saved_stdout = st_redirect()) < 0)) {
-        if (!backends) cli_error("selftest: cannot set up the output");
-        if (saved_stdout >= 0) close(saved_stdout);
-        json_decref(backends);
-        return CLI_FAIL;
-    }
+    if (a->fmt != CLI_TEXT && (saved_stdout = st_redirect()) < 0) return CLI_FAIL;
     printf("cckey selftest, seed %llu\n", (unsigned long long)a->seed);
     static const cckey_backend_kind all[] = {CCKEY_BACKEND_CPU, CCKEY_BACKEND_OPENCL, CCKEY_BACKEND_CUDA};
     st_tally t = {.rc = CLI_OK};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (a->only == CCKEY_BACKEND_AUTO || all[i] == a->only) st_backend(cfg, all[i], a, backends, &t);
+        if (a->only == CCKEY_BACKEND_AUTO || all[i] == a->only) st_backend(cfg, all[i], a, &t);
     fflush(stdout);
     if (t.failed) {
         printf("selftest: %u of %u checks FAILED\n", t.failed, t.passed + t.failed);
@@ -422,9 +437,7 @@ static int st_run(const st_args *a, cckey_batch_config *cfg)
     } else {
         printf("selftest: %u checks passed on %u backend(s)\n", t.passed, t.ran);
     }
-    int rc = a->fmt != CLI_TEXT ? st_write_json(a, &t, backends, saved_stdout) : t.rc;
-    json_decref(backends);
-    return rc;
+    return a->fmt != CLI_TEXT ? st_write_json(a, &t, saved_stdout) : t.rc;
 }
 
 int cli_cmd_selftest(int argc, char **argv)

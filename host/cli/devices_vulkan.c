@@ -30,29 +30,39 @@ void cli_devices_vulkan_text(void)
     warm_vk_close(vk);
 }
 
-json_t *cli_devices_vulkan_json(void)
+void cli_devices_vulkan_json(cli_json *w)
 {
     warm_vk *vk = NULL;
     char why[512];
     bool ok = warm_vulkan_open(&vk, why, sizeof why) == 0;
-    json_t *o = json_pack("{s:s,s:b,s:s}", "backend", "vulkan", "available", ok, "compiler",
-                          warm_shader_compiler_version());
-    if (!ok) json_object_set_new(o, "reason", json_string(why));
-    json_t *devs = json_array();
+    cli_json_object(w);
+    cli_json_kstr(w, "backend", "vulkan");
+    cli_json_kbool(w, "available", ok);
+    cli_json_kstr(w, "compiler", warm_shader_compiler_version());
+    if (!ok) cli_json_kstr(w, "reason", why);
+    cli_json_key(w, "devices");
+    cli_json_array(w);
     for (size_t i = 0; ok && i < warm_vk_count(vk); i++) {
         const warm_vk_device_info *d = warm_vk_info(vk, i);
         char used[16], api[32], uuid[33];
         warm_vk_version_text(d->vulkan, false, used, sizeof used);
         warm_vk_version_text(d->api_version, true, api, sizeof api);
         warm_vk_uuid_hex(d->cache_uuid, uuid);
-        json_array_append_new(devs, json_pack("{s:I,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:b}", "index",
-                                              (json_int_t)d->index, "id", d->id, "name", d->name, "driver_version",
-                                              (json_int_t)d->driver_version, "pipeline_cache_uuid", uuid, "type",
-                                              d->type, "vulkan", used, "api_version", api, "vendor_id",
-                                              (json_int_t)d->vendor_id, "device_id", (json_int_t)d->device_id,
-                                              "compute", d->compute));
+        cli_json_object(w);
+        cli_json_kint(w, "index", d->index);
+        cli_json_kstr(w, "id", d->id);
+        cli_json_kstr(w, "name", d->name);
+        cli_json_kint(w, "driver_version", d->driver_version);
+        cli_json_kstr(w, "pipeline_cache_uuid", uuid);
+        cli_json_kstr(w, "type", d->type);
+        cli_json_kstr(w, "vulkan", used);
+        cli_json_kstr(w, "api_version", api);
+        cli_json_kint(w, "vendor_id", d->vendor_id);
+        cli_json_kint(w, "device_id", d->device_id);
+        cli_json_kbool(w, "compute", d->compute);
+        cli_json_end(w);
     }
-    json_object_set_new(o, "devices", devs);
+    cli_json_end(w);
+    cli_json_end(w);
     warm_vk_close(vk);
-    return o;
 }

@@ -52,13 +52,15 @@ size_t cli_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-bool cli_utf8_ok(const char *s)
+bool cli_utf8_okn(const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t n = strlen(s), k; n; p += k, n -= k)
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    for (size_t k; n; p += k, n -= k)
         if (!(k = cli_utf8_len(p, n))) return false;
     return true;
 }
+
+bool cli_utf8_ok(const char *s) { return cli_utf8_okn(s, strlen(s)); }
 
 const char *cli_utf8_escape(const char *s, char *buf, size_t cap)
 {
