@@ -2,6 +2,7 @@
  * manifest of entries x devices x option sets that `cckey batch` and
  * `cckey warm` read. */
 #include "cli.h"
+#include "json_out.h"
 #include "scan/scan.h"
 #include "warm/scan_exact.h"
 #include "scan_langs.h"
@@ -172,18 +173,21 @@ static const char *defined_in(const scan_result *r, const scan_entry *en)
     return en->file && en->file < r->n_files ? r->files[en->file] : NULL;
 }
 
-static int put_json(scan_opts *o, FILE *out, const char *path, json_t *j, bool manifest)
+/* w's text (strict: a name that is not UTF-8 fails it) as a manifest line
+ * or a --list item, freeing w. */
+static int put_json(scan_opts *o, FILE *out, const char *path, cli_json *w, bool manifest)
 {
-    char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(j);
-    if (!txt) {
+    bool item = !manifest && o->fmt == CLI_JSON;
+    int rc = CLI_OK;
+    if (w->failed || w->depth) {
         cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-        return CLI_FAIL;
+        rc = CLI_FAIL;
+    } else {
+        if (item) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
+        cli_json_put(w, out, item ? NULL : "\n");
     }
-    if (!manifest && o->fmt == CLI_JSON) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
-    fprintf(out, "%s%s", txt, !manifest && o->fmt == CLI_JSON ? "" : "\n");
-    free(txt);
-    return CLI_OK;
+    cli_json_free(w);
+    return rc;
 }
 
 /* One --list item: FILE:LINE: NAME [(SOURCE_NAME)] [in HEADER], or its JSON
@@ -200,11 +204,31 @@ static int list_entry(scan_opts *o, FILE *out, const char *path, scan_lang lang,
         fputc('\n', out);
         return CLI_OK;
     }
-    json_t *j = json_pack("{s:s,s:i,s:s,s:s,s:s}", "file", path, "line", (int)en->line, "name", en->name,
-                          "source_name", en->source_name, "language", scan_lang_name(entry_lang(lang, r, en)));
-    if (j && hdr) json_object_set_new(j, "defined_in", json_string(hdr));
-    if (j && en->program >= 0) json_object_set_new(j, "program", json_true());
-    return put_json(o, out, path, j, false);
+    cli_json w;
+    cli_json_init(&w, CLI_JSON_COMPACT, true);
+    cli_json_object(&w);
+    cli_json_kstr(&w, "file", path);
+    cli_json_kint(&w, "line", en->line);
+    cli_json_kstr(&w, "name", en->name);
+    cli_json_kstr(&w, "source_name", en->source_name);
+    cli_json_kstr(&w, "language", scan_lang_name(entry_lang(lang, r, en)));
+    if (hdr) cli_json_kstr(&w, "defined_in", hdr);
+    if (en->program >= 0) cli_json_kbool(&w, "program", true);
+    cli_json_end(&w);
+    return put_json(o, out, path, &w, false);
+}
+
+/* A set's [KEY, VALUE] pairs, as the manifest's "options". */
+static void set_json(cli_json *w, const scan_exact_set *set)
+{
+    cli_json_array(w);
+    for (size_t i = 0; i < set->n; i++) {
+        cli_json_array(w);
+        cli_json_strn(w, set->opts[i].key.ptr, set->opts[i].key.len);
+        cli_json_strn(w, set->opts[i].value.ptr, set->opts[i].value.len);
+        cli_json_end(w);
+    }
+    cli_json_end(w);
 }
 
 /* One entry's manifest lines: one per device that takes its language x
@@ -220,13 +244,19 @@ static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char 
         if (!((o->devices[d].langs >> l) & 1)) continue;
         for (size_t s = 0; s < o->sets.n && rc == CLI_OK; s++) {
             if (in_set && !in_set[e * o->sets.n + s]) continue;
-            json_t *src = en->program >= 0 ? json_stringn(r->programs[en->program].text, r->programs[en->program].len)
-                                           : json_string(shown);
-            json_t *line = src ? json_pack("{s:s,s:s,s:o,s:O,s:s}", "device", o->devices[d].id, "name", en->name,
-                                           en->program >= 0 ? "source" : "source_file", src, "options",
-                                           o->sets.v[s], "language", scan_lang_name(l))
-                               : NULL;
-            rc = put_json(o, out, path, line, true);
+            cli_json w;
+            cli_json_init(&w, CLI_JSON_COMPACT, true);
+            cli_json_object(&w);
+            cli_json_kstr(&w, "device", o->devices[d].id);
+            cli_json_kstr(&w, "name", en->name);
+            cli_json_key(&w, en->program >= 0 ? "source" : "source_file");
+            if (en->program >= 0) cli_json_strn(&w, r->programs[en->program].text, r->programs[en->program].len);
+            else cli_json_str(&w, shown);
+            cli_json_key(&w, "options");
+            set_json(&w, &o->exact_sets[s]);
+            cli_json_kstr(&w, "language", scan_lang_name(l));
+            cli_json_end(&w);
+            rc = put_json(o, out, path, &w, true);
         }
     }
     return rc;
