@@ -7,7 +7,7 @@
  * masked. */
 #include "cache_config.h"
 
-#include <jansson.h>
+#include "json_out.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -189,15 +189,21 @@ static void print_text(const char *origin, const char *name, const char *value)
     printf("(%s) %s = %s\n", origin, name, masked);
 }
 
-static void add_json(json_t *arr, const char *origin, const char *name, const shown *v)
+/* {"setting", "value", "origin"}: the value a string, or for remote the
+ * list of them. */
+static void add_json(cli_json *w, const char *origin, const char *name, const shown *v)
 {
     char masked[8192];
-    json_t *vals = json_array();
-    for (size_t i = 0; i < v->n; i++) mask(v->vals[i], masked, sizeof masked), json_array_append_new(vals, json_string(masked));
     bool list = strcmp(name, "remote") == 0;
-    json_t *value = list ? vals : json_incref(json_array_get(vals, 0));
-    if (!list) json_decref(vals);
-    json_array_append_new(arr, json_pack("{s:s,s:o,s:s}", "setting", name, "value", value, "origin", origin));
+    cli_json_object(w);
+    cli_json_kstr(w, "setting", name);
+    cli_json_key(w, "value");
+    if (list) cli_json_array(w);
+    for (size_t i = 0; i < v->n && (list || i == 0); i++) mask(v->vals[i], masked, sizeof masked), cli_json_str(w, masked);
+    if (list) cli_json_end(w);
+    else if (!v->n) cli_json_null(w);
+    cli_json_kstr(w, "origin", origin);
+    cli_json_end(w);
 }
 
 /* cache config [SETTING]: every setting, or one. */
@@ -208,7 +214,8 @@ static int show(const char *dir, const char *dir_origin, const setting *only, cl
     warn_bad_lines(dir, &f);
     const char *env = getenv("CCKEY_REMOTE");
     char *env_remote = env && *env ? strdup(env) : NULL;
-    json_t *arr = fmt == CLI_TEXT ? NULL : json_array();
+    cli_json w, *arr = fmt == CLI_TEXT ? NULL : &w;
+    if (arr) cli_json_init(arr, fmt == CLI_JSON ? CLI_JSON_INDENT : CLI_JSON_COMPACT, false), cli_json_array(arr);
     shown d = {dir_origin, {dir}, 1};
     if (!only && arr) add_json(arr, dir_origin, "cache-dir", &d);
     else if (!only) print_text(dir_origin, "cache-dir", dir);
@@ -219,13 +226,15 @@ static int show(const char *dir, const char *dir_origin, const setting *only, cl
         if (arr) add_json(arr, v.origin, settings[i].name, &v);
         for (size_t k = 0; !arr && k < v.n; k++) print_text(v.origin, settings[i].name, v.vals[k]);
     }
-    char *txt = arr ? json_dumps(arr, (fmt == CLI_JSON ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER) : NULL;
-    if (txt) puts(txt);
-    free(txt);
-    json_decref(arr);
+    int rc = CLI_OK;
+    if (arr) {
+        cli_json_end(arr);
+        if (cli_json_put(arr, stdout, "\n") != 0) cli_error("cache config: out of memory"), rc = CLI_FAIL;
+        cli_json_free(arr);
+    }
     free(env_remote);
     conf_file_free(&f);
-    return CLI_OK;
+    return rc;
 }
 
 /* Every value good for st, or a usage error said. */

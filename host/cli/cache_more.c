@@ -1,9 +1,9 @@
 /* cckey cache list, put and trim: the ergonomics around a cache folder
  * that a user of ccache expects. */
 #include "cli.h"
+#include "json_out.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,7 +31,8 @@ static int open_existing(const char *what, const char *dir, cckey_store **s)
 
 typedef struct list_out {
     cli_format fmt;
-    size_t n;
+    bool failed;   /* a row could not be written (out of memory) */
+    cli_json_rows rows;
 } list_out;
 
 static int list_one(void *user, const cckey_store_entry_info *e)
@@ -43,23 +44,26 @@ static int list_one(void *user, const cckey_store_entry_info *e)
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
     if (o->fmt == CLI_TEXT)
         printf("%s %llu %s %u\n", e->key, (unsigned long long)e->bytes, when, e->variants);
-    else
-        printf("%s{\"key\": \"%s\", \"bytes\": %llu, \"last_used\": \"%s\", \"variants\": %u}%s",
-               o->fmt == CLI_JSON ? (o->n ? ",\n  " : "[\n  ") : "", e->key, (unsigned long long)e->bytes, when,
-               e->variants, o->fmt == CLI_JSON ? "" : "\n");
-    o->n++;
-    return 0;
+    if (o->fmt == CLI_TEXT) return 0;
+    cli_json *w = &o->rows.w;
+    cli_json_object(w);
+    cli_json_kstr(w, "key", e->key);
+    cli_json_kint(w, "bytes", (long long)e->bytes);
+    cli_json_kstr(w, "last_used", when);
+    cli_json_kint(w, "variants", e->variants);
+    cli_json_end(w);
+    o->failed = cli_json_row_put(&o->rows) != 0;
+    return o->failed ? -1 : 0;
 }
 
 static int do_list(cckey_store *s, cli_format fmt)
 {
-    list_out o = {fmt, 0};
-    if (cckey_store_list_info(s, list_one, &o) != CCKEY_OK) {
-        cli_error("cache list: %s", cckey_last_error());
-        return CLI_FAIL;
-    }
-    if (fmt == CLI_JSON) fputs(o.n ? "\n]\n" : "[]\n", stdout);
-    return CLI_OK;
+    list_out o = {fmt};
+    if (fmt != CLI_TEXT) cli_json_rows_start(&o.rows, stdout, fmt == CLI_JSON, CLI_JSON_SPACED, false);
+    bool ok = cckey_store_list_info(s, list_one, &o) == CCKEY_OK && !o.failed;
+    if (fmt != CLI_TEXT) cli_json_rows_end(&o.rows, ok);
+    if (!ok) cli_error("cache list: %s", o.failed ? "out of memory" : cckey_last_error());
+    return ok ? CLI_OK : CLI_FAIL;
 }
 
 static int do_put(cckey_store *s, const char *key, const char *file)
