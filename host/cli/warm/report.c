@@ -143,34 +143,51 @@ static const char *result_of(const warm *w, const tuple *t)
     }
 }
 
-/* One tuple as a JSON object, then end: its manifest line, name, device,
+/* One tuple as the next JSON object of j: its manifest line, name, device,
  * key, the look-up's verdict and what became of it. */
-static void put_tuple_json(const warm *w, const tuple *t, const char *end)
+static void tuple_json(const warm *w, const tuple *t, cli_json *j)
 {
     const tuple *r = rep_of(w, t);
     const cckey_tuple *tp = &t->item.tuple;
-    printf("{\"line\": %zu, \"name\": ", t->item.line);
-    cli_put_json_string(stdout, tp->name.ptr, tp->name.len);
-    fputs(", \"device\": ", stdout);
-    cli_put_json_string(stdout, tp->device.ptr, tp->device.len);
-    printf(", \"key\": \"%s\", \"status\": \"%s\"", t->key, r->miss == CCKEY_MISS_NONE ? "hit" : "miss");
-    if (r->miss != CCKEY_MISS_NONE) printf(", \"reason\": \"%s\"", miss_json[r->miss]);
-    if (r->miss_detail) {
-        fputs(", \"detail\": ", stdout);
-        cli_put_json_string(stdout, r->miss_detail, strlen(r->miss_detail));
-    }
+    cli_json_object(j);
+    cli_json_kint(j, "line", (long long)t->item.line);
+    cli_json_key(j, "name");
+    cli_json_strn(j, tp->name.ptr, tp->name.len);
+    cli_json_key(j, "device");
+    cli_json_strn(j, tp->device.ptr, tp->device.len);
+    cli_json_kstr(j, "key", t->key);
+    cli_json_kstr(j, "status", r->miss == CCKEY_MISS_NONE ? "hit" : "miss");
+    if (r->miss != CCKEY_MISS_NONE) cli_json_kstr(j, "reason", miss_json[r->miss]);
+    if (r->miss_detail) cli_json_kstr(j, "detail", r->miss_detail);
     const char *result = result_of(w, t);
-    printf(", \"result\": \"%s\"", result);
-    warm_json_builds(r->variants, r->state != T_COMPILED && r->miss == CCKEY_MISS_NONE, r->variant,
+    cli_json_kstr(j, "result", result);
+    warm_json_builds(j, r->variants, r->state != T_COMPILED && r->miss == CCKEY_MISS_NONE, r->variant,
                      r->state == T_COMPILED ? r->deps_how : NULL);
     const char *err = t->why ? t->why : r->why;
-    if (strcmp(result, "failed") == 0 && err) {
-        fputs(", \"error\": ", stdout);
-        cli_put_json_string(stdout, err, strlen(err));
+    if (strcmp(result, "failed") == 0 && err) cli_json_kstr(j, "error", err);
+    const char *inc[2];   /* NVRTC's toolkit headers */
+    if (t->lang == CCKEY_LANG_CUDA) cli_json_kstrs(j, "toolkit_include", inc, warm_nvrtc_toolkit_include(inc, 2));
+    cli_json_end(j);
+}
+
+/* --format jsonl: a tuple a line. */
+static void put_tuples_jsonl(const warm *w)
+{
+    cli_json j;
+    cli_json_init(&j, CLI_JSON_SPACED, false);
+    for (size_t i = 0; i < w->n; i++) {
+        tuple_json(w, &w->t[i], &j);
+        if (cli_json_put(&j, stdout, "\n") != 0)
+            cli_error("warm: out of memory writing line %zu's result", w->t[i].item.line);
     }
-    const char *inc[2], *field = ", \"toolkit_include\": ";   /* NVRTC's toolkit headers */
-    if (t->lang == CCKEY_LANG_CUDA) cli_put_json_strings(stdout, field, inc, warm_nvrtc_toolkit_include(inc, 2));
-    printf("}%s", end);
+    cli_json_free(&j);
+}
+
+/* The document in j, whole, or an error. */
+static void put_doc(cli_json *j)
+{
+    if (cli_json_put(j, stdout, "\n") != 0) cli_error("warm: out of memory writing the summary");
+    cli_json_free(j);
 }
 
 /* --check: the tuples a warm would compile, and 3 when there are any. */
@@ -184,18 +201,25 @@ int warm_report_check(warm *w)
         else uncached++;
     }
     if (w->fmt == CLI_JSONL) {
-        for (size_t i = 0; i < w->n; i++) put_tuple_json(w, &w->t[i], "\n");
+        put_tuples_jsonl(w);
     } else if (w->fmt == CLI_JSON) {
-        printf("{\n  \"tuples\": %zu,\n  \"distinct_keys\": %zu,\n  \"cached\": %zu,\n  \"uncached\": %zu,\n"
-               "  \"would_compile\": [", w->n, w->n - dup, cached, uncached);
-        const char *sep = "\n    ";
+        cli_json j;
+        cli_json_init(&j, CLI_JSON_INDENT, false);
+        cli_json_object(&j);
+        cli_json_kint(&j, "tuples", (long long)w->n);
+        cli_json_kint(&j, "distinct_keys", (long long)(w->n - dup));
+        cli_json_kint(&j, "cached", (long long)cached);
+        cli_json_kint(&j, "uncached", (long long)uncached);
+        cli_json_key(&j, "would_compile");
+        cli_json_array(&j);
         for (size_t i = 0; i < w->n; i++) {
             if (rep_of(w, &w->t[i])->miss == CCKEY_MISS_NONE) continue;
-            fputs(sep, stdout);
-            put_tuple_json(w, &w->t[i], "");
-            sep = ",\n    ";
+            cli_json_inline(&j);
+            tuple_json(w, &w->t[i], &j);
         }
-        printf("%s]\n}\n", uncached ? "\n  " : "");
+        cli_json_end(&j);
+        cli_json_end(&j);
+        put_doc(&j);
     } else {
         for (size_t i = 0; i < w->n; i++) {
             const tuple *t = &w->t[i], *r = rep_of(w, t);
@@ -225,21 +249,29 @@ int warm_summary(warm *w)
                 "found in this run %s evicted again (a partial result; raise --max-size or the folder's max-size)\n",
                 (unsigned long long)w->max_bytes, evicted, evicted == 1 ? "y" : "ies", evicted == 1 ? "was" : "were");
     if (w->fmt == CLI_JSONL) {
-        for (size_t i = 0; i < w->n; i++) put_tuple_json(w, &w->t[i], "\n");
+        put_tuples_jsonl(w);
         fflush(stdout);
         return failed || evicted ? CLI_FAIL : CLI_OK;
     }
     if (w->fmt == CLI_JSON) {
-        /* One summary object. */
-        const char *sep = "\n  ", *end = "\n";
-        printf("{%s\"tuples\": %zu,%s\"distinct_keys\": %zu,%s\"compiled\": %zu,%s\"builds\": %zu,%s"
-               "\"cached\": %zu,%s\"failed\": %zu,%s\"evicted\": %zu", sep, w->n, sep, w->n - dup, sep, compiled, sep,
-               w->n_groups, sep, cached, sep, failed, sep, evicted);
-        if (w->shard.n)
-            printf(",%s\"shard\": {\"index\": %u, \"count\": %u, \"manifest_tuples\": %zu}", sep, w->shard.k,
-                   w->shard.n, w->n_manifest);
-        warm_deps_json(&w->deps, sep);
-        printf("%s}\n", end);
+        cli_json j;   /* one summary object */
+        cli_json_init(&j, CLI_JSON_INDENT, false);
+        cli_json_object(&j);
+        const char *name[] = {"tuples", "distinct_keys", "compiled", "builds", "cached", "failed", "evicted"};
+        size_t v[] = {w->n, w->n - dup, compiled, w->n_groups, cached, failed, evicted};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++) cli_json_kint(&j, name[i], (long long)v[i]);
+        if (w->shard.n) {
+            cli_json_key(&j, "shard");
+            cli_json_inline(&j);
+            cli_json_object(&j);
+            cli_json_kint(&j, "index", w->shard.k);
+            cli_json_kint(&j, "count", w->shard.n);
+            cli_json_kint(&j, "manifest_tuples", (long long)w->n_manifest);
+            cli_json_end(&j);
+        }
+        warm_deps_json(&w->deps, &j);
+        cli_json_end(&j);
+        put_doc(&j);
         fflush(stdout);
         return failed || evicted ? CLI_FAIL : CLI_OK;
     }

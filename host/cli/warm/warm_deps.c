@@ -89,11 +89,17 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void warm_deps_json(warm_deps_cfg *cfg, const char *sep)
+void warm_deps_json(warm_deps_cfg *cfg, cli_json *w)
 {
-    printf(",%s\"headers\": {\"text\": %zu, \"preprocessor\": %zu, \"unverified\": %zu, \"seconds\": %.3f}", sep,
-           atomic_load(&cfg->n_text), atomic_load(&cfg->n_pp), atomic_load(&cfg->n_unverified),
-           (double)atomic_load(&cfg->ns) / 1e9);
+    cli_json_key(w, "headers");
+    cli_json_inline(w);
+    cli_json_object(w);
+    cli_json_kint(w, "text", (long long)atomic_load(&cfg->n_text));
+    cli_json_kint(w, "preprocessor", (long long)atomic_load(&cfg->n_pp));
+    cli_json_kint(w, "unverified", (long long)atomic_load(&cfg->n_unverified));
+    cli_json_key(w, "seconds");
+    cli_json_fixed(w, (double)atomic_load(&cfg->ns) / 1e9, 3);
+    cli_json_end(w);
 }
 
 static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const warm_flags *build, bool cuda,
@@ -149,9 +155,9 @@ static int find_timed(warm_deps_cfg *cfg, const warm_search *s, const warm_flags
     return 0;
 }
 
-void warm_json_builds(uint32_t variants, bool hit, uint32_t variant, const char *deps_how)
+void warm_json_builds(cli_json *w, uint32_t variants, bool hit, uint32_t variant, const char *deps_how)
 {
-    if (variants) printf(", \"variants\": %u", variants);
-    if (hit) printf(", \"variant\": %u", variant);
-    if (deps_how) printf(", \"deps\": \"%s\"", deps_how);
+    if (variants) cli_json_kint(w, "variants", variants);
+    if (hit) cli_json_kint(w, "variant", variant);
+    if (deps_how) cli_json_kstr(w, "deps", deps_how);
 }

@@ -8,6 +8,7 @@
 
 #include "cckey_store.h"
 #include "warm.h"
+#include "../json_out.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,9 +38,9 @@ typedef struct warm_deps_cfg {
  * "none": none). 0, or -1 with why (no working folder). */
 int warm_deps_init(warm_deps_cfg *cfg, warm_deps_mode mode, const char *pp, char *why, size_t why_len);
 void warm_deps_end(warm_deps_cfg *cfg);
-/* --format json's "headers" member: how each build's headers were found
- * and the time it took (sep: what goes before the member). */
-void warm_deps_json(warm_deps_cfg *cfg, const char *sep);
+/* --format json's "headers" member, on one line: how each build's headers
+ * were found and the time it took. */
+void warm_deps_json(warm_deps_cfg *cfg, cli_json *w);
 /* The warning to give when builds were stored unverified: true and buf. */
 bool warm_deps_report(warm_deps_cfg *cfg, char *buf, size_t len);
 /* "auto", "text" or "preprocessor"; false for anything else. */
@@ -108,7 +109,7 @@ void warm_deps_free(warm_deps *d);
 void warm_source_name(char *buf, size_t size, const void *file, size_t len, const char *manifest, size_t line);
 /* --format jsonl's members about a tuple's builds: "variants" (when not 0),
  * "variant" (hit: the build served), "deps" (compiled: deps_how). */
-void warm_json_builds(uint32_t variants, bool hit, uint32_t variant, const char *deps_how);
+void warm_json_builds(cli_json *w, uint32_t variants, bool hit, uint32_t variant, const char *deps_how);
 
 /* The preprocessor run on src (on its standard input): its directives and
  * the files it entered, from `clang -E -dI` output (warm_pp.c). */
