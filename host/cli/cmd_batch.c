@@ -153,30 +153,31 @@ static void parse_range(parse_work *w, size_t begin, size_t end, mj_reuse *reuse
     mj_parser_free(&ps);
 }
 
-static void write_result(FILE *out, const batch_opts *o, const slot *s, const char *key, size_t *written)
+/* One tuple's output line: its key (or, for a bad line, nothing) in keys
+ * format; else a JSON row of rows, {"line", "key", the four digests} or
+ * {"line", "error"}. false: the row could not be made (out of memory). */
+static bool write_result(FILE *out, const batch_opts *o, cli_json_rows *rows, const slot *s, const char *key)
 {
-    /* json: the jsonl objects as one array, "[" before the first. */
-    if (o->json) fputs((*written)++ ? ",\n  " : "[\n  ", out);
     if (!o->jsonl) {
         fputs(s->error ? "" : key, out);
         fputc('\n', out);
-        return;
+        return true;
     }
+    cli_json *w = &rows->w;
+    cli_json_object(w);
+    cli_json_kint(w, "line", (long long)s->item.line);
     if (s->error) {
         /* The message may quote a path that is not UTF-8: escape its bytes. */
         char shown[2048];
-        fprintf(out, "{\"line\": %zu, \"error\": ", s->item.line);
-        const char *msg = cli_utf8_escape(s->error, shown, sizeof shown);
-        cli_put_json_string(out, msg, strlen(msg));
-        fputs(o->json ? "}" : "}\n", out);
-        return;
+        cli_json_kstr(w, "error", cli_utf8_escape(s->error, shown, sizeof shown));
+    } else {
+        static const char *const field[] = {"device_md5", "name_md5", "source_md5", "options_md5"};
+        cli_json_kstr(w, "key", key);
+        for (size_t f = 0; f < 4; f++) cli_json_key(w, field[f]), cli_json_strn(w, key + 33 * f, 32);
     }
-    fprintf(out,
-            "{\"line\": %zu, \"key\": \"%s\", \"device_md5\": \"%.32s\", \"name_md5\": \"%.32s\", "
-            "\"source_md5\": \"%.32s\", \"options_md5\": \"%.32s\"}%s",
-            s->item.line, key, key, key + 33, key + 66, key + 99, o->json ? "" : "\n");
+    cli_json_end(w);
+    return cli_json_row_put(rows) == 0;
 }
-
 
 /* One chunk of the manifest on its way through the pipeline: read and
  * parsed by the reader thread, keyed and written by the calling thread. */
@@ -214,7 +215,9 @@ typedef struct chunk_state {
     char (*keys)[CCKEY_KEY_LEN + 1];
     batch_sources sources;   /* for the whole run */
     char *out_buf;           /* a chunk's output in keys format */
-    size_t bad, total, warned, written;
+    cli_json_rows rows;      /* jsonl and json: the rows written */
+    bool write_failed;       /* a row could not be made: the output is not whole */
+    size_t bad, total, warned;
 } chunk_state;
 
 /* The handle of a tuple's source, when it is already digested: the
@@ -231,7 +234,7 @@ static void write_chunk(FILE *out, const batch_opts *o, chunk_state *c, const ba
     if (o->jsonl || !c->out_buf) {
         for (size_t j = 0, g = 0; j < n; j++) {
             const slot *s = &k->slots[j];
-            write_result(out, o, s, s->error ? NULL : c->keys[g++], &c->written);
+            if (!write_result(out, o, &c->rows, s, s->error ? NULL : c->keys[g++])) c->write_failed = true;
         }
         return;
     }
@@ -506,6 +509,7 @@ static int run(const batch_opts *o)
     c.keys = calloc(o->chunk, sizeof *c.keys);
     c.out_buf = malloc(o->chunk * (CCKEY_KEY_LEN + 1));   /* no check: write_chunk copes without */
     c.sources.base_dir = m.base_dir;
+    cli_json_rows_start(&c.rows, out.f, o->json, CLI_JSON_SPACED, false);
     batch_chunk chunks[PIPELINE_DEPTH] = {0};
     void *bufs[PIPELINE_DEPTH];
     bool ok = c.tuples && c.srcs && c.keys;
@@ -535,8 +539,12 @@ static int run(const batch_opts *o)
     }
     cli_pipeline_stop(pipe);
     cli_progress_finish(bar);
+    if (rc == CLI_OK && c.write_failed) {
+        cli_error("batch: out of memory writing the results");
+        rc = CLI_FAIL;
+    }
     bool complete = rc == CLI_OK;   /* every line has its output line */
-    if (complete && o->json) fputs(c.written ? "\n]\n" : "[]\n", out.f);
+    cli_json_rows_end(&c.rows, complete);
     if (rc == CLI_OK && c.bad) {
         cli_error("batch: %zu bad line%s (keys for the other %zu tuples were written)", c.bad,
                   c.bad == 1 ? "" : "s", c.total);
