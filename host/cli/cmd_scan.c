@@ -36,7 +36,7 @@ typedef struct scan_opts {
     const char *output;
     bool list, quiet;
     cli_format fmt;          /* of --list */
-    size_t listed;           /* --list entries written, for json's commas */
+    cli_json_rows rows;      /* manifest lines, or --list's json and jsonl items */
     size_t skipped[CCKEY_LANG_HOST + 1];   /* entry points no device takes, by language */
     scan_exact_set *exact_sets;  /* the sets as the key (and the scans) read them */
     const char **macros;     /* --kernel-macro */
@@ -173,21 +173,13 @@ static const char *defined_in(const scan_result *r, const scan_entry *en)
     return en->file && en->file < r->n_files ? r->files[en->file] : NULL;
 }
 
-/* w's text (strict: a name that is not UTF-8 fails it) as a manifest line
- * or a --list item, freeing w. */
-static int put_json(scan_opts *o, FILE *out, const char *path, cli_json *w, bool manifest)
+/* The row built in o->rows.w (strict: a name that is not UTF-8 fails it)
+ * as a manifest line or a --list item. */
+static int put_json(scan_opts *o, const char *path)
 {
-    bool item = !manifest && o->fmt == CLI_JSON;
-    int rc = CLI_OK;
-    if (w->failed || w->depth) {
-        cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
-        rc = CLI_FAIL;
-    } else {
-        if (item) fputs(o->listed++ ? ",\n  " : "[\n  ", out);
-        cli_json_put(w, out, item ? NULL : "\n");
-    }
-    cli_json_free(w);
-    return rc;
+    if (cli_json_row_put(&o->rows) == 0) return CLI_OK;
+    cli_error("scan: cannot encode an entry of %s (not UTF-8?)", path);
+    return CLI_FAIL;
 }
 
 /* One --list item: FILE:LINE: NAME [(SOURCE_NAME)] [in HEADER], or its JSON
@@ -204,18 +196,17 @@ static int list_entry(scan_opts *o, FILE *out, const char *path, scan_lang lang,
         fputc('\n', out);
         return CLI_OK;
     }
-    cli_json w;
-    cli_json_init(&w, CLI_JSON_COMPACT, true);
-    cli_json_object(&w);
-    cli_json_kstr(&w, "file", path);
-    cli_json_kint(&w, "line", en->line);
-    cli_json_kstr(&w, "name", en->name);
-    cli_json_kstr(&w, "source_name", en->source_name);
-    cli_json_kstr(&w, "language", scan_lang_name(entry_lang(lang, r, en)));
-    if (hdr) cli_json_kstr(&w, "defined_in", hdr);
-    if (en->program >= 0) cli_json_kbool(&w, "program", true);
-    cli_json_end(&w);
-    return put_json(o, out, path, &w, false);
+    cli_json *w = &o->rows.w;
+    cli_json_object(w);
+    cli_json_kstr(w, "file", path);
+    cli_json_kint(w, "line", en->line);
+    cli_json_kstr(w, "name", en->name);
+    cli_json_kstr(w, "source_name", en->source_name);
+    cli_json_kstr(w, "language", scan_lang_name(entry_lang(lang, r, en)));
+    if (hdr) cli_json_kstr(w, "defined_in", hdr);
+    if (en->program >= 0) cli_json_kbool(w, "program", true);
+    cli_json_end(w);
+    return put_json(o, path);
 }
 
 /* A set's [KEY, VALUE] pairs, as the manifest's "options". */
@@ -244,19 +235,18 @@ static int manifest_entry(scan_opts *o, FILE *out, const char *path, const char 
         if (!((o->devices[d].langs >> l) & 1)) continue;
         for (size_t s = 0; s < o->sets.n && rc == CLI_OK; s++) {
             if (in_set && !in_set[e * o->sets.n + s]) continue;
-            cli_json w;
-            cli_json_init(&w, CLI_JSON_COMPACT, true);
-            cli_json_object(&w);
-            cli_json_kstr(&w, "device", o->devices[d].id);
-            cli_json_kstr(&w, "name", en->name);
-            cli_json_key(&w, en->program >= 0 ? "source" : "source_file");
-            if (en->program >= 0) cli_json_strn(&w, r->programs[en->program].text, r->programs[en->program].len);
-            else cli_json_str(&w, shown);
-            cli_json_key(&w, "options");
-            set_json(&w, &o->exact_sets[s]);
-            cli_json_kstr(&w, "language", scan_lang_name(l));
-            cli_json_end(&w);
-            rc = put_json(o, out, path, &w, true);
+            cli_json *w = &o->rows.w;
+            cli_json_object(w);
+            cli_json_kstr(w, "device", o->devices[d].id);
+            cli_json_kstr(w, "name", en->name);
+            cli_json_key(w, en->program >= 0 ? "source" : "source_file");
+            if (en->program >= 0) cli_json_strn(w, r->programs[en->program].text, r->programs[en->program].len);
+            else cli_json_str(w, shown);
+            cli_json_key(w, "options");
+            set_json(w, &o->exact_sets[s]);
+            cli_json_kstr(w, "language", scan_lang_name(l));
+            cli_json_end(w);
+            rc = put_json(o, path);
         }
     }
     return rc;
@@ -413,6 +403,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
         free_sets(o);
         return CLI_FAIL;
     }
+    cli_json_rows_start(&o->rows, out.f, o->list && o->fmt == CLI_JSON, CLI_JSON_COMPACT, true);
     int rc = CLI_OK;
     size_t entries = 0;
     scan_exact_file *exact = o->exact ? exact_scan(o, &list, &rc) : NULL;
@@ -434,7 +425,7 @@ static int run(scan_opts *o, char **paths, size_t n_paths)
     if (exact) scan_exact_free(exact, list.n);
     free(exact);
     if (rc == CLI_OK) closing_warnings(o, &list, found, entries);
-    if (rc == CLI_OK && o->list && o->fmt == CLI_JSON) fputs(o->listed ? "\n]\n" : "[]\n", out.f);
+    cli_json_rows_end(&o->rows, rc == CLI_OK);
     if (rc == CLI_OK) rc = cli_output_commit(&out) == 0 ? CLI_OK : CLI_FAIL;
     else cli_output_abort(&out);
     scan_source_list_free(&list);

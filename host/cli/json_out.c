@@ -265,24 +265,3 @@ void cli_json_rows_end(cli_json_rows *r, bool complete)
     if (complete && r->array) fputs(r->n ? "\n]\n" : "[]\n", r->out);
     cli_json_free(&r->w);
 }
-
-void cli_put_json_string(FILE *out, const char *s, size_t len)
-{
-    cli_json w;
-    cli_json_init(&w, CLI_JSON_SPACED, false);
-    cli_json_strn(&w, s, len);
-    if (cli_json_put(&w, out, NULL) != 0) fputs("\"\"", out);   /* out of memory only */
-    cli_json_free(&w);
-}
-
-void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n)
-{
-    cli_json w;
-    cli_json_init(&w, CLI_JSON_SPACED, false);
-    cli_json_array(&w);
-    for (size_t i = 0; i < n; i++) cli_json_str(&w, v[i]);
-    cli_json_end(&w);
-    fputs(before, out);
-    if (cli_json_put(&w, out, NULL) != 0) fputs("[]", out);   /* out of memory only */
-    cli_json_free(&w);
-}

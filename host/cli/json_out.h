@@ -93,10 +93,4 @@ int cli_json_row_put(cli_json_rows *r);
 /* The array's end when complete (nothing when an error cut it short). */
 void cli_json_rows_end(cli_json_rows *r, bool complete);
 
-/* One JSON string, s[0..len), escaped as above with U+FFFD for invalid
- * UTF-8, straight onto out (batch writes a line per tuple). */
-void cli_put_json_string(FILE *out, const char *s, size_t len);
-/* before, then v[0..n) as a SPACED array of strings, on out. */
-void cli_put_json_strings(FILE *out, const char *before, const char *const *v, size_t n);
-
 #endif
