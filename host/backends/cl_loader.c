@@ -1,6 +1,6 @@
 /* Loading libOpenCL at run time; see cl_loader.h for why. */
 #include "cl_loader.h"
-#include "dl_table.h"
+#include "../core/dl_table.h"
 
 #include <pthread.h>
 #include <stddef.h>

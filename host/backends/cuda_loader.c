@@ -1,6 +1,6 @@
 /* Loading the CUDA driver at run time; see cuda_loader.h for why. */
 #include "cuda_loader.h"
-#include "dl_table.h"
+#include "../core/dl_table.h"
 
 #include <ctype.h>
 #include <dlfcn.h>

@@ -2,8 +2,8 @@
  * protocol of nginx's WebDAV module and bazel-remote-style servers. Easy
  * handles wait in a pool between requests, so each keeps its connection. */
 #include "remote.h"
+#include "curl_api.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 enum { POOL_MAX = 64 };
 
 typedef struct http_remote {
+    const cckey_curl_api *cu;   /* libcurl, loaded */
     cckey_remote_url url;
     struct curl_slist *headers;
     pthread_mutex_t lock;
@@ -19,22 +20,20 @@ typedef struct http_remote {
     size_t n_idle;
 } http_remote;
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 /* A response body: a GET's entry, fed to its receiver as it arrives (the
  * one copy is from curl's buffer); any other body (a PUT's answer, an
  * error page) is dropped. */
 typedef struct sink {
+    const cckey_curl_api *cu;
     CURL *c;
     cckey_rx *rx;   /* NULL: nothing is kept */
 } sink;
 
 /* The length the server announced, or 0 when it said none. */
-static uint64_t announced(CURL *c)
+static uint64_t announced(const cckey_curl_api *cu, CURL *c)
 {
     curl_off_t n = -1;
-    if (curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0) n = 0;
+    if (cu->easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &n) != CURLE_OK || n <= 0) n = 0;
     return (uint64_t)n;
 }
 
@@ -43,9 +42,9 @@ static size_t on_data(char *data, size_t size, size_t n, void *user)
     sink *s = user;
     size_t add = size * n;
     long code = 0;
-    curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &code);
+    s->cu->easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &code);
     if (!s->rx || code < 200 || code >= 300) return add;   /* a 404's or 500's page: not an entry */
-    if (!s->rx->started && !cckey_rx_start(s->rx, announced(s->c))) return 0;
+    if (!s->rx->started && !cckey_rx_start(s->rx, announced(s->cu, s->c))) return 0;
     /* 0: curl stops the transfer (CURLE_WRITE_ERROR), and rx says why. */
     return cckey_rx_add(s->rx, data, add) ? add : 0;
 }
@@ -76,8 +75,8 @@ static CURL *take(http_remote *r)
     pthread_mutex_lock(&r->lock);
     CURL *c = r->n_idle ? r->idle[--r->n_idle] : NULL;
     pthread_mutex_unlock(&r->lock);
-    if (c) curl_easy_reset(c);   /* keeps the connection, forgets the options */
-    else c = curl_easy_init();
+    if (c) r->cu->easy_reset(c);   /* keeps the connection, forgets the options */
+    else c = r->cu->easy_init();
     return c;
 }
 
@@ -86,27 +85,27 @@ static void give_back(http_remote *r, CURL *c)
     pthread_mutex_lock(&r->lock);
     if (r->n_idle < POOL_MAX) r->idle[r->n_idle++] = c, c = NULL;
     pthread_mutex_unlock(&r->lock);
-    if (c) curl_easy_cleanup(c);
+    if (c) r->cu->easy_cleanup(c);
 }
 
 /* One attempt's options; left: what remains of the request's time. */
 static void setup(http_remote *r, CURL *c, const char *url, uint64_t left)
 {
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for timeouts */
+    r->cu->easy_setopt(c, CURLOPT_URL, url);
+    r->cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);   /* threads: no SIGALRM for timeouts */
     uint64_t connect = r->url.connect_timeout_ms < left ? r->url.connect_timeout_ms : left;
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "cckey");
+    r->cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect);
+    r->cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
+    r->cu->easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+    r->cu->easy_setopt(c, CURLOPT_USERAGENT, "cckey");
     /* Entries are often hundreds of KiB: fewer, larger socket reads and
      * writes than the 16 KiB and 64 KiB defaults. */
-    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
-    curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+    r->cu->easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
+    r->cu->easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
     if (r->url.user || r->url.password) {
-        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(c, CURLOPT_USERNAME, r->url.user ? r->url.user : "");
-        curl_easy_setopt(c, CURLOPT_PASSWORD, r->url.password ? r->url.password : "");
+        r->cu->easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        r->cu->easy_setopt(c, CURLOPT_USERNAME, r->url.user ? r->url.user : "");
+        r->cu->easy_setopt(c, CURLOPT_PASSWORD, r->url.password ? r->url.password : "");
     }
 }
 
@@ -119,7 +118,7 @@ static bool transient(CURLcode e)
 
 /* What a finished attempt came to: the result, err filled, and whether a
  * retry may cure it. */
-static cckey_remote_result outcome(CURLcode e, long code, const char *method, const char *what, const sink *in,
+static cckey_remote_result outcome(const cckey_curl_api *cu, CURLcode e, long code, const char *method, const char *what, const sink *in,
                                    bool *retry, char *err, size_t err_len)
 {
     *retry = false;
@@ -133,7 +132,7 @@ static cckey_remote_result outcome(CURLcode e, long code, const char *method, co
         return CCKEY_R_ERROR;
     }
     if (e != CURLE_OK) {
-        snprintf(err, err_len, "%s %s: %s", method, what, curl_easy_strerror(e));
+        snprintf(err, err_len, "%s %s: %s", method, what, cu->easy_strerror(e));
         *retry = transient(e);
         return *retry ? CCKEY_R_ERROR : CCKEY_R_DOWN;
     }
@@ -166,29 +165,29 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
         uint64_t now = cckey_remote_now_ms();
         setup(r, c, url, deadline > now ? deadline - now : 1);
         source src = {out ? *out : (cckey_entry_parts){{0}, {0}}, 0, 0};
-        if (strcmp(method, "HEAD") == 0) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+        if (strcmp(method, "HEAD") == 0) r->cu->easy_setopt(c, CURLOPT_NOBODY, 1L);
         if (out) {
-            curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-            curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-            curl_easy_setopt(c, CURLOPT_READDATA, &src);
-            curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)cckey_entry_parts_len(out));
+            r->cu->easy_setopt(c, CURLOPT_UPLOAD, 1L);
+            r->cu->easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+            r->cu->easy_setopt(c, CURLOPT_READDATA, &src);
+            r->cu->easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)cckey_entry_parts_len(out));
         }
         if (in) {
-            in->c = c;
+            in->cu = r->cu, in->c = c;
             if (in->rx) {
                 cckey_rx_free(in->rx);   /* a retry starts the body again */
                 in->rx->started = false;
-                curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)in->rx->cap);
+                r->cu->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)in->rx->cap);
             }
-            curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-            curl_easy_setopt(c, CURLOPT_WRITEDATA, in);
+            r->cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+            r->cu->easy_setopt(c, CURLOPT_WRITEDATA, in);
         }
-        CURLcode e = curl_easy_perform(c);
+        CURLcode e = r->cu->easy_perform(c);
         long code = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+        r->cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
         bool retry;
-        cckey_remote_result res = outcome(e, code, method, what, in, &retry, err, err_len);
-        if (e != CURLE_OK) curl_easy_cleanup(c);   /* its connection is suspect */
+        cckey_remote_result res = outcome(r->cu, e, code, method, what, in, &retry, err, err_len);
+        if (e != CURLE_OK) r->cu->easy_cleanup(c);   /* its connection is suspect */
         else give_back(r, c);
         unsigned backoff = 100u << (attempt < 6 ? attempt : 6);   /* 100 ms, 200 ms, 400 ms, ... */
         now = cckey_remote_now_ms();
@@ -200,7 +199,7 @@ static cckey_remote_result perform(http_remote *r, const char *method, const cha
 static cckey_remote_result h_get(void *impl, const char *shard, const char *name, cckey_rx *rx, char *err,
                                  size_t err_len)
 {
-    sink in = {NULL, rx};
+    sink in = {NULL, NULL, rx};
     cckey_remote_result res = perform(impl, "GET", shard, name, &in, NULL, err, err_len);
     if (res == CCKEY_R_HIT && !cckey_rx_end(rx)) {
         snprintf(err, err_len, "GET %s/%s: %s", shard, name, rx->err);
@@ -217,7 +216,7 @@ static cckey_remote_result h_head(void *impl, const char *shard, const char *nam
 static cckey_remote_result h_put(void *impl, const char *shard, const char *name, const cckey_entry_parts *e,
                                  char *err, size_t err_len)
 {
-    sink in = {NULL, NULL};   /* the server's reply body, dropped */
+    sink in = {NULL, NULL, NULL};   /* the server's reply body, dropped */
     cckey_remote_result res = perform(impl, "PUT", shard, name, &in, e, err, err_len);
     if (res == CCKEY_R_MISS) {   /* 404 on PUT: the server does not create the folders */
         snprintf(err, err_len, "PUT %s/%s: HTTP 404 (does the server create folders on PUT?)", shard, name);
@@ -229,8 +228,8 @@ static cckey_remote_result h_put(void *impl, const char *shard, const char *name
 static void h_close(void *impl)
 {
     http_remote *r = impl;
-    while (r->n_idle) curl_easy_cleanup(r->idle[--r->n_idle]);
-    curl_slist_free_all(r->headers);
+    while (r->n_idle) r->cu->easy_cleanup(r->idle[--r->n_idle]);
+    r->cu->slist_free_all(r->headers);
     pthread_mutex_destroy(&r->lock);
     cckey_remote_url_free(&r->url);
     free(r);
@@ -240,18 +239,21 @@ static const cckey_remote_ops http_ops = {h_get, h_head, h_put, NULL, NULL, h_cl
 
 void *cckey_remote_http_open(cckey_remote_url *u, const cckey_remote_ops **ops)
 {
-    pthread_once(&global_once, global_init);
+    /* url.c loaded libcurl when it parsed u (cckey_curl_load). */
+    const cckey_curl_api *cu = cckey_curl_load(NULL);
+    if (!cu) return NULL;
     http_remote *r = calloc(1, sizeof *r);
     if (!r) return NULL;
+    r->cu = cu;
     /* No "Expect: 100-continue": it costs a round trip (or a second's wait)
      * per upload. */
-    r->headers = curl_slist_append(NULL, "Expect:");
+    r->headers = r->cu->slist_append(NULL, "Expect:");
     if (r->headers && u->bearer) {
         size_t n = strlen(u->bearer) + 32;
         char *h = malloc(n);
         if (h) {
             snprintf(h, n, "Authorization: Bearer %s", u->bearer);
-            struct curl_slist *l = curl_slist_append(r->headers, h);
+            struct curl_slist *l = r->cu->slist_append(r->headers, h);
             memset(h, 0, n);
             free(h);
             if (l) r->headers = l;

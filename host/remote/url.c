@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 #ifdef CCKEY_WITH_HTTP
-#include <curl/curl.h>
+#include "curl_api.h"
 #endif
 
 enum { DEFAULT_CONNECT_MS = 2000, DEFAULT_TIMEOUT_MS = 10000, DEFAULT_RETRIES = 2, SECRET_MAX = 4096 };
@@ -312,18 +312,24 @@ static int parse_redis(cckey_remote_url *u, char *rest, char *why, size_t why_le
  * reaches libcurl's parser or its messages. */
 static int curl_checked(char **base, char *why, size_t why_len)
 {
-    CURLU *h = curl_url();
+    const char *no_curl = NULL;
+    const cckey_curl_api *cu = cckey_curl_load(&no_curl);
+    if (!cu) {
+        snprintf(why, why_len, "HTTP remotes need libcurl: %s", no_curl);
+        return -1;
+    }
+    CURLU *h = cu->url();
     char *host = NULL, *port = NULL, *full = NULL;
-    CURLUcode rc = h ? curl_url_set(h, CURLUPART_URL, *base, 0) : CURLUE_OUT_OF_MEMORY;
-    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_HOST, &host, 0);
-    bool port0 = rc == CURLUE_OK && curl_url_get(h, CURLUPART_PORT, &port, 0) == CURLUE_OK && !strcmp(port, "0");
-    if (rc == CURLUE_OK) rc = curl_url_get(h, CURLUPART_URL, &full, 0);
+    CURLUcode rc = h ? cu->url_set(h, CURLUPART_URL, *base, 0) : CURLUE_OUT_OF_MEMORY;
+    if (rc == CURLUE_OK) rc = cu->url_get(h, CURLUPART_HOST, &host, 0);
+    bool port0 = rc == CURLUE_OK && cu->url_get(h, CURLUPART_PORT, &port, 0) == CURLUE_OK && !strcmp(port, "0");
+    if (rc == CURLUE_OK) rc = cu->url_get(h, CURLUPART_URL, &full, 0);
     if (rc == CURLUE_OK && !*host) rc = CURLUE_NO_HOST;
     char *own = rc == CURLUE_OK && !port0 ? strdup(full) : NULL;
     if (port0) snprintf(why, why_len, "http URL: the port must be a number from 1 to 65535");
-    else if (rc != CURLUE_OK) snprintf(why, why_len, "http URL: %s", curl_url_strerror(rc));
-    curl_free(host), curl_free(port), curl_free(full);
-    curl_url_cleanup(h);
+    else if (rc != CURLUE_OK) snprintf(why, why_len, "http URL: %s", cu->url_strerror(rc));
+    cu->free_part(host), cu->free_part(port), cu->free_part(full);
+    cu->url_cleanup(h);
     if (!own) return -1;
     size_t n = strlen(own);
     while (n && own[n - 1] == '/') own[--n] = '\0';

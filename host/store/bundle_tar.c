@@ -20,24 +20,24 @@
 #include <unistd.h>
 
 #ifdef CCKEY_WITH_ARCHIVE
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive_api.h"
 
 /* The largest member an import reads (as the first bundles did). */
 #define MEMBER_MAX ((int64_t)1 << 40)
 
 typedef struct tar_out {
+    const cckey_archive_api *ar;
     struct archive *a;
     struct archive_entry *e;
     time_t when;
     uint64_t n;
 } tar_out;
 
-static cckey_status archive_failed(struct archive *a, const char *what)
+static cckey_status archive_failed(const cckey_archive_api *ar, struct archive *a, const char *what)
 {
-    int err = archive_errno(a);
+    int err = ar->error_number(a);
     return cckey_fail(err == ENOMEM ? CCKEY_ERR_NO_MEMORY : CCKEY_ERR_IO, "%s the bundle: %s", what,
-                      archive_error_string(a) ? archive_error_string(a) : strerror(err));
+                      ar->error_string(a) ? ar->error_string(a) : strerror(err));
 }
 
 /* One entry file as the member SHARD/NAME. */
@@ -47,14 +47,15 @@ static cckey_status write_member(tar_out *o, const char *key, const void *entry,
     cckey_entry_shard_of(shard, key);
     cckey_entry_name_of(name, key);
     snprintf(path, sizeof path, "%s/%s", shard, name);
-    archive_entry_clear(o->e);
-    archive_entry_set_pathname(o->e, path);
-    archive_entry_set_filetype(o->e, AE_IFREG);
-    archive_entry_set_perm(o->e, 0644);
-    archive_entry_set_size(o->e, (la_int64_t)n);
-    archive_entry_set_mtime(o->e, o->when, 0);
-    if (archive_write_header(o->a, o->e) != ARCHIVE_OK || archive_write_data(o->a, entry, n) != (la_ssize_t)n)
-        return archive_failed(o->a, "writing");
+    const cckey_archive_api *ar = o->ar;
+    ar->entry_clear(o->e);
+    ar->entry_set_pathname(o->e, path);
+    ar->entry_set_filetype(o->e, AE_IFREG);
+    ar->entry_set_perm(o->e, 0644);
+    ar->entry_set_size(o->e, (la_int64_t)n);
+    ar->entry_set_mtime(o->e, o->when, 0);
+    if (ar->write_header(o->a, o->e) != ARCHIVE_OK || ar->write_data(o->a, entry, n) != (la_ssize_t)n)
+        return archive_failed(ar, o->a, "writing");
     o->n++;
     return CCKEY_OK;
 }
@@ -109,22 +110,25 @@ static cckey_status export_entries(cckey_store *s, tar_out *o, const char *const
 cckey_status cckey_bundle_write_tar(cckey_store *s, const char *const *keys, size_t n_keys, int fd, bool zstd,
                                     uint64_t *exported, uint64_t *missing)
 {
-    tar_out o = {archive_write_new(), archive_entry_new(), time(NULL), 0};
+    const char *no_archive = NULL;
+    const cckey_archive_api *ar = cckey_archive_load(&no_archive);
+    if (!ar) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "tar bundles need libarchive: %s", no_archive);
+    tar_out o = {ar, ar->write_new(), ar->entry_new(), time(NULL), 0};
     if (!o.a || !o.e) {
-        archive_write_free(o.a), archive_entry_free(o.e);
+        ar->write_free(o.a), ar->entry_free(o.e);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
     }
     uint64_t absent = 0;
     cckey_status st = CCKEY_OK;
-    if (archive_write_set_format_pax_restricted(o.a) != ARCHIVE_OK ||
-        (zstd && archive_write_add_filter_zstd(o.a) != ARCHIVE_OK) ||
-        archive_write_set_bytes_in_last_block(o.a, 1) != ARCHIVE_OK || archive_write_open_fd(o.a, fd) != ARCHIVE_OK)
-        st = archive_failed(o.a, "starting");
+    if (ar->write_set_format_pax_restricted(o.a) != ARCHIVE_OK ||
+        (zstd && ar->write_add_filter_zstd(o.a) != ARCHIVE_OK) ||
+        ar->write_set_bytes_in_last_block(o.a, 1) != ARCHIVE_OK || ar->write_open_fd(o.a, fd) != ARCHIVE_OK)
+        st = archive_failed(ar, o.a, "starting");
     if (st == CCKEY_OK) st = export_entries(s, &o, keys, n_keys, &absent);
     /* Close writes the end of the archive (and of the zstd frame). */
-    if (archive_write_close(o.a) != ARCHIVE_OK && st == CCKEY_OK) st = archive_failed(o.a, "finishing");
-    archive_entry_free(o.e);
-    archive_write_free(o.a);
+    if (ar->write_close(o.a) != ARCHIVE_OK && st == CCKEY_OK) st = archive_failed(ar, o.a, "finishing");
+    ar->entry_free(o.e);
+    ar->write_free(o.a);
     if (st != CCKEY_OK) return st;
     if (exported) *exported = o.n;
     if (missing) *missing = absent;
@@ -133,6 +137,7 @@ cckey_status cckey_bundle_write_tar(cckey_store *s, const char *const *keys, siz
 
 /* The bytes import peeked at to tell the formats apart, then the rest. */
 typedef struct tar_in {
+    const cckey_archive_api *ar;
     int fd;
     const uint8_t *head;
     size_t head_len;
@@ -167,7 +172,7 @@ static la_ssize_t read_cb(struct archive *a, void *user, const void **out)
     for (;;) {
         ssize_t r = read(in->fd, in->buf, sizeof in->buf);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) archive_set_error(a, errno, "%s", strerror(errno));
+        if (r < 0) in->ar->set_error(a, errno, "%s", strerror(errno));
         if (r > 0) keep_tail(in, in->buf, (size_t)r);
         *out = in->buf;
         return r;
@@ -190,11 +195,11 @@ static bool safe_path(const char *p)
 /* What a member is: an entry (its key in key), something to skip, or
  * something to refuse. */
 enum { MEMBER_ENTRY, MEMBER_SKIP, MEMBER_UNSAFE };
-static int classify(struct archive_entry *e, char key[CCKEY_KEY_LEN + 1])
+static int classify(const cckey_archive_api *ar, struct archive_entry *e, char key[CCKEY_KEY_LEN + 1])
 {
-    const char *path = archive_entry_pathname(e);
-    if (!safe_path(path) || archive_entry_hardlink(e) || archive_entry_symlink(e)) return MEMBER_UNSAFE;
-    mode_t type = archive_entry_filetype(e);
+    const char *path = ar->entry_pathname(e);
+    if (!safe_path(path) || ar->entry_hardlink(e) || ar->entry_symlink(e)) return MEMBER_UNSAFE;
+    mode_t type = ar->entry_filetype(e);
     if (type == AE_IFDIR) return MEMBER_SKIP;
     if (type != AE_IFREG) return MEMBER_UNSAFE;   /* devices, FIFOs, sockets */
     const char *base = strrchr(path, '/');
@@ -202,15 +207,15 @@ static int classify(struct archive_entry *e, char key[CCKEY_KEY_LEN + 1])
     return cckey_entry_key_of(key, base) ? MEMBER_ENTRY : MEMBER_SKIP;
 }
 
-static cckey_status read_failed(struct archive *a, uint64_t members);
+static cckey_status read_failed(const cckey_archive_api *ar, struct archive *a, uint64_t members);
 
 /* The member's bytes (its header's size, at most MEMBER_MAX), then kept
  * as any bundle's entry. */
-static cckey_status import_member(cckey_store *s, struct archive *a, struct archive_entry *e, const char *key,
+static cckey_status import_member(cckey_store *s, const cckey_archive_api *ar, struct archive *a, struct archive_entry *e, const char *key,
                                   unsigned flags, cckey_import_report *r)
 {
-    la_int64_t size = archive_entry_size(e);
-    if (!archive_entry_size_is_set(e) || size < 0 || size > MEMBER_MAX) {
+    la_int64_t size = ar->entry_size(e);
+    if (!ar->entry_size_is_set(e) || size < 0 || size > MEMBER_MAX) {
         r->refused++;
         return CCKEY_OK;
     }
@@ -218,10 +223,10 @@ static cckey_status import_member(cckey_store *s, struct archive *a, struct arch
     if (!buf) return cckey_fail(CCKEY_ERR_NO_MEMORY, "no memory for a %lld-byte entry", (long long)size);
     size_t got = 0;
     while (got < (size_t)size) {
-        la_ssize_t k = archive_read_data(a, buf + got, (size_t)size - got);
+        la_ssize_t k = ar->read_data(a, buf + got, (size_t)size - got);
         if (k <= 0) {
             free(buf);
-            return k < 0 ? read_failed(a, 1) : cckey_fail(CCKEY_ERR_CORRUPT, "the bundle ends early (cut short?)");
+            return k < 0 ? read_failed(ar, a, 1) : cckey_fail(CCKEY_ERR_CORRUPT, "the bundle ends early (cut short?)");
         }
         got += (size_t)k;
     }
@@ -231,10 +236,10 @@ static cckey_status import_member(cckey_store *s, struct archive *a, struct arch
 }
 
 /* libarchive's verdict on the archive's end: a cut stream, or damage. */
-static cckey_status read_failed(struct archive *a, uint64_t members)
+static cckey_status read_failed(const cckey_archive_api *ar, struct archive *a, uint64_t members)
 {
-    const char *why = archive_error_string(a) ? archive_error_string(a) : "unreadable";
-    int err = archive_errno(a);
+    const char *why = ar->error_string(a) ? ar->error_string(a) : "unreadable";
+    int err = ar->error_number(a);
     if (err == EIO || err == EBADF || err == EISDIR || err == ENOMEM)   /* the file, not the archive */
         return cckey_fail(err == ENOMEM ? CCKEY_ERR_NO_MEMORY : CCKEY_ERR_IO, "reading the bundle: %s", why);
     if (!members && !strstr(why, "runcated"))
@@ -251,7 +256,7 @@ static cckey_status read_failed(struct archive *a, uint64_t members)
  * which the decompressor reports. */
 static cckey_status check_end(struct archive *a, const tar_in *in)
 {
-    if (archive_filter_count(a) > 1) return CCKEY_OK;   /* a decompressor below the tar reader */
+    if (in->ar->filter_count(a) > 1) return CCKEY_OK;   /* a decompressor below the tar reader */
     bool marked = in->tail_len == sizeof in->tail;
     for (size_t i = 0; marked && i < in->tail_len; i++) marked = in->tail[i] == 0;
     return marked ? CCKEY_OK : cckey_fail(CCKEY_ERR_CORRUPT, "the bundle ends early (cut short?): no end-of-archive mark");
@@ -260,18 +265,19 @@ static cckey_status check_end(struct archive *a, const tar_in *in)
 static cckey_status read_members(cckey_store *s, struct archive *a, const tar_in *in, unsigned flags,
                                  cckey_import_report *r)
 {
+    const cckey_archive_api *ar = in->ar;
     struct archive_entry *e;
     uint64_t members = 0;
     for (;;) {
-        int rc = archive_read_next_header(a, &e);
+        int rc = ar->read_next_header(a, &e);
         if (rc == ARCHIVE_EOF) return check_end(a, in);
-        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) return read_failed(a, members);
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) return read_failed(ar, a, members);
         members++;
         char key[CCKEY_KEY_LEN + 1];
-        int kind = classify(e, key);
+        int kind = classify(ar, e, key);
         if (kind == MEMBER_UNSAFE) r->refused++, r->unsafe++;
         if (kind != MEMBER_ENTRY) continue;   /* never read, never written */
-        cckey_status st = import_member(s, a, e, key, flags, r);
+        cckey_status st = import_member(s, ar, a, e, key, flags, r);
         if (st != CCKEY_OK) return st;
     }
 }
@@ -279,21 +285,24 @@ static cckey_status read_members(cckey_store *s, struct archive *a, const tar_in
 cckey_status cckey_bundle_read_tar(cckey_store *s, int fd, const uint8_t *head, size_t head_len, unsigned flags,
                                    cckey_import_report *r)
 {
-    struct archive *a = archive_read_new();
+    const char *no_archive = NULL;
+    const cckey_archive_api *ar = cckey_archive_load(&no_archive);
+    if (!ar) return cckey_fail(CCKEY_ERR_UNAVAILABLE, "tar bundles need libarchive: %s", no_archive);
+    struct archive *a = ar->read_new();
     tar_in *in = malloc(sizeof *in);
     if (!a || !in) {
-        archive_read_free(a), free(in);
+        ar->read_free(a), free(in);
         return cckey_fail(CCKEY_ERR_NO_MEMORY, "out of memory");
     }
-    *in = (tar_in){.fd = fd, .head = head, .head_len = head_len};
+    *in = (tar_in){.ar = ar, .fd = fd, .head = head, .head_len = head_len};
     /* Filters built into libarchive only: never an external program. */
-    archive_read_support_format_tar(a);
-    archive_read_support_filter_zstd(a);
-    archive_read_support_filter_gzip(a);
-    archive_read_support_filter_xz(a);
-    cckey_status st = archive_read_open(a, in, NULL, read_cb, NULL) == ARCHIVE_OK ? read_members(s, a, in, flags, r)
-                                                                                 : read_failed(a, 0);
-    archive_read_free(a);
+    ar->read_support_format_tar(a);
+    ar->read_support_filter_zstd(a);
+    ar->read_support_filter_gzip(a);
+    ar->read_support_filter_xz(a);
+    cckey_status st = ar->read_open(a, in, NULL, read_cb, NULL) == ARCHIVE_OK ? read_members(s, a, in, flags, r)
+                                                                                 : read_failed(ar, a, 0);
+    ar->read_free(a);
     free(in);
     return st;
 }
