@@ -65,8 +65,11 @@ static const char *check_url(const char *v)
     cckey_store *s;
     if (cckey_store_open_read_only(&s, "/nonexistent/cckey-config-check") != CCKEY_OK) return "cannot be checked";
     cckey_status st = cckey_store_add_remote(s, v, NULL);
+    /* The library's reason (the URL redacted in it), read before close. */
+    static char unavailable[700];
+    snprintf(unavailable, sizeof unavailable, "names a kind of remote this cckey cannot reach: %s", cckey_last_error());
     cckey_store_close(s);
-    if (st == CCKEY_ERR_UNAVAILABLE) return "names a kind of remote this build of cckey cannot reach";
+    if (st == CCKEY_ERR_UNAVAILABLE) return unavailable;
     return st == CCKEY_OK ? NULL : "is not a remote URL (redis://HOST[:PORT][/DB] or http(s)://HOST/PATH)";
 }
 

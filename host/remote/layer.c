@@ -89,8 +89,8 @@ cckey_status cckey_remotes_add(cckey_remotes **set, const char *url, const cckey
     if (!url) return cckey_fail(CCKEY_ERR_INVALID_ARG, "no remote URL given");
     cckey_remote_url u;
     char why[512];
-    if (cckey_remote_url_parse(&u, url, settings, why, sizeof why) != 0)
-        return cckey_fail(CCKEY_ERR_INVALID_ARG, "%s", why);
+    int parsed = cckey_remote_url_parse(&u, url, settings, why, sizeof why);
+    if (parsed != 0) return cckey_fail(parsed == -2 ? CCKEY_ERR_UNAVAILABLE : CCKEY_ERR_INVALID_ARG, "%s", why);
     const char *missing = NULL;
 #if !defined(CCKEY_WITH_REDIS)
     if (u.kind == CCKEY_REMOTE_REDIS) missing = "Redis support (hiredis)";

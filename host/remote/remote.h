@@ -40,7 +40,8 @@ typedef struct cckey_remote_url {
 void cckey_remote_redact(const char *url, char *out, size_t cap);
 
 /* Parse url with its attributes over settings (may be NULL). 0, or -1 with
- * why filled. */
+ * why filled, or -2 with why filled when the URL needs a library this
+ * process cannot load (libcurl for http). */
 int cckey_remote_url_parse(cckey_remote_url *out, const char *url, const cckey_remote_settings *settings, char *why,
                            size_t why_len);
 void cckey_remote_url_free(cckey_remote_url *u);

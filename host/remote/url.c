@@ -316,7 +316,7 @@ static int curl_checked(char **base, char *why, size_t why_len)
     const cckey_curl_api *cu = cckey_curl_load(&no_curl);
     if (!cu) {
         snprintf(why, why_len, "HTTP remotes need libcurl: %s", no_curl);
-        return -1;
+        return -2;   /* a good URL this process cannot use */
     }
     CURLU *h = cu->url();
     char *host = NULL, *port = NULL, *full = NULL;
@@ -372,8 +372,8 @@ static int parse_all(cckey_remote_url *u, char *url, char *why, size_t why_len)
     if (userinfo(u, &rest, why, why_len) != 0) return -1;
     char *bar = strchr(rest, '|');
     if (bar) *bar++ = '\0';
-    if ((scheme[0] == 'r' ? parse_redis(u, rest, why, why_len) : parse_http(u, scheme, rest, why, why_len)) != 0)
-        return -1;
+    int rc = scheme[0] == 'r' ? parse_redis(u, rest, why, why_len) : parse_http(u, scheme, rest, why, why_len);
+    if (rc != 0) return rc;
     while (bar) {
         char *next = strchr(bar, '|');
         if (next) *next++ = '\0';
