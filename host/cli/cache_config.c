@@ -67,7 +67,9 @@ static const char *check_url(const char *v)
     cckey_status st = cckey_store_add_remote(s, v, NULL);
     /* The library's reason (the URL redacted in it), read before close. */
     static char unavailable[700];
-    snprintf(unavailable, sizeof unavailable, "names a kind of remote this cckey cannot reach: %s", cckey_last_error());
+    if (st == CCKEY_ERR_UNAVAILABLE)
+        snprintf(unavailable, sizeof unavailable, "names a kind of remote this cckey cannot reach: %s",
+                 cckey_last_error());
     cckey_store_close(s);
     if (st == CCKEY_ERR_UNAVAILABLE) return unavailable;
     return st == CCKEY_OK ? NULL : "is not a remote URL (redis://HOST[:PORT][/DB] or http(s)://HOST/PATH)";

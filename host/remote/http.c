@@ -118,8 +118,8 @@ static bool transient(CURLcode e)
 
 /* What a finished attempt came to: the result, err filled, and whether a
  * retry may cure it. */
-static cckey_remote_result outcome(const cckey_curl_api *cu, CURLcode e, long code, const char *method, const char *what, const sink *in,
-                                   bool *retry, char *err, size_t err_len)
+static cckey_remote_result outcome(const cckey_curl_api *cu, CURLcode e, long code, const char *method,
+                                   const char *what, const sink *in, bool *retry, char *err, size_t err_len)
 {
     *retry = false;
     if (e == CURLE_WRITE_ERROR && in && in->rx && in->rx->err[0]) {
